@@ -1,0 +1,89 @@
+// The `ingest` command line. Each subcommand is one entry in COMMANDS; `ingest --help` lists
+// them. Exit codes: 0 success, 1 the command failed, 2 bad usage or configuration.
+
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { createLogger, lineScrubber, type Logger } from './log.ts';
+import { openDatabase } from './db/open.ts';
+import { migrate } from './db/migrate.ts';
+
+interface Command {
+  usage: string;
+  summary: string;
+  run(args: string[], context: { config: Config; log: Logger }): Promise<number>;
+}
+
+const COMMANDS: Record<string, Command> = {
+  'db migrate': {
+    usage: 'ingest db migrate',
+    summary: 'apply the reference platform schema (idempotent) and print where the database lives',
+    async run(args, { config, log }) {
+      parseArgs({ args, options: {}, allowPositionals: false });
+      const db = await openDatabase(config, { bootstrap: false });
+      try {
+        const report = await migrate(db);
+        for (const m of report.applied) log.info({ version: m.version, name: m.name }, 'migration applied');
+        process.stdout.write(
+          `database: ${db.engine} at ${db.location}\n` +
+            `migrations: ${report.applied.length} applied now, ${report.alreadyApplied} already applied\n`,
+        );
+        return 0;
+      } finally {
+        await db.close();
+      }
+    },
+  },
+};
+
+export function helpText(): string {
+  const width = Math.max(...Object.values(COMMANDS).map((c) => c.usage.length));
+  const lines = Object.values(COMMANDS).map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`);
+  return `usage: ingest <command> [options]\n\ncommands:\n${lines.join('\n')}\n  ${'ingest --help'.padEnd(width)}  show this help\n`;
+}
+
+/** Finds the longest command name that prefixes argv ("db migrate" before "db"). */
+function resolveCommand(argv: string[]): { command: Command; rest: string[] } | null {
+  for (let n = Math.min(argv.length, 3); n > 0; n--) {
+    const command = COMMANDS[argv.slice(0, n).join(' ')];
+    if (command !== undefined) return { command, rest: argv.slice(n) };
+  }
+  return null;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    process.stdout.write(helpText());
+    return argv.length === 0 ? 2 : 0;
+  }
+  const resolved = resolveCommand(argv);
+  if (resolved === null) {
+    process.stderr.write(`ingest: unknown command "${argv.join(' ')}"\n\n${helpText()}`);
+    return 2;
+  }
+  if (resolved.rest.includes('--help') || resolved.rest.includes('-h')) {
+    process.stdout.write(`usage: ${resolved.command.usage}\n  ${resolved.command.summary}\n`);
+    return 0;
+  }
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`ingest: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+  const log = createLogger(config);
+  try {
+    return await resolved.command.run(resolved.rest, { config, log });
+  } catch (error) {
+    if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`ingest: ${error.message}\nusage: ${resolved.command.usage}\n`);
+      return 2;
+    }
+    log.error({ err: error }, 'command failed');
+    process.stderr.write(lineScrubber(config.secretValues)(`ingest: ${(error as Error).message}\n`));
+    return 1;
+  }
+}

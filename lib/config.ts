@@ -1,0 +1,167 @@
+// The one place that reads the service's environment. Every knob is parsed here into a typed,
+// frozen object; a malformed value is reported with its variable name (never its value, which
+// may be a secret) and all problems are reported at once.
+//
+// Blank means unset (SPEC.md 8): compose files pass `${VAR:-}` through, so an empty or
+// whitespace-only value is treated exactly as if the variable were absent.
+//
+// The model-client factories are the one exception to "nothing else reads process.env": the
+// SDKs must read their variables at construction (SPEC.md 8 rule 1).
+
+import path from 'node:path';
+
+/** The production default when EXTRACTION_MODEL is unset (SPEC.md 8 rule 4). */
+export const DEFAULT_EXTRACTION_MODEL = 'claude-sonnet-4-5';
+export const DEFAULT_PORT = 8790;
+
+/** Variables whose values are credentials: the logger scrubs every one of them from its output. */
+export const SECRET_ENV_VARS = Object.freeze([
+  'PIPELINE_TRIGGER_SECRET',
+  'EXTRACT_API_TOKEN',
+  'CRON_SECRET',
+  'ANTHROPIC_API_KEY',
+  'ANTHROPIC_AUTH_TOKEN',
+  'OPENAI_API_KEY',
+  'INGEST_BYPASS_TOKEN',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN',
+] as const);
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export interface Config {
+  /** Root of everything the service keeps on disk in embedded mode (INGEST_DATA_DIR). */
+  readonly dataDir: string;
+  readonly database: {
+    /** ENGINE_DB_DSN: a real PostgreSQL with pgvector; null selects the embedded PGlite. */
+    readonly dsn: string | null;
+    /** Where the embedded PGlite keeps its files. */
+    readonly embeddedDir: string;
+  };
+  /** ENGINE_DB: filesystem path of the engine state store (not a connection string). */
+  readonly stateStorePath: string;
+  /** ENGINE_SOURCE_PATH: the corpus directory; null means idle mode. */
+  readonly sourcePath: string | null;
+  readonly secrets: {
+    readonly pipelineTrigger: string | null;
+    readonly extractApiToken: string | null;
+  };
+  /** IMAGE_SHA, stamped as result.extractor_version. */
+  readonly imageSha: string | null;
+  readonly models: {
+    readonly extraction: string;
+    readonly producer: string;
+  };
+  readonly http: { readonly host: string; readonly port: number };
+  /** INGEST_APP_URL: where the pipeline-run webhook goes; null writes pipeline_runs directly. */
+  readonly appUrl: string | null;
+  /** INGEST_CORPUS_BUCKET: file:///dir or s3://bucket/prefix; null means the directory is authoritative. */
+  readonly corpusBucket: string | null;
+  readonly log: { readonly level: LogLevel };
+  readonly sink: { readonly batchRows: number; readonly flushMs: number };
+  /** Values of every variable in SECRET_ENV_VARS that is set, plus the DSN password. */
+  readonly secretValues: readonly string[];
+}
+
+export class ConfigError extends Error {
+  readonly problems: readonly string[];
+  constructor(problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Parses the environment into a frozen Config, or throws one ConfigError naming every problem. */
+export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
+  const problems: string[] = [];
+  const read = (name: string): string | null => {
+    const value = env[name];
+    return value === undefined || value.trim() === '' ? null : value.trim();
+  };
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = read(name);
+    if (raw === null) return fallback;
+    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      problems.push(`${name} must be a whole number from ${min} to ${max}`);
+      return fallback;
+    }
+    return Number(raw);
+  };
+  const url = (name: string, protocols: readonly string[], hint: string): string | null => {
+    const raw = read(name);
+    if (raw === null) return null;
+    const parsed = URL.canParse(raw) ? new URL(raw) : null;
+    if (parsed === null || !protocols.includes(parsed.protocol)) {
+      problems.push(`${name} is not a valid URL (expected ${hint})`);
+      return null;
+    }
+    return raw;
+  };
+
+  const dataDir = path.resolve(cwd, read('INGEST_DATA_DIR') ?? '.ingest');
+  const dsn = url('ENGINE_DB_DSN', ['postgres:', 'postgresql:'], 'postgresql://user:password@host:5432/database');
+  const logLevel = read('INGEST_LOG_LEVEL') ?? 'info';
+  if (!LOG_LEVELS.includes(logLevel as LogLevel)) {
+    problems.push(`INGEST_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  }
+  const extraction = read('EXTRACTION_MODEL') ?? DEFAULT_EXTRACTION_MODEL;
+  const stateStore = read('ENGINE_DB');
+  if (stateStore !== null && /^[a-z][a-z0-9+.-]*:\/\//i.test(stateStore)) {
+    problems.push('ENGINE_DB is a filesystem path of the engine state store, not a connection string (the database DSN is ENGINE_DB_DSN)');
+  }
+  const source = read('ENGINE_SOURCE_PATH');
+
+  const config: Config = {
+    dataDir,
+    database: { dsn, embeddedDir: path.join(dataDir, 'pglite') },
+    stateStorePath: path.resolve(cwd, stateStore ?? path.join(dataDir, 'state')),
+    sourcePath: source === null ? null : path.resolve(cwd, source),
+    secrets: {
+      pipelineTrigger: read('PIPELINE_TRIGGER_SECRET'),
+      extractApiToken: read('EXTRACT_API_TOKEN'),
+    },
+    imageSha: read('IMAGE_SHA'),
+    models: { extraction, producer: read('PRODUCER_MODEL') ?? extraction },
+    http: {
+      host: read('INGEST_HOST') ?? '127.0.0.1',
+      port: integer('INGEST_PORT', DEFAULT_PORT, 0, 65535),
+    },
+    appUrl: url('INGEST_APP_URL', ['http:', 'https:'], 'http(s)://host/'),
+    corpusBucket: url('INGEST_CORPUS_BUCKET', ['file:', 's3:'], 'file:///dir or s3://bucket/prefix'),
+    log: { level: logLevel as LogLevel },
+    sink: {
+      batchRows: integer('INGEST_SINK_BATCH_ROWS', 500, 1, 50_000),
+      flushMs: integer('INGEST_SINK_FLUSH_MS', 50, 0, 60_000),
+    },
+    secretValues: collectSecretValues(read, dsn),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return deepFreeze(config);
+}
+
+function collectSecretValues(read: (name: string) => string | null, dsn: string | null): string[] {
+  const values = SECRET_ENV_VARS.map(read).filter((v): v is string => v !== null);
+  if (dsn !== null) {
+    const password = new URL(dsn).password;
+    if (password !== '') values.push(password, decodeURIComponent(password));
+  }
+  return [...new Set(values)];
+}
+
+function deepFreeze<T extends object>(value: T): T {
+  for (const child of Object.values(value)) {
+    if (child !== null && typeof child === 'object') deepFreeze(child);
+  }
+  return Object.freeze(value);
+}
+
+/** The DSN with its password replaced, for messages and logs. */
+export function describeDsn(dsn: string): string {
+  const parsed = new URL(dsn);
+  if (parsed.password !== '') parsed.password = 'REDACTED';
+  return parsed.toString();
+}

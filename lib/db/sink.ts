@@ -1,0 +1,103 @@
+// The batched UPSERT writer (DESIGN.md 5 "Sink"). Callers hand it one item's rows for a table
+// and await the returned promise, which settles only once those rows are durable: that is what
+// lets the walk commit an item's memo entry strictly after its rows landed.
+//
+// Rows accumulate across items and are flushed when `batchRows` rows are pending or `flushMs`
+// after the first pending write. A flush writes every table in WALK_TABLES order (parents
+// first) inside one transaction. If that transaction fails, each pending write is retried on
+// its own, so one bad row fails only the write (the item) that carried it.
+
+import type { Database } from './database.ts';
+import { WALK_TABLES, type Row, type TableSpec } from './tables.ts';
+import { DEFAULT_STRATEGY, upsertRows, type UpsertStrategy } from './upsert.ts';
+
+export interface SinkOptions {
+  batchRows: number;
+  flushMs: number;
+  strategy?: UpsertStrategy;
+}
+
+interface PendingWrite {
+  spec: TableSpec;
+  rows: readonly Row[];
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+export class Sink {
+  readonly #db: Database;
+  readonly #options: Required<SinkOptions>;
+  #pending: PendingWrite[] = [];
+  #pendingRows = 0;
+  #timer: NodeJS.Timeout | null = null;
+  #flushing: Promise<void> = Promise.resolve();
+  /** Rows written per table since the sink was created (after in-batch deduplication). */
+  readonly rowsWritten = new Map<string, number>();
+
+  constructor(db: Database, options: SinkOptions) {
+    this.#db = db;
+    this.#options = { strategy: DEFAULT_STRATEGY[db.engine], ...options };
+  }
+
+  /** Queues rows for `spec`; resolves when they are durable, rejects with the error that kept them out. */
+  write(spec: TableSpec, rows: readonly Row[]): Promise<void> {
+    if (!WALK_TABLES.includes(spec)) return Promise.reject(new Error(`the sink does not write table ${spec.name}`));
+    if (rows.length === 0) return Promise.resolve();
+    const done = new Promise<void>((resolve, reject) => this.#pending.push({ spec, rows, resolve, reject }));
+    this.#pendingRows += rows.length;
+    if (this.#pendingRows >= this.#options.batchRows) void this.flush();
+    else this.#timer ??= setTimeout(() => void this.flush(), this.#options.flushMs);
+    return done;
+  }
+
+  /** Writes everything queued so far; resolves when it is durable (individual writes may have failed). */
+  flush(): Promise<void> {
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+    const batch = this.#pending;
+    this.#pending = [];
+    this.#pendingRows = 0;
+    // Flushes run one after another so that a later write of a key always lands last.
+    this.#flushing = this.#flushing.then(() => this.#writeBatch(batch));
+    return this.#flushing;
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+  }
+
+  async #writeBatch(batch: PendingWrite[]): Promise<void> {
+    if (batch.length === 0) return;
+    try {
+      const counts = await this.#db.transaction(async (tx) => {
+        const written = new Map<string, number>();
+        for (const spec of WALK_TABLES) {
+          const rows = batch.filter((w) => w.spec === spec).flatMap((w) => w.rows);
+          if (rows.length > 0) written.set(spec.name, await upsertRows(tx, spec, rows, this.#options.strategy));
+        }
+        return written;
+      });
+      for (const [table, n] of counts) this.#count(table, n);
+      for (const write of batch) write.resolve();
+    } catch {
+      await this.#writeOneByOne(batch);
+    }
+  }
+
+  async #writeOneByOne(batch: PendingWrite[]): Promise<void> {
+    const ordered = [...batch].sort((a, b) => WALK_TABLES.indexOf(a.spec) - WALK_TABLES.indexOf(b.spec));
+    for (const write of ordered) {
+      try {
+        const n = await this.#db.transaction((tx) => upsertRows(tx, write.spec, write.rows, this.#options.strategy));
+        this.#count(write.spec.name, n);
+        write.resolve();
+      } catch (error) {
+        write.reject(error);
+      }
+    }
+  }
+
+  #count(table: string, n: number): void {
+    this.rowsWritten.set(table, (this.rowsWritten.get(table) ?? 0) + n);
+  }
+}

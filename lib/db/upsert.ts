@@ -1,0 +1,152 @@
+// Bulk UPSERT of rows into one table: INSERT ... ON CONFLICT (key) DO UPDATE, row-only writes.
+//
+// Three statement shapes are implemented because the fastest differs by engine and by row
+// kind; bench/sink-strategies.ts measures them side by side and DEFAULT_STRATEGY holds the
+// measured winner per engine (figures in bench/README.md):
+//   values - multi-row INSERT ... VALUES ($1, $2, ...), (...), bounded by the 65,535 parameters
+//   unnest - INSERT ... SELECT FROM unnest($1::text[], ...), one array parameter per column
+//   copy   - COPY into a session temp table, then INSERT ... SELECT ... ON CONFLICT
+// A batch that holds one key twice would fail ("cannot affect row a second time"), so rows are
+// deduplicated first, the last one winning.
+
+import { toSql as vectorToSql } from 'pgvector';
+import { quoteIdent, type Database, type Engine, type Queryable } from './database.ts';
+import type { Column, ColumnType, Row, TableSpec } from './tables.ts';
+
+export type UpsertStrategy = 'values' | 'unnest' | 'copy';
+export const UPSERT_STRATEGIES: readonly UpsertStrategy[] = ['values', 'unnest', 'copy'];
+
+/** Measured on this project's hardware class; see bench/README.md ("Sink write strategy"). */
+export const DEFAULT_STRATEGY: Readonly<Record<Engine, UpsertStrategy>> = Object.freeze({
+  pglite: 'unnest',
+  postgres: 'unnest',
+});
+
+const MAX_PARAMETERS = 65_535;
+
+export class UnknownColumnError extends Error {
+  constructor(table: string, column: string) {
+    super(`table ${table} has no column ${column} the sink knows of`);
+    this.name = 'UnknownColumnError';
+  }
+}
+
+/** Keeps the last row for each key, in first-seen key order. */
+export function dedupeByKey(spec: TableSpec, rows: readonly Row[]): Row[] {
+  const byKey = new Map<string, Row>();
+  for (const row of rows) {
+    const key = spec.key.map((k) => String(row[k])).join('\u0000');
+    byKey.set(key, row);
+  }
+  return [...byKey.values()];
+}
+
+/** Upserts rows (deduplicated by key) and returns how many distinct rows were written. */
+export async function upsertRows(db: Queryable, spec: TableSpec, rows: readonly Row[], strategy: UpsertStrategy): Promise<number> {
+  if (rows.length === 0) return 0;
+  checkColumns(spec, rows);
+  const unique = dedupeByKey(spec, rows);
+  switch (strategy) {
+    case 'values':
+      for (const batch of chunk(unique, Math.floor(MAX_PARAMETERS / spec.columns.length))) {
+        await upsertValues(db, spec, batch);
+      }
+      break;
+    case 'unnest':
+      await upsertUnnest(db, spec, unique);
+      break;
+    case 'copy':
+      await upsertCopy(db, spec, unique);
+      break;
+  }
+  return unique.length;
+}
+
+function checkColumns(spec: TableSpec, rows: readonly Row[]): void {
+  const known = new Set(spec.columns.map((c) => c.name));
+  for (const row of rows) {
+    for (const name of Object.keys(row)) if (!known.has(name)) throw new UnknownColumnError(spec.name, name);
+  }
+}
+
+function conflictClause(spec: TableSpec): string {
+  const updates = spec.columns
+    .filter((c) => !spec.key.includes(c.name))
+    .map((c) => `${quoteIdent(c.name)} = EXCLUDED.${quoteIdent(c.name)}`);
+  updates.push('"updated_at" = now()');
+  return `ON CONFLICT (${spec.key.map(quoteIdent).join(', ')}) DO UPDATE SET ${updates.join(', ')}`;
+}
+
+function columnList(spec: TableSpec): string {
+  return spec.columns.map((c) => quoteIdent(c.name)).join(', ');
+}
+
+/** A value in the text form PostgreSQL parses for the column's type; null stays null. */
+function encode(type: ColumnType, value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  switch (type) {
+    case 'jsonb':
+      return JSON.stringify(value);
+    case 'vector':
+      return vectorToSql(Array.from(value as ArrayLike<number>));
+    case 'timestamptz':
+      return value instanceof Date ? value.toISOString() : String(value);
+    default:
+      return String(value);
+  }
+}
+
+function cast(column: Column): string {
+  return column.type === 'vector' ? 'vector' : column.type;
+}
+
+async function upsertValues(db: Queryable, spec: TableSpec, rows: readonly Row[]): Promise<void> {
+  const params: (string | null)[] = [];
+  const tuples = rows.map((row) => {
+    const placeholders = spec.columns.map((column) => {
+      params.push(encode(column.type, row[column.name]));
+      return `$${params.length}::${cast(column)}`;
+    });
+    return `(${placeholders.join(', ')})`;
+  });
+  await db.query(`INSERT INTO ${quoteIdent(spec.name)} (${columnList(spec)}) VALUES ${tuples.join(', ')} ${conflictClause(spec)}`, params);
+}
+
+async function upsertUnnest(db: Queryable, spec: TableSpec, rows: readonly Row[]): Promise<void> {
+  // Every column travels as text[] and is cast per element: `$n::vector[]` fails on PGlite.
+  const params = spec.columns.map((column) => rows.map((row) => encode(column.type, row[column.name])));
+  const aliases = spec.columns.map((_, i) => `c${i}`);
+  const unnest = spec.columns.map((_, i) => `$${i + 1}::text[]`).join(', ');
+  const select = spec.columns.map((column, i) => `${aliases[i]}::${cast(column)}`).join(', ');
+  await db.query(
+    `INSERT INTO ${quoteIdent(spec.name)} (${columnList(spec)}) SELECT ${select} FROM unnest(${unnest}) AS u(${aliases.join(', ')}) ${conflictClause(spec)}`,
+    params,
+  );
+}
+
+async function upsertCopy(db: Queryable | Database, spec: TableSpec, rows: readonly Row[]): Promise<void> {
+  // The staging table lives in the session and is emptied at commit, so COPY and INSERT must
+  // share one transaction (and, on a pool, one connection).
+  if ('transaction' in db) return db.transaction((tx) => upsertCopy(tx, spec, rows));
+  const staging = `ingest_stage_${spec.name}`;
+  await db.exec(
+    `CREATE TEMP TABLE IF NOT EXISTS ${quoteIdent(staging)} (LIKE ${quoteIdent(spec.name)} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`,
+  );
+  const text = rows
+    .map((row) => spec.columns.map((column) => copyField(encode(column.type, row[column.name]))).join('\t'))
+    .join('\n');
+  await db.copyIn(staging, spec.columns.map((c) => c.name), `${text}\n`);
+  await db.query(`INSERT INTO ${quoteIdent(spec.name)} (${columnList(spec)}) SELECT ${columnList(spec)} FROM ${quoteIdent(staging)} ${conflictClause(spec)}`);
+}
+
+/** One field of COPY's text format. */
+function copyField(value: string | null): string {
+  if (value === null) return '\\N';
+  return value.replace(/[\\\t\n\r]/g, (ch) => (ch === '\\' ? '\\\\' : ch === '\t' ? '\\t' : ch === '\n' ? '\\n' : '\\r'));
+}
+
+function chunk<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}

@@ -1,0 +1,119 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import path from 'node:path';
+import { ConfigError, DEFAULT_EXTRACTION_MODEL, DEFAULT_PORT, loadConfig } from '../lib/config.ts';
+
+const cwd = '/srv/app';
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env, cwd);
+  } catch (error) {
+    assert.instance(error, ConfigError);
+    return [...(error as ConfigError).problems];
+  }
+  assert.unreachable('expected a ConfigError');
+  return [];
+}
+
+test('an empty environment gives the embedded defaults', () => {
+  const config = loadConfig({}, cwd);
+  assert.is(config.database.dsn, null);
+  assert.is(config.dataDir, path.join(cwd, '.ingest'));
+  assert.is(config.database.embeddedDir, path.join(cwd, '.ingest', 'pglite'));
+  assert.is(config.stateStorePath, path.join(cwd, '.ingest', 'state'));
+  assert.is(config.sourcePath, null);
+  assert.is(config.http.port, DEFAULT_PORT);
+  assert.is(config.http.host, '127.0.0.1');
+  assert.is(config.models.extraction, DEFAULT_EXTRACTION_MODEL);
+  assert.is(config.models.producer, DEFAULT_EXTRACTION_MODEL);
+  assert.is(config.secrets.pipelineTrigger, null);
+  assert.equal(config.secretValues, []);
+});
+
+test('blank and whitespace-only values mean unset', () => {
+  const config = loadConfig(
+    { EXTRACTION_MODEL: '', PRODUCER_MODEL: '   ', ENGINE_SOURCE_PATH: '\t', ENGINE_DB_DSN: ' ', PIPELINE_TRIGGER_SECRET: '', INGEST_PORT: '' },
+    cwd,
+  );
+  assert.is(config.models.extraction, DEFAULT_EXTRACTION_MODEL);
+  assert.is(config.models.producer, DEFAULT_EXTRACTION_MODEL);
+  assert.is(config.sourcePath, null);
+  assert.is(config.database.dsn, null);
+  assert.is(config.secrets.pipelineTrigger, null);
+  assert.is(config.http.port, DEFAULT_PORT);
+});
+
+test('PRODUCER_MODEL falls back to EXTRACTION_MODEL, and wins when set', () => {
+  assert.is(loadConfig({ EXTRACTION_MODEL: 'model-a' }, cwd).models.producer, 'model-a');
+  const both = loadConfig({ EXTRACTION_MODEL: 'model-a', PRODUCER_MODEL: 'model-b' }, cwd);
+  assert.is(both.models.extraction, 'model-a');
+  assert.is(both.models.producer, 'model-b');
+});
+
+test('relative paths resolve against the working directory', () => {
+  const config = loadConfig({ INGEST_DATA_DIR: 'data', ENGINE_SOURCE_PATH: 'corpus', ENGINE_DB: '/var/state' }, cwd);
+  assert.is(config.dataDir, '/srv/app/data');
+  assert.is(config.database.embeddedDir, '/srv/app/data/pglite');
+  assert.is(config.sourcePath, '/srv/app/corpus');
+  assert.is(config.stateStorePath, '/var/state');
+});
+
+test('a valid DSN is kept and its password joins the secrets', () => {
+  const config = loadConfig({ ENGINE_DB_DSN: 'postgresql://app:s3cr%21et@db.internal:5432/platform' }, cwd);
+  assert.is(config.database.dsn, 'postgresql://app:s3cr%21et@db.internal:5432/platform');
+  assert.ok(config.secretValues.includes('s3cr!et'));
+  assert.ok(config.secretValues.includes('s3cr%21et'));
+});
+
+test('a malformed DSN is a named error that does not echo the value', () => {
+  for (const dsn of ['mysql://root:hunter22@db/x', 'not a url hunter22', 'host=db password=hunter22']) {
+    const problems = problemsOf({ ENGINE_DB_DSN: dsn });
+    assert.is(problems.length, 1);
+    assert.match(problems[0]!, /ENGINE_DB_DSN/);
+    assert.not.match(problems[0]!, /hunter22/);
+  }
+});
+
+test('non-numeric and out-of-range knobs are named errors', () => {
+  assert.match(problemsOf({ INGEST_PORT: '80a' })[0]!, /INGEST_PORT must be a whole number from 0 to 65535/);
+  assert.match(problemsOf({ INGEST_PORT: '70000' })[0]!, /INGEST_PORT/);
+  assert.match(problemsOf({ INGEST_SINK_BATCH_ROWS: '0' })[0]!, /INGEST_SINK_BATCH_ROWS/);
+  assert.match(problemsOf({ INGEST_SINK_FLUSH_MS: '-5' })[0]!, /INGEST_SINK_FLUSH_MS/);
+  assert.match(problemsOf({ INGEST_LOG_LEVEL: 'loud' })[0]!, /INGEST_LOG_LEVEL must be one of/);
+});
+
+test('every problem is reported at once', () => {
+  const problems = problemsOf({ INGEST_PORT: 'x', ENGINE_DB_DSN: 'ftp://x', INGEST_APP_URL: 'nope', INGEST_CORPUS_BUCKET: 'gs://b' });
+  assert.is(problems.length, 4);
+});
+
+test('ENGINE_DB must be a path, not a connection string', () => {
+  assert.match(problemsOf({ ENGINE_DB: 'postgresql://localhost/x' })[0]!, /ENGINE_DB is a filesystem path/);
+});
+
+test('bucket and app URLs accept only their schemes', () => {
+  const config = loadConfig({ INGEST_CORPUS_BUCKET: 's3://corpus/prefix', INGEST_APP_URL: 'https://app.example/' }, cwd);
+  assert.is(config.corpusBucket, 's3://corpus/prefix');
+  assert.is(config.appUrl, 'https://app.example/');
+  assert.match(problemsOf({ INGEST_CORPUS_BUCKET: 'http://bucket' })[0]!, /INGEST_CORPUS_BUCKET/);
+});
+
+test('the config is frozen all the way down', () => {
+  const config = loadConfig({}, cwd);
+  assert.throws(() => {
+    (config.http as { port: number }).port = 1;
+  }, TypeError);
+  assert.throws(() => {
+    (config as { sourcePath: string | null }).sourcePath = '/tmp';
+  }, TypeError);
+  assert.ok(Object.isFrozen(config.secretValues));
+});
+
+test('secret values are collected from every credential variable', () => {
+  const config = loadConfig({ PIPELINE_TRIGGER_SECRET: 'trigger-1234', ANTHROPIC_API_KEY: 'sk-ant-5678', CRON_SECRET: 'cron-9999' }, cwd);
+  assert.equal([...config.secretValues].sort(), ['cron-9999', 'sk-ant-5678', 'trigger-1234']);
+  assert.is(config.secrets.pipelineTrigger, 'trigger-1234');
+});
+
+test.run();

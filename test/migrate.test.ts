@@ -1,0 +1,128 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { loadMigrations, migrate, MigrationError } from '../lib/db/migrate.ts';
+import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
+
+const PLATFORM_TABLES = [
+  'source_documents', 'q_a_extractions', 'entity_mentions', 'entity_relationships', 'content_chunks',
+  'reference_items', 'record_embeddings', 'feed_articles', 'pipeline_runs', 'processing_queue', 'q_a_dedup_proposals',
+];
+
+let t: TestDatabase;
+test.before.each(async () => {
+  t = await openTestDatabase({ migrated: false });
+});
+test.after.each(async () => {
+  await t.dispose();
+});
+
+test('migrations apply once, then a second run is a no-op', async () => {
+  const all = await loadMigrations();
+  const first = await migrate(t.db);
+  assert.is(first.applied.length, all.length);
+  assert.is(first.alreadyApplied, 0);
+  const second = await migrate(t.db);
+  assert.is(second.applied.length, 0);
+  assert.is(second.alreadyApplied, all.length);
+  const { rows } = await t.db.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
+  assert.equal(rows.map((r) => r.version), all.map((m) => m.version));
+});
+
+test('every table of the specification exists, with vector(1024) embeddings', async () => {
+  await migrate(t.db);
+  for (const table of PLATFORM_TABLES) {
+    const { rows } = await t.db.query<{ found: string | null }>('SELECT to_regclass($1)::text AS found', [table]);
+    assert.is(rows[0]?.found, table, `missing table ${table}`);
+  }
+  const { rows } = await t.db.query<{ type: string }>(
+    `SELECT format_type(atttypid, atttypmod) AS type FROM pg_attribute
+      WHERE attrelid = 'record_embeddings'::regclass AND attname = 'embedding'`,
+  );
+  assert.is(rows[0]?.type, 'vector(1024)');
+});
+
+test('no foreign key points into entity_mentions or entity_relationships', async () => {
+  await migrate(t.db);
+  const { rows } = await t.db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_constraint
+      WHERE contype = 'f' AND confrelid IN ('entity_mentions'::regclass, 'entity_relationships'::regclass)`,
+  );
+  assert.is(rows[0]?.n, 0);
+});
+
+test('an applied migration that was edited afterwards is refused', async () => {
+  const all = await loadMigrations();
+  await migrate(t.db, all);
+  const edited = all.map((m, i) => (i === 0 ? { ...m, checksum: 'different' } : m));
+  try {
+    await migrate(t.db, edited);
+    assert.unreachable('expected a MigrationError');
+  } catch (error) {
+    assert.instance(error, MigrationError);
+    assert.match((error as Error).message, /changed after it was applied/);
+  }
+});
+
+test('a failing migration rolls back whole and names itself', async () => {
+  const all = await loadMigrations();
+  const broken = [...all, { version: 9999, name: 'broken', sql: 'CREATE TABLE half_done (id int); SELECT no_such_fn();', checksum: 'x' }];
+  try {
+    await migrate(t.db, broken);
+    assert.unreachable('expected a MigrationError');
+  } catch (error) {
+    assert.instance(error, MigrationError);
+    assert.match((error as Error).message, /migration 9999 \(broken\) failed/);
+  }
+  const { rows } = await t.db.query<{ found: string | null }>("SELECT to_regclass('half_done')::text AS found");
+  assert.is(rows[0]?.found, null);
+  const applied = await t.db.query('SELECT 1 FROM schema_migrations WHERE version = 9999');
+  assert.is(applied.rows.length, 0);
+});
+
+const DOC = '00000000-0000-4000-8000-000000000001';
+const OP = '00000000-0000-4000-8000-0000000000aa';
+
+async function insertAnswers(answers: (string | null)[]): Promise<void> {
+  await t.db.query(
+    `INSERT INTO source_documents (id, rel_path, content_sha256, byte_size, media_type, op_id)
+     VALUES ($1, 'a.md', 'h', 1, 'text/markdown', $2) ON CONFLICT DO NOTHING`,
+    [DOC, OP],
+  );
+  for (const [idx, answer] of answers.entries()) {
+    await t.db.query(
+      `INSERT INTO q_a_extractions (id, source_document_id, idx, question_text, answer_text, op_id)
+       VALUES (gen_random_uuid(), $1, $2, 'q?', $3, $4)`,
+      [DOC, idx, answer, OP],
+    );
+  }
+}
+
+const BLANKS = [null, '', '   ', '\n\t\r', '\u00a0\u2003\u3000\ufeff'];
+
+test('promotion_candidates applies the answered predicate', async () => {
+  await migrate(t.db);
+  await insertAnswers([...BLANKS, 'yes', ' 42 ', '\u00a0x']);
+  const { rows } = await t.db.query<{ answer_text: string }>('SELECT answer_text FROM promotion_candidates() ORDER BY idx');
+  assert.equal(rows.map((r) => r.answer_text), ['yes', ' 42 ', '\u00a0x']);
+});
+
+test('the answered predicate agrees with JavaScript whitespace on every whitespace character', async () => {
+  await migrate(t.db);
+  const whitespace = [...Array(0x3001).keys(), 0xfeff].map((c) => String.fromCodePoint(c)).filter((ch) => /^\s$/.test(ch));
+  const { rows } = await t.db.query<{ answered: boolean }>('SELECT q_a_is_answered(ch) AS answered FROM unnest($1::text[]) AS ch', [
+    whitespace,
+  ]);
+  assert.is(rows.length, whitespace.length);
+  assert.ok(rows.every((r) => r.answered === false));
+});
+
+test('blank answers minted before the gate are deleted by the migration', async () => {
+  const all = await loadMigrations();
+  await migrate(t.db, all.slice(0, 1));
+  await insertAnswers([...BLANKS, 'kept']);
+  await migrate(t.db, all);
+  const { rows } = await t.db.query<{ answer_text: string | null }>('SELECT answer_text FROM q_a_extractions');
+  assert.equal(rows.map((r) => r.answer_text), ['kept']);
+});
+
+test.run();
