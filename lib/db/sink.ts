@@ -9,11 +9,12 @@
 
 import type { Database } from './database.ts';
 import { WALK_TABLES, type Row, type TableSpec } from './tables.ts';
-import { DEFAULT_STRATEGY, upsertRows, type UpsertStrategy } from './upsert.ts';
+import { defaultStrategy, upsertRows, type UpsertStrategy } from './upsert.ts';
 
 export interface SinkOptions {
   batchRows: number;
   flushMs: number;
+  /** Force one statement shape for every table (benchmarks, tests); default: the measured one per table. */
   strategy?: UpsertStrategy;
 }
 
@@ -26,7 +27,7 @@ interface PendingWrite {
 
 export class Sink {
   readonly #db: Database;
-  readonly #options: Required<SinkOptions>;
+  readonly #options: SinkOptions;
   #pending: PendingWrite[] = [];
   #pendingRows = 0;
   #timer: NodeJS.Timeout | null = null;
@@ -34,9 +35,14 @@ export class Sink {
   /** Rows written per table since the sink was created (after in-batch deduplication). */
   readonly rowsWritten = new Map<string, number>();
 
+  /** Rows queued and not yet handed to a flush. */
+  get pendingRows(): number {
+    return this.#pendingRows;
+  }
+
   constructor(db: Database, options: SinkOptions) {
     this.#db = db;
-    this.#options = { strategy: DEFAULT_STRATEGY[db.engine], ...options };
+    this.#options = options;
   }
 
   /** Queues rows for `spec`; resolves when they are durable, rejects with the error that kept them out. */
@@ -73,7 +79,7 @@ export class Sink {
         const written = new Map<string, number>();
         for (const spec of WALK_TABLES) {
           const rows = batch.filter((w) => w.spec === spec).flatMap((w) => w.rows);
-          if (rows.length > 0) written.set(spec.name, await upsertRows(tx, spec, rows, this.#options.strategy));
+          if (rows.length > 0) written.set(spec.name, await upsertRows(tx, spec, rows, this.#strategyFor(spec)));
         }
         return written;
       });
@@ -88,13 +94,17 @@ export class Sink {
     const ordered = [...batch].sort((a, b) => WALK_TABLES.indexOf(a.spec) - WALK_TABLES.indexOf(b.spec));
     for (const write of ordered) {
       try {
-        const n = await this.#db.transaction((tx) => upsertRows(tx, write.spec, write.rows, this.#options.strategy));
+        const n = await this.#db.transaction((tx) => upsertRows(tx, write.spec, write.rows, this.#strategyFor(write.spec)));
         this.#count(write.spec.name, n);
         write.resolve();
       } catch (error) {
         write.reject(error);
       }
     }
+  }
+
+  #strategyFor(spec: TableSpec): UpsertStrategy {
+    return this.#options.strategy ?? defaultStrategy(this.#db.engine, spec);
   }
 
   #count(table: string, n: number): void {

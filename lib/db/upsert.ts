@@ -16,11 +16,20 @@ import type { Column, ColumnType, Row, TableSpec } from './tables.ts';
 export type UpsertStrategy = 'values' | 'unnest' | 'copy';
 export const UPSERT_STRATEGIES: readonly UpsertStrategy[] = ['values', 'unnest', 'copy'];
 
-/** Measured on this project's hardware class; see bench/README.md ("Sink write strategy"). */
-export const DEFAULT_STRATEGY: Readonly<Record<Engine, UpsertStrategy>> = Object.freeze({
-  pglite: 'unnest',
-  postgres: 'unnest',
+/**
+ * The measured winner per engine and row kind (bench/README.md, "Sink write strategy"). Rows
+ * with a vector column are a different workload: parsing 1,024 floats dominates, and large
+ * text[] parameters make unnest the slowest shape for them.
+ */
+const MEASURED_STRATEGY: Readonly<Record<Engine, { text: UpsertStrategy; vector: UpsertStrategy }>> = Object.freeze({
+  pglite: { text: 'unnest', vector: 'copy' },
+  postgres: { text: 'unnest', vector: 'values' },
 });
+
+export function defaultStrategy(engine: Engine, spec: TableSpec): UpsertStrategy {
+  const kind = spec.columns.some((c) => c.type === 'vector') ? 'vector' : 'text';
+  return MEASURED_STRATEGY[engine][kind];
+}
 
 const MAX_PARAMETERS = 65_535;
 

@@ -1,0 +1,180 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { fromSql } from 'pgvector';
+import { randomUUID } from 'node:crypto';
+import { Sink } from '../lib/db/sink.ts';
+import { contentChunks, recordEmbeddings, sourceDocuments, type Row } from '../lib/db/tables.ts';
+import { UnknownColumnError, UPSERT_STRATEGIES, upsertRows } from '../lib/db/upsert.ts';
+import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
+
+let t: TestDatabase;
+test.before.each(async () => {
+  t = await openTestDatabase();
+});
+test.after.each(async () => {
+  await t.dispose();
+});
+
+function documentRow(id: string, opId: string, relPath = `docs/${id}.md`): Row {
+  return {
+    id, rel_path: relPath, content_sha256: `sha-${id}`, byte_size: 10, media_type: 'text/markdown',
+    title: null, classification: { label: 'policy', tags: ['a', 'b'] }, op_id: opId,
+  };
+}
+
+function chunkRow(documentId: string, idx: number, text: string, opId: string): Row {
+  return { id: randomUUID(), source_document_id: documentId, idx, text, char_start: 0, char_end: text.length, op_id: opId };
+}
+
+/** 1024 float32 values with varied magnitudes, signs and awkward decimal expansions. */
+function float32Vector(seed: number): Float32Array {
+  const v = new Float32Array(1024);
+  for (let i = 0; i < v.length; i++) v[i] = Math.sin(seed * 1000 + i) * 10 ** ((i % 9) - 4);
+  return v;
+}
+
+async function count(table: string): Promise<number> {
+  const { rows } = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`);
+  return rows[0]!.n;
+}
+
+// Text that exercises COPY's escaping and multi-byte encodings.
+const AWKWARD_TEXT = 'tab\there\nnew line\r\nback\\slash "quotes" \'single\' \\N \u00e9\u4e2d\u6587 \u{1F600} end';
+
+for (const strategy of UPSERT_STRATEGIES) {
+  test(`${strategy}: upsert then re-upsert the same keys leaves one row each, op_id updated`, async () => {
+    const [op1, op2] = [randomUUID(), randomUUID()];
+    const docs = Array.from({ length: 25 }, () => documentRow(randomUUID(), op1));
+    assert.is(await upsertRows(t.db, sourceDocuments, docs, strategy), 25);
+    assert.is(await upsertRows(t.db, sourceDocuments, docs.map((d) => ({ ...d, op_id: op2, title: 'edited' })), strategy), 25);
+    assert.is(await count('source_documents'), 25);
+    const { rows } = await t.db.query<{ op_id: string; title: string; classification: unknown }>(
+      'SELECT op_id, title, classification FROM source_documents',
+    );
+    assert.ok(rows.every((r) => r.op_id === op2 && r.title === 'edited'));
+    assert.equal(rows[0]!.classification, { label: 'policy', tags: ['a', 'b'] });
+  });
+
+  test(`${strategy}: a batch holding one key twice keeps the last row`, async () => {
+    const id = randomUUID();
+    const op = randomUUID();
+    const written = await upsertRows(t.db, sourceDocuments, [documentRow(id, op, 'first.md'), documentRow(id, op, 'second.md')], strategy);
+    assert.is(written, 1);
+    const { rows } = await t.db.query<{ rel_path: string }>('SELECT rel_path FROM source_documents');
+    assert.equal(rows, [{ rel_path: 'second.md' }]);
+  });
+
+  test(`${strategy}: text survives byte for byte, NULLs stay NULL`, async () => {
+    const op = randomUUID();
+    const doc = randomUUID();
+    await upsertRows(t.db, sourceDocuments, [documentRow(doc, op)], strategy);
+    await upsertRows(t.db, contentChunks, [chunkRow(doc, 0, AWKWARD_TEXT, op)], strategy);
+    const { rows } = await t.db.query<{ text: string; reference_item_id: string | null }>('SELECT text, reference_item_id FROM content_chunks');
+    assert.is(rows[0]!.text, AWKWARD_TEXT);
+    assert.is(rows[0]!.reference_item_id, null);
+  });
+
+  test(`${strategy}: a vector(1024) round-trips exactly`, async () => {
+    const op = randomUUID();
+    const vectors = [float32Vector(1), float32Vector(2), new Float32Array(1024).fill(-0.1)];
+    const owners = vectors.map(() => randomUUID());
+    await upsertRows(
+      t.db,
+      recordEmbeddings,
+      vectors.map((embedding, i) => ({ owner_kind: 'content_chunk', owner_id: owners[i], model: 'text-embedding-3-large', embedding, op_id: op })),
+      strategy,
+    );
+    for (const [i, owner] of owners.entries()) {
+      const { rows } = await t.db.query<{ embedding: string }>('SELECT embedding::text AS embedding FROM record_embeddings WHERE owner_id = $1', [owner]);
+      const back = fromSql(rows[0]!.embedding) as number[];
+      assert.is(back.length, 1024);
+      assert.equal(Float32Array.from(back), vectors[i], `vector ${i} changed on the way through ${strategy}`);
+    }
+  });
+}
+
+test('a vector of the wrong dimension is refused by the database', async () => {
+  try {
+    await upsertRows(t.db, recordEmbeddings, [{ owner_kind: 'content_chunk', owner_id: randomUUID(), model: 'm', embedding: [1, 2, 3], op_id: randomUUID() }], 'unnest');
+    assert.unreachable('expected the insert to fail');
+  } catch (error) {
+    assert.match((error as Error).message, /expected 1024 dimensions/);
+  }
+});
+
+test('a row with a column the table spec does not know is a named error', async () => {
+  try {
+    await upsertRows(t.db, sourceDocuments, [{ ...documentRow(randomUUID(), randomUUID()), colour: 'blue' }], 'values');
+    assert.unreachable('expected UnknownColumnError');
+  } catch (error) {
+    assert.instance(error, UnknownColumnError);
+  }
+});
+
+test('sink: a write resolves only once its rows are durable, across tables in parent-first order', async () => {
+  const sink = new Sink(t.db, { batchRows: 1000, flushMs: 20 });
+  const op = randomUUID();
+  const doc = randomUUID();
+  // Children queued before their parent: the flush still writes the parent first.
+  const chunks = sink.write(contentChunks, [chunkRow(doc, 0, 'a', op), chunkRow(doc, 1, 'b', op)]);
+  const parent = sink.write(sourceDocuments, [documentRow(doc, op)]);
+  assert.is(await count('content_chunks'), 0, 'nothing lands before the flush');
+  await Promise.all([chunks, parent]);
+  assert.is(await count('content_chunks'), 2);
+  assert.is(await count('source_documents'), 1);
+  assert.is(sink.rowsWritten.get('content_chunks'), 2);
+  await sink.close();
+});
+
+test('sink: reaching batchRows flushes at once instead of waiting for the timer', async () => {
+  const sink = new Sink(t.db, { batchRows: 3, flushMs: 60_000 });
+  const op = randomUUID();
+  const below = sink.write(sourceDocuments, [documentRow(randomUUID(), op), documentRow(randomUUID(), op)]);
+  assert.is(sink.pendingRows, 2, 'below the threshold rows wait for the timer');
+  const reached = sink.write(sourceDocuments, [documentRow(randomUUID(), op)]);
+  assert.is(sink.pendingRows, 0, 'the threshold hands the batch to a flush synchronously');
+  await Promise.all([below, reached]);
+  assert.is(await count('source_documents'), 3);
+  await sink.close();
+});
+
+test('sink: one bad write fails alone; the rest of the batch lands', async () => {
+  const sink = new Sink(t.db, { batchRows: 1000, flushMs: 10 });
+  const op = randomUUID();
+  const good = randomUUID();
+  const orphanParent = randomUUID(); // never written: its chunk violates the foreign key
+  const results = await Promise.allSettled([
+    sink.write(sourceDocuments, [documentRow(good, op)]),
+    sink.write(contentChunks, [chunkRow(good, 0, 'kept', op)]),
+    sink.write(contentChunks, [chunkRow(orphanParent, 0, 'orphan', op)]),
+    sink.write(contentChunks, [chunkRow(good, 1, 'also kept', op)]),
+  ]);
+  assert.equal(results.map((r) => r.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+  assert.match(String((results[2] as PromiseRejectedResult).reason), /foreign key/);
+  const { rows } = await t.db.query<{ text: string }>('SELECT text FROM content_chunks ORDER BY idx');
+  assert.equal(rows.map((r) => r.text), ['kept', 'also kept']);
+  await sink.close();
+});
+
+test('sink: embeddings go through the measured vector path of the engine and round-trip', async () => {
+  const sink = new Sink(t.db, { batchRows: 1000, flushMs: 10 });
+  const op = randomUUID();
+  const owner = randomUUID();
+  const embedding = float32Vector(7);
+  await sink.write(recordEmbeddings, [{ owner_kind: 'q_a_extraction', owner_id: owner, model: 'text-embedding-3-large', embedding, op_id: op }]);
+  const { rows } = await t.db.query<{ embedding: string }>('SELECT embedding::text AS embedding FROM record_embeddings WHERE owner_id = $1', [owner]);
+  assert.equal(Float32Array.from(fromSql(rows[0]!.embedding) as number[]), embedding);
+  await sink.close();
+});
+
+test('sink: the same key written by two items in one batch lands once, last write wins', async () => {
+  const sink = new Sink(t.db, { batchRows: 1000, flushMs: 10 });
+  const id = randomUUID();
+  const [op1, op2] = [randomUUID(), randomUUID()];
+  await Promise.all([sink.write(sourceDocuments, [documentRow(id, op1)]), sink.write(sourceDocuments, [documentRow(id, op2)])]);
+  const { rows } = await t.db.query<{ op_id: string }>('SELECT op_id FROM source_documents');
+  assert.equal(rows, [{ op_id: op2 }]);
+  await sink.close();
+});
+
+test.run();
