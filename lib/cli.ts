@@ -6,6 +6,8 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger, lineScrubber, type Logger } from './log.ts';
 import { openDatabase } from './db/open.ts';
 import { migrate } from './db/migrate.ts';
+import { stateResetCommand, stateVerifyCommand } from './commands/state.ts';
+import { walkCommand } from './commands/walk.ts';
 
 interface Command {
   usage: string;
@@ -14,6 +16,11 @@ interface Command {
 }
 
 const COMMANDS: Record<string, Command> = {
+  walk: {
+    usage: 'ingest walk [PATH] [--full-reprocess] [--json]',
+    summary: 'walk the corpus (PATH, else ENGINE_SOURCE_PATH) once into rows and print a summary',
+    run: walkCommand,
+  },
   'db migrate': {
     usage: 'ingest db migrate',
     summary: 'apply the reference platform schema (idempotent) and print where the database lives',
@@ -32,6 +39,16 @@ const COMMANDS: Record<string, Command> = {
         await db.close();
       }
     },
+  },
+  'state verify': {
+    usage: 'ingest state verify',
+    summary: 'inspect the engine state store (format version, memo counts, bound database)',
+    run: stateVerifyCommand,
+  },
+  'state reset': {
+    usage: 'ingest state reset --yes',
+    summary: 'delete the engine state store; the next walk re-extracts everything',
+    run: stateResetCommand,
   },
 };
 

@@ -46,6 +46,8 @@ export interface Config {
   readonly secrets: {
     readonly pipelineTrigger: string | null;
     readonly extractApiToken: string | null;
+    /** INGEST_BYPASS_TOKEN: the web app's deployment-protection bypass, sent with the webhook. */
+    readonly protectionBypass: string | null;
   };
   /** IMAGE_SHA, stamped as result.extractor_version. */
   readonly imageSha: string | null;
@@ -60,6 +62,17 @@ export interface Config {
   readonly corpusBucket: string | null;
   readonly log: { readonly level: LogLevel };
   readonly sink: { readonly batchRows: number; readonly flushMs: number };
+  readonly walk: {
+    /** Items admitted and not yet durable at once: bounds the walk's memory on any corpus size. */
+    readonly inFlight: number;
+  };
+  readonly convert: {
+    readonly workers: number;
+    readonly timeoutMs: number;
+    readonly memoryMb: number;
+    /** Larger files fail as too_large without being read. */
+    readonly maxDocumentBytes: number;
+  };
   /** Values of every variable in SECRET_ENV_VARS that is set, plus the DSN password. */
   readonly secretValues: readonly string[];
 }
@@ -123,6 +136,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     secrets: {
       pipelineTrigger: read('PIPELINE_TRIGGER_SECRET'),
       extractApiToken: read('EXTRACT_API_TOKEN'),
+      protectionBypass: read('INGEST_BYPASS_TOKEN'),
     },
     imageSha: read('IMAGE_SHA'),
     models: { extraction, producer: read('PRODUCER_MODEL') ?? extraction },
@@ -136,6 +150,13 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     sink: {
       batchRows: integer('INGEST_SINK_BATCH_ROWS', 500, 1, 50_000),
       flushMs: integer('INGEST_SINK_FLUSH_MS', 50, 0, 60_000),
+    },
+    walk: { inFlight: integer('INGEST_WALK_IN_FLIGHT', 16, 1, 1024) },
+    convert: {
+      workers: integer('INGEST_CONVERT_WORKERS', 2, 1, 64),
+      timeoutMs: integer('INGEST_CONVERT_TIMEOUT_MS', 60_000, 100, 3_600_000),
+      memoryMb: integer('INGEST_CONVERT_MEMORY_MB', 512, 64, 65_536),
+      maxDocumentBytes: integer('INGEST_MAX_DOCUMENT_BYTES', 100 * 1024 * 1024, 1, 2 ** 40),
     },
     secretValues: collectSecretValues(read, dsn),
   };

@@ -15,15 +15,21 @@ export interface TableSpec {
   readonly columns: readonly Column[];
   /** The ON CONFLICT target: the primary key. */
   readonly key: readonly string[];
+  /**
+   * Rows matching this predicate are curated: a walk never updates or deletes them
+   * (SPEC.md 3 "Curation pinning"). Written against the table's own name.
+   */
+  readonly pinned?: string;
 }
 
 export type Row = Readonly<Record<string, unknown>>;
 
-function table(name: string, key: readonly string[], columns: Record<string, ColumnType>): TableSpec {
+function table(name: string, key: readonly string[], columns: Record<string, ColumnType>, pinned?: string): TableSpec {
   return Object.freeze({
     name,
     key: Object.freeze([...key]),
     columns: Object.freeze(Object.entries(columns).map(([column, type]) => Object.freeze({ name: column, type }))),
+    ...(pinned === undefined ? {} : { pinned }),
   });
 }
 
@@ -50,7 +56,7 @@ export const qaExtractions = table('q_a_extractions', ['id'], {
 export const entityMentions = table('entity_mentions', ['id'], {
   id: 'uuid', source_document_id: 'uuid', canonical_name: 'text', entity_type: 'text', surface_form: 'text',
   confidence: 'real', metadata: 'jsonb', op_id: 'uuid',
-});
+}, `(entity_mentions.metadata ->> 'curation_pinned')::boolean IS TRUE`);
 
 export const entityRelationships = table('entity_relationships', ['id'], {
   id: 'uuid', source_document_id: 'uuid', source_canonical: 'text', predicate: 'text', target_canonical: 'text',
@@ -60,6 +66,11 @@ export const entityRelationships = table('entity_relationships', ['id'], {
 export const recordEmbeddings = table('record_embeddings', ['owner_kind', 'owner_id'], {
   owner_kind: 'text', owner_id: 'uuid', model: 'text', embedding: 'vector', op_id: 'uuid',
 });
+
+/** The text form of a row's key, as item memos store it ("owner_kind:owner_id" for composite keys). */
+export function rowKey(spec: TableSpec, row: Row): string {
+  return spec.key.map((k) => String(row[k])).join(':');
+}
 
 /** Flush order: parents before the rows that reference them. */
 export const WALK_TABLES: readonly TableSpec[] = Object.freeze([

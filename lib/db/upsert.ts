@@ -11,7 +11,7 @@
 
 import { toSql as vectorToSql } from 'pgvector';
 import { quoteIdent, type Database, type Engine, type Queryable } from './database.ts';
-import type { Column, ColumnType, Row, TableSpec } from './tables.ts';
+import { rowKey, type Column, type ColumnType, type Row, type TableSpec } from './tables.ts';
 
 export type UpsertStrategy = 'values' | 'unnest' | 'copy';
 export const UPSERT_STRATEGIES: readonly UpsertStrategy[] = ['values', 'unnest', 'copy'];
@@ -43,10 +43,7 @@ export class UnknownColumnError extends Error {
 /** Keeps the last row for each key, in first-seen key order. */
 export function dedupeByKey(spec: TableSpec, rows: readonly Row[]): Row[] {
   const byKey = new Map<string, Row>();
-  for (const row of rows) {
-    const key = spec.key.map((k) => String(row[k])).join('\u0000');
-    byKey.set(key, row);
-  }
+  for (const row of rows) byKey.set(rowKey(spec, row), row);
   return [...byKey.values()];
 }
 
@@ -83,7 +80,8 @@ function conflictClause(spec: TableSpec): string {
     .filter((c) => !spec.key.includes(c.name))
     .map((c) => `${quoteIdent(c.name)} = EXCLUDED.${quoteIdent(c.name)}`);
   updates.push('"updated_at" = now()');
-  return `ON CONFLICT (${spec.key.map(quoteIdent).join(', ')}) DO UPDATE SET ${updates.join(', ')}`;
+  const keepPinned = spec.pinned === undefined ? '' : ` WHERE NOT (${spec.pinned})`;
+  return `ON CONFLICT (${spec.key.map(quoteIdent).join(', ')}) DO UPDATE SET ${updates.join(', ')}${keepPinned}`;
 }
 
 function columnList(spec: TableSpec): string {

@@ -1,0 +1,44 @@
+// `ingest state verify` and `ingest state reset`: the two ways out of a state store this build
+// refuses (a format-version mismatch) or one an operator no longer trusts.
+
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import type { Config } from '../config.ts';
+import { inspectStateStore, resetStateStore } from '../engine/store.ts';
+
+export async function stateVerifyCommand(args: string[], { config }: { config: Config }): Promise<number> {
+  parseArgs({ args, options: {} });
+  if (!existsSync(path.join(config.stateStorePath, 'state.mdb'))) {
+    process.stdout.write(`no state store at ${config.stateStorePath} (the next walk creates one)\n`);
+    return 0;
+  }
+  const report = await inspectStateStore(config.stateStorePath);
+  const problems: string[] = [];
+  if (report.formatVersion !== report.expectedFormatVersion) {
+    problems.push(`format version ${String(report.formatVersion)}, this build needs ${report.expectedFormatVersion}`);
+  }
+  if (report.invalidItems > 0) problems.push(`${report.invalidItems} unreadable item memos (the next walk re-runs those items)`);
+  process.stdout.write(
+    `state store: ${report.path}\n` +
+      `format version: ${String(report.formatVersion)} (expected ${report.expectedFormatVersion})\n` +
+      `item memos: ${report.items}\ninner memos: ${report.memos}\n` +
+      `bound to database: ${report.boundDatabaseId ?? 'none yet'}\n` +
+      (problems.length === 0 ? 'ok\n' : `problems:\n${problems.map((p) => `  - ${p}`).join('\n')}\n`),
+  );
+  return report.formatVersion === report.expectedFormatVersion ? 0 : 1;
+}
+
+export async function stateResetCommand(args: string[], { config }: { config: Config }): Promise<number> {
+  const { values } = parseArgs({ args, options: { yes: { type: 'boolean', default: false } } });
+  if (!values.yes) {
+    process.stderr.write(
+      `ingest: this deletes the engine state store at ${config.stateStorePath}; the next walk re-extracts every item ` +
+        '(model calls included). Run again with --yes to proceed.\n',
+    );
+    return 2;
+  }
+  await resetStateStore(config.stateStorePath);
+  process.stdout.write(`state store at ${config.stateStorePath} reset\n`);
+  return 0;
+}

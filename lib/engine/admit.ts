@@ -1,0 +1,38 @@
+// Admission: is this item unchanged since its memo was written? An unchanged item costs
+// nothing further: no read when size, mtime and inode all match the memo (full_reprocess is
+// the escape hatch for an edit that preserved all three), and no model call or row write
+// when the bytes hash to the memo's sha256.
+
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import type { FileItem } from '../../stages/source.ts';
+import type { ItemMemo, StateStore } from './store.ts';
+import { countEvent } from './run-context.ts';
+
+export type Admission =
+  | { kind: 'unchanged'; memo: ItemMemo }
+  | { kind: 'changed'; bytes: Buffer; sha256: string; previous: ItemMemo | undefined };
+
+export const fileIdentity = (relPath: string): string => `file:${relPath}`;
+
+export const sha256Hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
+
+function statMatches(memo: ItemMemo, item: FileItem): boolean {
+  return memo.size === item.size && memo.mtimeNs === String(item.mtimeNs) && memo.ino === String(item.ino);
+}
+
+export async function admitFile(item: FileItem, store: StateStore, fullReprocess: boolean): Promise<Admission> {
+  const key = fileIdentity(item.relPath);
+  const { memo, healed } = store.getItem(key);
+  if (healed) countEvent('memo_heal');
+  if (memo !== undefined && !fullReprocess && statMatches(memo, item)) return { kind: 'unchanged', memo };
+  const bytes = await readFile(item.absPath);
+  const sha256 = sha256Hex(bytes);
+  if (memo !== undefined && !fullReprocess && memo.sha256 === sha256) {
+    // Touched but not changed: remember the new stat so the next walk takes the fast path.
+    const refreshed = { ...memo, size: item.size, mtimeNs: String(item.mtimeNs), ino: String(item.ino) };
+    await store.putItem(key, refreshed);
+    return { kind: 'unchanged', memo: refreshed };
+  }
+  return { kind: 'changed', bytes, sha256, previous: memo };
+}

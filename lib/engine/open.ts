@@ -1,0 +1,45 @@
+// Assembles what a walk needs from the configuration (the engine lifespan, SPEC.md 1 rule 6):
+// the database, the state store, the converter pool and the run recorder.
+
+import type { Config } from '../config.ts';
+import type { Database } from '../db/database.ts';
+import { openDatabase } from '../db/open.ts';
+import type { FlowPass, WalkEngine } from '../flow.ts';
+import type { Logger } from '../log.ts';
+import { createRunRecorder } from '../runs/index.ts';
+import { createConverter } from '../../stages/convert/index.ts';
+import { openStateStore } from './store.ts';
+
+export interface OpenEngine extends WalkEngine {
+  close(): Promise<void>;
+}
+
+export async function openEngine(config: Config, log: Logger, options: { db?: Database; passes?: FlowPass[] } = {}): Promise<OpenEngine> {
+  const db = options.db ?? (await openDatabase(config));
+  const store = await openStateStore(config.stateStorePath).catch(async (error: unknown) => {
+    if (options.db === undefined) await db.close();
+    throw error;
+  });
+  const converter = createConverter({
+    workers: config.convert.workers,
+    timeoutMs: config.convert.timeoutMs,
+    memoryMb: config.convert.memoryMb,
+    maxInputBytes: config.convert.maxDocumentBytes,
+  });
+  const runs = createRunRecorder({
+    appUrl: config.appUrl,
+    pipelineTriggerSecret: config.secrets.pipelineTrigger,
+    bypassToken: config.secrets.protectionBypass,
+    db,
+    log,
+  });
+  return {
+    config, db, store, log, converter, runs,
+    ...(options.passes === undefined ? {} : { passes: options.passes }),
+    async close() {
+      await converter.close();
+      await store.close();
+      if (options.db === undefined) await db.close();
+    },
+  };
+}

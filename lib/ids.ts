@@ -1,0 +1,34 @@
+// Row identity (SPEC.md 2, DESIGN.md 7). Derived rows are keyed by uuid5 over a seed text in
+// one frozen namespace, so the same document always yields the same keys and a re-walk lands
+// as idempotent ON CONFLICT (id) upserts. The seed texts and the namespace are frozen once a
+// bundle is published: changing either orphans every citation (SPEC.md 9 rule 4).
+
+import { randomUUID } from 'node:crypto';
+import { v5 as uuidv5 } from 'uuid';
+
+/** The uuid5 namespace of every derived key. Never change it. */
+export const RECORD_NAMESPACE = 'deb89df4-ce26-4f09-a87d-3f390dea4d44';
+
+const key = (seed: string): string => uuidv5(seed, RECORD_NAMESPACE);
+
+/** source_documents ids are minted at admission and stored, never re-derived. */
+export const mintSourceDocumentId = (): string => randomUUID();
+
+export const qaKey = (sourceDocumentId: string, idx: number): string => key(`qa:${sourceDocumentId}:${idx}`);
+
+export const entityMentionKey = (sourceDocumentId: string, canonicalName: string, entityType: string): string =>
+  key(`em:${sourceDocumentId}:${canonicalName}:${entityType}`);
+
+export const entityRelationshipKey = (sourceDocumentId: string, sourceCanonical: string, predicate: string, targetCanonical: string): string =>
+  key(`er:${sourceDocumentId}:${sourceCanonical}:${predicate}:${targetCanonical}`);
+
+/** A chunk of a source document or of a reference item: the owner id keeps the two apart. */
+export const chunkKey = (ownerId: string, idx: number): string => key(`chunk:${ownerId}:${idx}`);
+
+export const referenceItemKey = (url: string): string => key(`ref:${url}`);
+
+/** A Q&A dedup proposal is one per unordered pair. */
+export const dedupKey = (qaA: string, qaB: string): string => {
+  const [a, b] = qaA < qaB ? [qaA, qaB] : [qaB, qaA];
+  return key(`dedup:${a}:${b}`);
+};

@@ -1,0 +1,57 @@
+// The pipeline_runs record of one walk (SPEC.md 3 "pipeline_runs row", SPEC.md 6): created
+// in_progress at flow start, updated to its terminal status at flow end, one row per
+// invocation. Without a web app configured the service writes the row itself.
+
+import type { Database } from '../db/database.ts';
+import type { RunCounters } from '../engine/run-context.ts';
+
+export interface RunRecord {
+  opId: string;
+  status: 'in_progress' | 'completed' | 'failed';
+  startedAt: string;
+  finishedAt: string | null;
+  result: {
+    /** IMAGE_SHA; absent when the sidecar was started without it. */
+    extractor_version?: string;
+    counts: Record<string, number>;
+    counters: RunCounters;
+    error?: string;
+  };
+}
+
+/** Emits the run's start and end. Neither call ever throws: a run record never fails a walk. */
+export interface RunRecorder {
+  start(record: RunRecord): Promise<void>;
+  finish(record: RunRecord): Promise<void>;
+}
+
+/** Writes pipeline_runs directly: INSERT at start, UPDATE of the same row (keyed by op_id) at the end. */
+export function databaseRunRecorder(db: Database, onError: (phase: string, error: unknown) => void): RunRecorder {
+  return {
+    async start(record) {
+      try {
+        await db.query(
+          `INSERT INTO pipeline_runs (id, op_id, flow, status, started_at, result)
+           VALUES ($1, $1, 'walk', $2, $3, $4::jsonb)
+           ON CONFLICT (op_id) DO NOTHING`,
+          [record.opId, record.status, record.startedAt, JSON.stringify(record.result)],
+        );
+      } catch (error) {
+        onError('start', error);
+      }
+    },
+    async finish(record) {
+      try {
+        // An upsert, so a run whose start row could not be written still leaves its outcome.
+        await db.query(
+          `INSERT INTO pipeline_runs (id, op_id, flow, status, started_at, finished_at, result)
+           VALUES ($1, $1, 'walk', $2, $3, $4, $5::jsonb)
+           ON CONFLICT (op_id) DO UPDATE SET status = EXCLUDED.status, finished_at = EXCLUDED.finished_at, result = EXCLUDED.result`,
+          [record.opId, record.status, record.startedAt, record.finishedAt, JSON.stringify(record.result)],
+        );
+      } catch (error) {
+        onError('finish', error);
+      }
+    },
+  };
+}

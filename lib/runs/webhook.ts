@@ -1,0 +1,84 @@
+// The pipeline-run webhook (SPEC.md 6): the run record POSTed to the web app at flow start and
+// flow end, with Bearer PIPELINE_TRIGGER_SECRET. Delivery is bounded (attempts, per-attempt
+// timeout, backoff with full jitter honouring Retry-After) and best-effort: a webhook that
+// finally fails is logged and the walk goes on.
+//
+// Body (snake_case, one shape for both calls):
+//   { "op_id", "status", "started_at", "finished_at", "result": { "extractor_version"?,
+//     "counts", "counters", "error"? } }
+
+import type { Logger } from '../log.ts';
+import type { RunRecord, RunRecorder } from './record.ts';
+
+export const WEBHOOK_PATH = '/api/internal/pipeline-runs/record';
+
+export interface WebhookRetry {
+  attempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  timeoutMs: number;
+}
+
+export const DEFAULT_WEBHOOK_RETRY: WebhookRetry = { attempts: 5, baseDelayMs: 500, maxDelayMs: 30_000, timeoutMs: 10_000 };
+
+export interface WebhookOptions {
+  appUrl: string;
+  secret: string;
+  /** Sent as x-vercel-protection-bypass to clear a preview deployment's protection. */
+  bypassToken: string | null;
+  log: Logger;
+  retry?: Partial<WebhookRetry>;
+}
+
+export function webhookUrl(appUrl: string): string {
+  return `${appUrl.replace(/\/+$/, '')}${WEBHOOK_PATH}`;
+}
+
+export function webhookRunRecorder(options: WebhookOptions): RunRecorder {
+  const retry = { ...DEFAULT_WEBHOOK_RETRY, ...options.retry };
+  const url = webhookUrl(options.appUrl);
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    authorization: `Bearer ${options.secret}`,
+    ...(options.bypassToken === null ? {} : { 'x-vercel-protection-bypass': options.bypassToken }),
+  };
+  const send = async (record: RunRecord): Promise<void> => {
+    const body = JSON.stringify({
+      op_id: record.opId, status: record.status, started_at: record.startedAt, finished_at: record.finishedAt, result: record.result,
+    });
+    for (let attempt = 1; attempt <= retry.attempts; attempt++) {
+      let retryAfterMs: number | null = null;
+      let reason: string;
+      try {
+        const response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(retry.timeoutMs) });
+        await response.body?.cancel();
+        if (response.ok) return;
+        reason = `HTTP ${response.status}`;
+        if (response.status !== 429 && response.status < 500) {
+          options.log.warn({ status: response.status, opId: record.opId }, 'pipeline-run webhook refused; not retried');
+          return;
+        }
+        retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
+      } catch (error) {
+        reason = (error as Error).name === 'TimeoutError' ? 'timed out' : (error as Error).message;
+      }
+      if (attempt === retry.attempts) {
+        options.log.warn({ opId: record.opId, status: record.status, attempts: attempt, reason }, 'pipeline-run webhook failed; giving up');
+        return;
+      }
+      const backoff = Math.random() * Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** (attempt - 1));
+      await sleep(Math.min(retry.maxDelayMs, retryAfterMs ?? backoff));
+    }
+  };
+  return { start: send, finish: send };
+}
+
+/** Retry-After as seconds or an HTTP date, in milliseconds; null when absent or unreadable. */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | null {
+  if (value === null) return null;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? null : Math.max(0, date - now);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

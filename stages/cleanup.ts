@@ -1,0 +1,42 @@
+// Flow-scope pass after the walk: derived rows of documents gone from the corpus are removed
+// (DESIGN.md 5). A document is gone when no item seen in this walk resolves to it: a file
+// deleted while a byte-identical copy lives elsewhere keeps its rows, since the copy owns the
+// same keys. source_documents rows stay (permanent provenance).
+
+import type { Database } from '../lib/db/database.ts';
+import type { ItemMemo, StateStore } from '../lib/engine/store.ts';
+import { deleteItemRows } from './upsert.ts';
+
+export interface CleanupInput {
+  /** Identity keys of every item the walk enumerated, whatever became of it. */
+  seen: ReadonlySet<string>;
+  /** Document ids that some item of this walk resolves to. */
+  liveDocumentIds: ReadonlySet<string>;
+  /** Memos replaced in this walk by an item that now resolves to another document. */
+  retired: readonly ItemMemo[];
+}
+
+export interface CleanupResult {
+  itemsRemoved: number;
+  rowsDeleted: number;
+}
+
+export async function removeVanishedDocuments(db: Database, store: StateStore, input: CleanupInput): Promise<CleanupResult> {
+  const vanished: string[] = [];
+  for (const key of store.itemKeys()) if (!input.seen.has(key)) vanished.push(key);
+  const dropped: ItemMemo[] = [...input.retired];
+  const removedMemos: string[] = [];
+  for (const key of vanished) {
+    const { memo } = store.getItem(key);
+    if (memo !== undefined) dropped.push(memo);
+    removedMemos.push(key);
+  }
+  let rowsDeleted = 0;
+  for (const memo of dropped) {
+    if (input.liveDocumentIds.has(memo.sourceDocumentId)) continue;
+    rowsDeleted += await deleteItemRows(db, memo.rows);
+  }
+  // Memo entries go only after their rows: a crash in between repeats the deletes next time.
+  for (const key of removedMemos) await store.removeItem(key);
+  return { itemsRemoved: removedMemos.length, rowsDeleted };
+}

@@ -1,0 +1,34 @@
+// The converter child process: receives one job at a time over IPC, converts, answers. It
+// holds the parsers that a hostile file can hang or blow up; the parent watches its time and
+// memory and kills it when either runs out (pool.ts).
+
+import { ConversionError } from './errors.ts';
+import { convertDocx } from './docx.ts';
+import { convertPdf } from './pdf.ts';
+import { convertXlsx } from './xlsx.ts';
+import type { ChildJob, ChildReply } from './pool.ts';
+
+async function convert(job: ChildJob) {
+  switch (job.mediaType) {
+    case 'application/pdf':
+      return convertPdf(job.bytes, job.limits.maxPages);
+    case 'application/vnd.openxmlformats-officedocument.wordprocessingml.document':
+      return convertDocx(job.bytes, job.limits);
+    case 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet':
+      return convertXlsx(job.bytes, job.limits);
+    default:
+      throw new ConversionError('corrupt', `no isolated converter for ${job.mediaType}`);
+  }
+}
+
+process.on('message', (job: ChildJob) => {
+  void convert(job).then(
+    (result): ChildReply => ({ id: job.id, ok: true, result }),
+    (error: unknown): ChildReply => ({
+      id: job.id,
+      ok: false,
+      code: error instanceof ConversionError ? error.code : 'corrupt',
+      message: error instanceof Error ? error.message : String(error),
+    }),
+  ).then((reply) => process.send!(reply));
+});

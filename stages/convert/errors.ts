@@ -1,0 +1,23 @@
+// The named failures of stage 2. Every error a converter raises reaches the walk as one of
+// these, so an item's failure always says which limit or defect stopped it.
+
+export type ConversionErrorCode =
+  | 'too_large'
+  | 'zip_bomb'
+  | 'too_many_entries'
+  | 'too_many_cells'
+  | 'too_many_pages'
+  | 'timeout'
+  | 'memory_limit'
+  | 'corrupt'
+  | 'encrypted'
+  | 'converter_crashed';
+
+export class ConversionError extends Error {
+  readonly code: ConversionErrorCode;
+  constructor(code: ConversionErrorCode, message: string) {
+    super(message);
+    this.name = 'ConversionError';
+    this.code = code;
+  }
+}

@@ -1,0 +1,183 @@
+// A small pool of converter child processes with a hard timeout and a hard memory cap per job.
+//
+// Why child processes and not worker threads: a worker's resourceLimits cap only the JS heap,
+// not the buffers a zip or PDF inflates into, and a V8 out-of-memory in mammoth aborts the
+// whole process (DESIGN.md 14). Why not a pool library: the cap we need is on the child's
+// resident memory, watched from outside (a hung child cannot report on itself), and ended by
+// SIGKILL; the pools we looked at (workerpool, piscina) expose neither the child's pid per job
+// nor a memory kill.
+//
+// Each child runs one job at a time. The parent reads the child's VmRSS from /proc while the
+// job runs and kills it past `memoryMb`; a timer kills it past `timeoutMs`; a killed or
+// crashed child is replaced by a fresh one for the next job.
+
+import { fork, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { ConversionError, type ConversionErrorCode } from './errors.ts';
+import type { Converted, MediaType } from './index.ts';
+
+export interface ChildLimits {
+  maxPages: number;
+  maxCells: number;
+  maxEntries: number;
+  maxInflatedBytes: number;
+}
+
+export interface ChildJob {
+  id: number;
+  mediaType: MediaType;
+  bytes: Uint8Array;
+  limits: ChildLimits;
+}
+
+export type ChildReply =
+  | { id: number; ok: true; result: Converted }
+  | { id: number; ok: false; code: ConversionErrorCode; message: string };
+
+export interface PoolOptions {
+  workers: number;
+  timeoutMs: number;
+  memoryMb: number;
+}
+
+const CHILD = fileURLToPath(new URL('./child.ts', import.meta.url));
+const RSS_POLL_MS = 50;
+const STDERR_TAIL = 4096;
+
+interface Pending {
+  job: ChildJob;
+  resolve: (result: Converted) => void;
+  reject: (error: ConversionError) => void;
+}
+
+interface Slot {
+  child: ChildProcess | null;
+  stderr: string;
+  busy: Pending | null;
+}
+
+export class ConverterPool {
+  readonly #options: PoolOptions;
+  readonly #slots: Slot[];
+  readonly #queue: Pending[] = [];
+  #nextId = 1;
+  #closed = false;
+
+  constructor(options: PoolOptions) {
+    this.#options = options;
+    this.#slots = Array.from({ length: options.workers }, () => ({ child: null, stderr: '', busy: null }));
+  }
+
+  run(mediaType: MediaType, bytes: Uint8Array, limits: ChildLimits): Promise<Converted> {
+    if (this.#closed) return Promise.reject(new ConversionError('converter_crashed', 'the converter pool is closed'));
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ job: { id: this.#nextId++, mediaType, bytes, limits }, resolve, reject });
+      this.#dispatch();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const pending of this.#queue.splice(0)) pending.reject(new ConversionError('converter_crashed', 'the converter pool closed'));
+    await Promise.all(this.#slots.map((slot) => this.#stop(slot)));
+  }
+
+  #dispatch(): void {
+    for (const slot of this.#slots) {
+      if (slot.busy !== null) continue;
+      const pending = this.#queue.shift();
+      if (pending === undefined) return;
+      this.#start(slot, pending);
+    }
+  }
+
+  #spawn(slot: Slot): ChildProcess {
+    const child = fork(CHILD, [], {
+      execArgv: [`--max-old-space-size=${this.#options.memoryMb}`],
+      serialization: 'advanced',
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    });
+    slot.stderr = '';
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (text: string) => {
+      slot.stderr = (slot.stderr + text).slice(-STDERR_TAIL);
+    });
+    child.on('exit', (code, signal) => {
+      if (slot.child === child) slot.child = null;
+      const pending = slot.busy;
+      if (pending === null) return;
+      slot.busy = null;
+      const outOfMemory = /heap out of memory|Allocation failed|ERR_WORKER_OUT_OF_MEMORY/.test(slot.stderr);
+      pending.reject(
+        outOfMemory
+          ? new ConversionError('memory_limit', `the converter ran out of its ${this.#options.memoryMb} MB heap`)
+          : new ConversionError('converter_crashed', `the converter exited (${signal ?? `code ${code}`})`),
+      );
+      this.#dispatch();
+    });
+    child.on('error', () => {});
+    slot.child = child;
+    return child;
+  }
+
+  #start(slot: Slot, pending: Pending): void {
+    const child = slot.child ?? this.#spawn(slot);
+    slot.busy = pending;
+    child.ref();
+    child.channel?.ref();
+    const settle = (kill: ConversionError | null, reply?: ChildReply) => {
+      clearTimeout(timer);
+      clearInterval(watch);
+      child.off('message', onMessage);
+      if (slot.busy !== pending) return;
+      if (kill !== null) {
+        // The exit handler must not report this job a second time.
+        slot.busy = null;
+        slot.child = null;
+        child.kill('SIGKILL');
+        pending.reject(kill);
+      } else if (reply !== undefined) {
+        slot.busy = null;
+        child.unref();
+        child.channel?.unref();
+        if (reply.ok) pending.resolve(reply.result);
+        else pending.reject(new ConversionError(reply.code, reply.message));
+      }
+      this.#dispatch();
+    };
+    const onMessage = (reply: ChildReply) => {
+      if (reply.id === pending.job.id) settle(null, reply);
+    };
+    const timer = setTimeout(
+      () => settle(new ConversionError('timeout', `conversion took longer than ${this.#options.timeoutMs} ms`)),
+      this.#options.timeoutMs,
+    );
+    const watch = setInterval(() => {
+      void residentMb(child.pid).then((mb) => {
+        if (mb !== null && mb > this.#options.memoryMb) {
+          settle(new ConversionError('memory_limit', `the converter passed ${this.#options.memoryMb} MB of memory`));
+        }
+      });
+    }, RSS_POLL_MS);
+    child.on('message', onMessage);
+    child.send(pending.job);
+  }
+
+  async #stop(slot: Slot): Promise<void> {
+    const child = slot.child;
+    slot.child = null;
+    if (child === null || child.exitCode !== null || child.signalCode !== null) return;
+    await new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGKILL');
+    });
+  }
+}
+
+async function residentMb(pid: number | undefined): Promise<number | null> {
+  if (pid === undefined) return null;
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => null);
+  const kb = status === null ? null : /VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1];
+  return kb === undefined || kb === null ? null : Number(kb) / 1024;
+}

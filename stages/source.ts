@@ -1,0 +1,131 @@
+// Stage 1, the source walk over files (SPEC.md 1): ENGINE_SOURCE_PATH, recursively, as an async
+// iterable. Directories are read through fs.opendir in small buffered batches and yielded
+// one file at a time, so the consumer's pace limits the walk (it never lists the corpus).
+//
+// - Names are read as bytes. A name that is not valid UTF-8 still gets a stable relative
+//   path (each invalid byte spelled %XX) and is opened by its raw bytes.
+// - Symbolic links are followed only when their target stays inside the corpus; a linked
+//   directory already visited (a cycle) is not entered twice.
+// - Dot-files and dot-directories are skipped: they are tooling (.git, editor swap files)
+//   and the temp files of atomic writes, never documents.
+// - An entry that cannot be read is skipped with a logged reason; the walk goes on.
+
+import { opendir, realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from '../lib/log.ts';
+
+export interface FileItem {
+  /** Corpus-relative path with '/' separators: the item's identity. */
+  relPath: string;
+  /** The path to open, as raw bytes (exact even for non-UTF-8 names). */
+  absPath: Buffer;
+  size: number;
+  mtimeNs: bigint;
+  ino: bigint;
+}
+
+export interface SkippedEntry {
+  relPath: string;
+  reason: string;
+}
+
+const SEPARATOR = Buffer.from(path.sep);
+
+/** A name segment as text: itself when valid UTF-8, else with each invalid byte spelled %XX. */
+export function nameToText(name: Buffer): string {
+  const text = name.toString('utf8');
+  if (Buffer.from(text, 'utf8').equals(name)) return text;
+  let out = '';
+  let i = 0;
+  while (i < name.length) {
+    const width = utf8SequenceLength(name, i);
+    if (width === 0) {
+      out += `%${name[i]!.toString(16).toUpperCase().padStart(2, '0')}`;
+      i += 1;
+    } else {
+      out += name.subarray(i, i + width).toString('utf8');
+      i += width;
+    }
+  }
+  return out;
+}
+
+/** Length of the valid UTF-8 sequence starting at i, or 0 when the bytes there are not one. */
+function utf8SequenceLength(bytes: Buffer, i: number): number {
+  const b = bytes[i]!;
+  const width = b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+  if (width <= 1) return width;
+  if (i + width > bytes.length) return 0;
+  const candidate = bytes.subarray(i, i + width);
+  return Buffer.from(candidate.toString('utf8'), 'utf8').equals(candidate) ? width : 0;
+}
+
+function isInside(root: string, target: string): boolean {
+  const rel = path.relative(root, target);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/**
+ * Yields every regular file under root. `onSkip` hears about entries that were passed over
+ * (unreadable, links leaving the corpus, special files).
+ */
+export async function* walkFiles(root: string, log: Logger, onSkip: (entry: SkippedEntry) => void = () => {}): AsyncGenerator<FileItem> {
+  const realRoot = await realpath(root);
+  const visited = new Set<string>([realRoot]);
+  // Depth-first with an explicit stack of directories still to read; each holds its raw path
+  // and its corpus-relative text path.
+  const pending: { abs: Buffer; rel: string }[] = [{ abs: Buffer.from(root), rel: '' }];
+  const skip = (relPath: string, reason: string) => {
+    log.warn({ path: relPath, reason }, 'source entry skipped');
+    onSkip({ relPath, reason });
+  };
+
+  while (pending.length > 0) {
+    const dir = pending.pop()!;
+    let handle;
+    try {
+      handle = await opendir(dir.abs, { encoding: 'buffer', bufferSize: 64 } as never);
+    } catch (error) {
+      skip(dir.rel || '.', `cannot read directory: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      continue;
+    }
+    for await (const entry of handle) {
+      const name = entry.name as unknown as Buffer;
+      if (name[0] === 0x2e /* '.' */) continue;
+      const abs = Buffer.concat([dir.abs, SEPARATOR, name]);
+      const rel = dir.rel === '' ? nameToText(name) : `${dir.rel}/${nameToText(name)}`;
+      let kind: 'file' | 'dir' | 'other' = entry.isFile() ? 'file' : entry.isDirectory() ? 'dir' : 'other';
+      if (entry.isSymbolicLink()) {
+        const target = await realpath(abs).then((p) => p.toString(), () => null);
+        if (target === null) {
+          skip(rel, 'broken symbolic link');
+          continue;
+        }
+        if (!isInside(realRoot, target)) {
+          skip(rel, 'symbolic link leads outside the corpus');
+          continue;
+        }
+        const targetStat = await stat(target).catch(() => null);
+        kind = targetStat?.isFile() ? 'file' : targetStat?.isDirectory() ? 'dir' : 'other';
+        if (kind === 'dir') {
+          if (visited.has(target)) continue;
+          visited.add(target);
+        }
+      }
+      if (kind === 'dir') {
+        pending.push({ abs, rel });
+        continue;
+      }
+      if (kind === 'other') {
+        skip(rel, 'not a regular file');
+        continue;
+      }
+      try {
+        const st = await stat(abs, { bigint: true });
+        yield { relPath: rel, absPath: abs, size: Number(st.size), mtimeNs: st.mtimeNs, ino: st.ino };
+      } catch (error) {
+        skip(rel, `cannot stat: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      }
+    }
+  }
+}

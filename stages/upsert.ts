@@ -1,0 +1,40 @@
+// Stage 6, row UPSERT for one item: hand its rows to the batched sink, wait until they are
+// durable, then delete by key the rows the item emitted last time and no longer emits.
+// source_documents rows are permanent provenance and are never deleted.
+
+import type { Database } from '../lib/db/database.ts';
+import { deleteRowsByKey } from '../lib/db/delete.ts';
+import type { Sink } from '../lib/db/sink.ts';
+import { rowKey, sourceDocuments, WALK_TABLES } from '../lib/db/tables.ts';
+import type { ItemRows } from '../lib/engine/ingest-file.ts';
+
+export type RowKeys = Record<string, string[]>;
+
+export function keysOf(rows: ItemRows): RowKeys {
+  return Object.fromEntries([...rows].map(([spec, list]) => [spec.name, list.map((row) => rowKey(spec, row))]));
+}
+
+/** Deletes the given keys table by table, children before parents. */
+export async function deleteItemRows(db: Database, keys: RowKeys): Promise<number> {
+  let deleted = 0;
+  for (const spec of [...WALK_TABLES].reverse()) {
+    if (spec === sourceDocuments) continue;
+    deleted += await deleteRowsByKey(db, spec, keys[spec.name] ?? []);
+  }
+  return deleted;
+}
+
+/** Writes the item's rows and retires the ones it stopped emitting; returns the keys it now owns. */
+export async function upsertItemRows(sink: Sink, db: Database, rows: ItemRows, previousKeys: RowKeys | undefined): Promise<RowKeys> {
+  await Promise.all([...rows].map(([spec, list]) => sink.write(spec, list)));
+  const keys = keysOf(rows);
+  if (previousKeys !== undefined) {
+    const stale: RowKeys = {};
+    for (const [table, old] of Object.entries(previousKeys)) {
+      const now = new Set(keys[table] ?? []);
+      stale[table] = old.filter((k) => !now.has(k));
+    }
+    await deleteItemRows(db, stale);
+  }
+  return keys;
+}

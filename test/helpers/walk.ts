@@ -1,0 +1,72 @@
+// A walkable engine for tests: a temp corpus and state store on the target database engine.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { loadConfig } from '../../lib/config.ts';
+import { openEngine, type OpenEngine } from '../../lib/engine/open.ts';
+import type { FlowPass } from '../../lib/flow.ts';
+import { openTestDatabase, type TestDatabase } from './db.ts';
+
+export interface WalkFixture {
+  root: string;
+  corpus: string;
+  target: TestDatabase;
+  engine: OpenEngine;
+  write(relPath: string, content: string | Uint8Array): Promise<void>;
+  /** Reopens the engine (a new process would): same database, same state store. */
+  reopen(passes?: FlowPass[]): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+export async function walkFixture(options: { passes?: FlowPass[]; env?: Record<string, string> } = {}): Promise<WalkFixture> {
+  const root = mkdtempSync(path.join(tmpdir(), 'ingest-walk-'));
+  const corpus = path.join(root, 'corpus');
+  await mkdir(corpus);
+  const target = await openTestDatabase();
+  const config = loadConfig({ INGEST_DATA_DIR: root, INGEST_SINK_FLUSH_MS: '5', ...options.env }, root);
+  const log = pino({ level: 'silent' });
+  const open = (passes?: FlowPass[]) => openEngine(config, log, { db: target.db, ...(passes ? { passes } : {}) });
+  const fixture: WalkFixture = {
+    root,
+    corpus,
+    target,
+    engine: await open(options.passes),
+    async write(relPath, content) {
+      const file = path.join(corpus, relPath);
+      await mkdir(path.dirname(file), { recursive: true });
+      await writeFile(file, content);
+    },
+    async reopen(passes) {
+      await fixture.engine.close();
+      fixture.engine = await open(passes ?? options.passes);
+    },
+    async dispose() {
+      await fixture.engine.close();
+      await target.dispose();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+  return fixture;
+}
+
+/** Every walk-written row as comparable tuples, per table. */
+export async function snapshotRows(fixture: WalkFixture): Promise<Record<string, { key: string; opId: string; updatedAt: string }[]>> {
+  const tables: Record<string, string> = {
+    source_documents: 'id::text', content_chunks: 'id::text', q_a_extractions: 'id::text',
+    entity_mentions: 'id::text', entity_relationships: 'id::text', record_embeddings: "owner_kind || ':' || owner_id",
+  };
+  const out: Record<string, { key: string; opId: string; updatedAt: string }[]> = {};
+  for (const [table, key] of Object.entries(tables)) {
+    const { rows } = await fixture.target.db.query<{ key: string; op_id: string; updated_at: Date | string }>(
+      `SELECT ${key} AS key, op_id::text AS op_id, updated_at FROM ${table} ORDER BY 1`,
+    );
+    out[table] = rows.map((r) => ({ key: r.key, opId: r.op_id, updatedAt: new Date(r.updated_at).toISOString() }));
+  }
+  return out;
+}
+
+export const markdown = (title: string, paragraphs: number): string =>
+  `# ${title}\n\n${Array.from({ length: paragraphs }, (_, i) => `Paragraph ${i} of ${title}. ${'Words to fill the chunk. '.repeat(20)}`).join('\n\n')}\n`;

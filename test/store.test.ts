@@ -1,0 +1,89 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { open } from 'lmdb';
+import { inspectStateStore, openStateStore, resetStateStore, STATE_FORMAT_VERSION, StateStoreVersionError, type ItemMemo } from '../lib/engine/store.ts';
+
+let dir: string;
+test.before.each(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'ingest-state-'));
+});
+test.after.each(() => rmSync(dir, { recursive: true, force: true }));
+
+const memo: ItemMemo = {
+  sha256: 'ab', size: 3, mtimeNs: '1', ino: '2', sourceDocumentId: 'd', mediaType: 'text/markdown', opId: 'o',
+  rows: { content_chunks: ['k1', 'k2'] },
+};
+
+/** Writes raw values behind the facade's back, as an older build or a corruption would. */
+async function tamper(write: (meta: ReturnType<typeof rawDb>, items: ReturnType<typeof rawDb>) => Promise<void>) {
+  const root = open({ path: path.join(dir, 'state.mdb'), maxDbs: 4, compression: false });
+  await write(rawDb(root, 'meta'), rawDb(root, 'items'));
+  await root.close();
+}
+function rawDb(root: ReturnType<typeof open>, name: string) {
+  return root.openDB<unknown, string>({ name, encoding: 'msgpack' });
+}
+
+test('item memos persist across reopen and are committed when put resolves', async () => {
+  const store = await openStateStore(dir);
+  await store.putItem('file:a.md', memo);
+  await store.close();
+  const again = await openStateStore(dir);
+  assert.equal(again.getItem('file:a.md'), { memo, healed: false });
+  assert.equal([...again.itemKeys()], ['file:a.md']);
+  await again.close();
+});
+
+test('a store of another format version is refused, naming verify and reset', async () => {
+  await (await openStateStore(dir)).close();
+  await tamper(async (meta) => {
+    await meta.put('format_version', STATE_FORMAT_VERSION + 1);
+  });
+  try {
+    await openStateStore(dir);
+    assert.unreachable('expected StateStoreVersionError');
+  } catch (error) {
+    assert.instance(error, StateStoreVersionError);
+    assert.match((error as Error).message, /ingest state verify/);
+    assert.match((error as Error).message, /ingest state reset/);
+  }
+  const report = await inspectStateStore(dir);
+  assert.is(report.formatVersion, STATE_FORMAT_VERSION + 1);
+});
+
+test('an unreadable item memo is removed and reported as healed', async () => {
+  await (await openStateStore(dir)).close();
+  await tamper(async (_meta, items) => {
+    await items.put('file:bad.md', { sha256: 42 });
+  });
+  const store = await openStateStore(dir);
+  assert.equal(store.getItem('file:bad.md'), { memo: undefined, healed: true });
+  assert.equal(store.getItem('file:bad.md'), { memo: undefined, healed: false });
+  await store.close();
+});
+
+test('ingest state verify reports, and reset --yes starts over', async () => {
+  const store = await openStateStore(dir);
+  await store.putItem('file:a.md', memo);
+  await store.close();
+  const bin = path.resolve(import.meta.dirname, '..', 'bin', 'ingest.ts');
+  const run = (...args: string[]) =>
+    spawnSync(process.execPath, [bin, 'state', ...args], { env: { PATH: process.env.PATH, ENGINE_DB: dir }, encoding: 'utf8' });
+  const verify = run('verify');
+  assert.is(verify.status, 0, verify.stderr);
+  assert.match(verify.stdout, /item memos: 1/);
+  assert.match(verify.stdout, /\nok\n/);
+  assert.is(run('reset').status, 2, 'reset without --yes refuses');
+  assert.is(run('reset', '--yes').status, 0);
+  assert.match(run('verify').stdout, /no state store/);
+});
+
+test('reset of a store that does not exist is harmless', async () => {
+  await resetStateStore(path.join(dir, 'never-created'));
+});
+
+test.run();

@@ -1,0 +1,181 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { rm, copyFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { walk, type FlowPass } from '../lib/flow.ts';
+import { markdown, snapshotRows, walkFixture, type WalkFixture } from './helpers/walk.ts';
+
+let f: WalkFixture;
+test.before.each(async () => {
+  f = await walkFixture();
+  await f.write('handbook.md', markdown('Handbook', 12));
+  await f.write('policies/travel.md', markdown('Travel policy', 4));
+  await f.write('policies/notes.txt', 'Plain notes.\n\nSecond paragraph.');
+  await f.write('policies/deep/faq.markdown', markdown('FAQ', 2));
+  await f.write('image.png', new Uint8Array([0x89, 0x50, 0x4e, 0x47]));
+});
+test.after.each(async () => {
+  await f.dispose();
+});
+
+const DOCUMENTS = 4;
+
+async function count(sql: string, params: unknown[] = []): Promise<number> {
+  const { rows } = await f.target.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${sql}`, params);
+  return rows[0]!.n;
+}
+
+test('a first walk lands every recognised document with its chunks, stamped with the walk op_id', async () => {
+  const summary = await walk(f.engine, { sourcePath: f.corpus });
+  assert.is(summary.status, 'completed');
+  assert.equal(summary.items, { seen: 5, changed: DOCUMENTS, unchanged: 0, failed: 0, dropped: 1, skipped: 0, removed: 0 });
+  assert.is(await count('source_documents'), DOCUMENTS);
+  const chunks = await count('content_chunks');
+  assert.ok(chunks > DOCUMENTS, 'the long handbook spans several chunks');
+  assert.is(summary.rows.content_chunks, chunks);
+  assert.is(await count('source_documents WHERE op_id <> $1', [summary.opId]), 0);
+  assert.is(await count('content_chunks WHERE op_id <> $1', [summary.opId]), 0);
+  const { rows } = await f.target.db.query<{ rel_path: string; media_type: string; title: string | null }>(
+    'SELECT rel_path, media_type, title FROM source_documents ORDER BY rel_path',
+  );
+  assert.equal(rows.map((r) => r.rel_path), ['handbook.md', 'policies/deep/faq.markdown', 'policies/notes.txt', 'policies/travel.md']);
+  assert.is(rows[0]!.title, 'Handbook');
+  assert.is(rows[0]!.media_type, 'text/markdown');
+});
+
+test('a second walk over the unchanged corpus changes no row and stamps no op_id', async () => {
+  await walk(f.engine, { sourcePath: f.corpus });
+  const before = await snapshotRows(f);
+  await f.reopen();
+  const second = await walk(f.engine, { sourcePath: f.corpus });
+  assert.equal(second.items, { seen: 5, changed: 0, unchanged: DOCUMENTS, failed: 0, dropped: 1, skipped: 0, removed: 0 });
+  assert.equal(second.rows, {});
+  assert.equal(await snapshotRows(f), before);
+});
+
+test('a touched file with the same bytes is still unchanged', async () => {
+  await walk(f.engine, { sourcePath: f.corpus });
+  const before = await snapshotRows(f);
+  await f.write('handbook.md', markdown('Handbook', 12)); // new mtime, same bytes
+  const again = await walk(f.engine, { sourcePath: f.corpus });
+  assert.is(again.items.changed, 0);
+  assert.equal(await snapshotRows(f), before);
+});
+
+test('editing one file re-stamps only that document’s rows and drops the chunks it no longer has', async () => {
+  const first = await walk(f.engine, { sourcePath: f.corpus });
+  const { rows: [doc] } = await f.target.db.query<{ id: string }>("SELECT id FROM source_documents WHERE rel_path = 'handbook.md'");
+  await f.write('handbook.md', markdown('Handbook', 1));
+  const second = await walk(f.engine, { sourcePath: f.corpus });
+  assert.is(second.items.changed, 1);
+  const { rows } = await f.target.db.query<{ rel_path: string; op_id: string; id: string }>('SELECT rel_path, op_id, id FROM source_documents');
+  for (const row of rows) assert.is(row.op_id, row.rel_path === 'handbook.md' ? second.opId : first.opId, row.rel_path);
+  assert.is(rows.find((r) => r.rel_path === 'handbook.md')!.id, doc!.id, 'an edited file keeps its document id');
+  assert.is(await count('content_chunks WHERE source_document_id = $1', [doc!.id]), 1);
+  assert.is(await count('content_chunks WHERE source_document_id = $1 AND op_id <> $2', [doc!.id, second.opId]), 0);
+  assert.is(await count('content_chunks WHERE source_document_id <> $1 AND op_id <> $2', [doc!.id, first.opId]), 0);
+});
+
+test('deleting a file removes its derived rows and keeps its source_documents row', async () => {
+  await walk(f.engine, { sourcePath: f.corpus });
+  const { rows: [doc] } = await f.target.db.query<{ id: string }>("SELECT id FROM source_documents WHERE rel_path = 'policies/travel.md'");
+  await rm(path.join(f.corpus, 'policies/travel.md'));
+  const second = await walk(f.engine, { sourcePath: f.corpus });
+  assert.is(second.items.removed, 1);
+  assert.ok(second.rowsDeleted > 0);
+  assert.is(await count('content_chunks WHERE source_document_id = $1', [doc!.id]), 0);
+  assert.is(await count('source_documents WHERE id = $1', [doc!.id]), 1);
+  assert.is(f.engine.store.getItem('file:policies/travel.md').memo, undefined);
+});
+
+test('the same bytes at a new path resolve to the same source_documents id', async () => {
+  await walk(f.engine, { sourcePath: f.corpus });
+  await copyFile(path.join(f.corpus, 'policies/travel.md'), path.join(f.corpus, 'travel-copy.md'));
+  const second = await walk(f.engine, { sourcePath: f.corpus });
+  assert.is(second.items.changed, 1);
+  assert.is(await count('source_documents'), DOCUMENTS);
+  const { rows } = await f.target.db.query<{ id: string; rel_path: string }>("SELECT id, rel_path FROM source_documents WHERE content_sha256 = (SELECT content_sha256 FROM source_documents WHERE rel_path = 'travel-copy.md')");
+  assert.is(rows.length, 1);
+  assert.is(f.engine.store.getItem('file:travel-copy.md').memo?.sourceDocumentId, rows[0]!.id);
+  assert.is(f.engine.store.getItem('file:policies/travel.md').memo?.sourceDocumentId, rows[0]!.id);
+  // Deleting one copy keeps the rows the other copy owns.
+  await rm(path.join(f.corpus, 'policies/travel.md'));
+  const third = await walk(f.engine, { sourcePath: f.corpus });
+  assert.is(third.items.removed, 1);
+  assert.ok(await count('content_chunks WHERE source_document_id = $1', [rows[0]!.id]) > 0);
+});
+
+test('two copies admitted in the same walk share one document', async () => {
+  await f.write('copy-a.md', markdown('Twin', 3));
+  await f.write('copy-b.md', markdown('Twin', 3));
+  await walk(f.engine, { sourcePath: f.corpus });
+  assert.is(await count("source_documents WHERE title = 'Twin'"), 1);
+});
+
+test('full_reprocess re-stamps every row with the current op_id', async () => {
+  await walk(f.engine, { sourcePath: f.corpus });
+  const full = await walk(f.engine, { sourcePath: f.corpus, fullReprocess: true });
+  assert.is(full.items.changed, DOCUMENTS);
+  assert.is(await count('source_documents WHERE op_id <> $1', [full.opId]), 0);
+  assert.is(await count('content_chunks WHERE op_id <> $1', [full.opId]), 0);
+  assert.is(await count('source_documents'), DOCUMENTS);
+});
+
+test('idle mode: no corpus directory walks nothing and writes no derived row', async () => {
+  for (const sourcePath of [null, path.join(f.root, 'missing')]) {
+    const summary = await walk(f.engine, { sourcePath });
+    assert.is(summary.status, 'completed');
+    assert.ok(summary.idle);
+    assert.is(summary.items.seen, 0);
+  }
+  assert.is(await count('source_documents'), 0);
+  assert.is(await count('content_chunks'), 0);
+});
+
+test('every walk leaves exactly one pipeline_runs row, updated from in_progress to its terminal status', async () => {
+  const summary = await walk(f.engine, { sourcePath: f.corpus });
+  const { rows } = await f.target.db.query<{ status: string; result: { counts: Record<string, number> } }>(
+    'SELECT status, result FROM pipeline_runs WHERE op_id = $1',
+    [summary.opId],
+  );
+  assert.is(rows.length, 1);
+  assert.is(rows[0]!.status, 'completed');
+  assert.is(rows[0]!.result.counts.changed, DOCUMENTS);
+});
+
+test('flow-scope passes run after the settle barrier, and a failing pass does not fail the walk', async () => {
+  let rowsSeenByPass = -1;
+  const passes: FlowPass[] = [
+    { name: 'counts-rows', async run({ db }) {
+      const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM content_chunks');
+      rowsSeenByPass = rows[0]!.n;
+    } },
+    { name: 'explodes', async run() { throw new Error('pass failure'); } },
+  ];
+  await f.reopen(passes);
+  const summary = await walk(f.engine, { sourcePath: f.corpus });
+  assert.is(summary.status, 'completed');
+  assert.is(rowsSeenByPass, summary.rows.content_chunks, 'the pass saw every chunk the walk wrote');
+  assert.equal(summary.passes.map((p) => [p.name, p.ok]), [['counts-rows', true], ['explodes', false], ['cleanup', true]]);
+});
+
+test('a database wiped under a surviving state store makes the next walk redo every item', async () => {
+  await walk(f.engine, { sourcePath: f.corpus });
+  for (const table of ['content_chunks', 'source_documents', 'engine_instance']) await f.target.db.query(`DELETE FROM ${table}`);
+  const again = await walk(f.engine, { sourcePath: f.corpus });
+  assert.is(again.items.changed, DOCUMENTS);
+  assert.is(await count('source_documents'), DOCUMENTS);
+});
+
+test('a corrupt document fails alone; the walk completes and tallies it', async () => {
+  await f.write('locked.md', 'secret');
+  await writeFile(path.join(f.corpus, 'broken.pdf'), 'this is not a pdf');
+  const summary = await walk(f.engine, { sourcePath: f.corpus });
+  assert.is(summary.status, 'completed');
+  assert.is(summary.items.failed, 1);
+  assert.is(summary.counters.item_failure, 1);
+  assert.equal(summary.failures.map((x) => [x.path, x.stage]), [['broken.pdf', 'convert']]);
+  assert.is(await count('source_documents'), DOCUMENTS + 1);
+});
+
+test.run();
