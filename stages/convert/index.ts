@@ -34,7 +34,7 @@ const BY_EXTENSION: Readonly<Record<string, MediaType>> = {
 /** The media type by file extension (case-insensitive); null for anything the walk drops. */
 export function mediaTypeFor(relPath: string): MediaType | null {
   const dot = relPath.lastIndexOf('.');
-  if (dot <= relPath.lastIndexOf('/')) return null;
+  if (dot <= relPath.lastIndexOf('/') + 1) return null;
   return BY_EXTENSION[relPath.slice(dot).toLowerCase()] ?? null;
 }
 

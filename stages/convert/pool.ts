@@ -104,7 +104,9 @@ export class ConverterPool {
       slot.stderr = (slot.stderr + text).slice(-STDERR_TAIL);
     });
     child.on('exit', (code, signal) => {
-      if (slot.child === child) slot.child = null;
+      // A child killed by settle() was already detached; the slot may be serving a new one.
+      if (slot.child !== child) return;
+      slot.child = null;
       const pending = slot.busy;
       if (pending === null) return;
       slot.busy = null;
@@ -168,6 +170,8 @@ export class ConverterPool {
     const child = slot.child;
     slot.child = null;
     if (child === null || child.exitCode !== null || child.signalCode !== null) return;
+    // An idle child is unreferenced; hold the loop open until it is really gone.
+    child.ref();
     await new Promise<void>((resolve) => {
       child.once('exit', () => resolve());
       child.kill('SIGKILL');

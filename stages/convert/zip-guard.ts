@@ -62,6 +62,8 @@ async function drain(zip: yauzl.ZipFile, entry: yauzl.Entry, already: number, ma
   } catch (error) {
     (stream as unknown as { destroy?: () => void }).destroy?.();
     if (error instanceof ConversionError) throw error;
+    // An entry inflating past the size it declared is the classic lying bomb.
+    if (/too many bytes/.test((error as Error).message)) throw new ConversionError('zip_bomb', `zip entry ${entry.fileName} inflates past its declared size`);
     throw new ConversionError('corrupt', `zip entry ${entry.fileName} does not inflate cleanly: ${(error as Error).message}`);
   }
   return total;

@@ -1,0 +1,133 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ConversionError, createConverter, mediaTypeFor, type Converter, type MediaType } from '../stages/convert/index.ts';
+import { docxBomb, flateBombPdf, makeDocx, makePdf, makeXlsx, xlsxWithCells } from './helpers/documents.ts';
+
+const PDF: MediaType = 'application/pdf';
+const DOCX: MediaType = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+const XLSX: MediaType = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+
+async function failure(converter: Converter, bytes: Uint8Array, type: MediaType): Promise<ConversionError> {
+  try {
+    await converter.convert(bytes, type);
+  } catch (error) {
+    assert.instance(error, ConversionError, String(error));
+    return error as ConversionError;
+  }
+  assert.unreachable('expected a ConversionError');
+  throw new Error('unreachable');
+}
+
+test('media types by extension, case-insensitive; anything else is dropped', () => {
+  assert.is(mediaTypeFor('a/b/Report.PDF'), PDF);
+  assert.is(mediaTypeFor('notes.markdown'), 'text/markdown');
+  assert.is(mediaTypeFor('page.htm'), 'text/html');
+  for (const name of ['image.png', 'archive.zip', 'README', 'dir.md/file', 'x.docx.bak', '.md']) assert.is(mediaTypeFor(name), null, name);
+});
+
+test('markdown and text pass through; a BOM is dropped; the first heading is the title', async () => {
+  const converter = createConverter();
+  const md = await converter.convert(Buffer.from('\ufeff# Title here\n\nBody é 中文'), 'text/markdown');
+  assert.is(md.text, '# Title here\n\nBody é 中文');
+  assert.is(md.title, 'Title here');
+  assert.equal(await converter.convert(Buffer.from('plain'), 'text/plain'), { text: 'plain', title: null });
+  await converter.close();
+});
+
+test('real PDF, DOCX and XLSX convert in the isolated pool with their text and structure', async () => {
+  const converter = createConverter();
+  try {
+    const pdf = await converter.convert(await makePdf([{ heading: 'Quarterly Report', paragraphs: ['Revenue grew in every region.'] }, { heading: 'Outlook', paragraphs: ['Stable.'] }], 'Q3'), PDF);
+    assert.match(pdf.text, /Quarterly Report/);
+    assert.match(pdf.text, /Revenue grew in every region\./);
+    assert.match(pdf.text, /Outlook/);
+    assert.is(pdf.pages, 2);
+    assert.is(pdf.title, 'Q3');
+
+    const docx = await converter.convert(await makeDocx(), DOCX);
+    assert.match(docx.text, /^# Onboarding Guide$/m);
+    assert.match(docx.text, /^- Bring your badge$/m);
+    assert.match(docx.text, /^Monday \| Laptop setup$/m);
+    assert.is(docx.title, 'Onboarding Guide');
+
+    const xlsx = await converter.convert(await makeXlsx(), XLSX);
+    assert.match(xlsx.text, /^# Price list$/m);
+    assert.match(xlsx.text, /^Item \| Price \| Currency$/m);
+    assert.match(xlsx.text, /^Widget \| 9\.5 \| EUR$/m);
+  } finally {
+    await converter.close();
+  }
+});
+
+test('a document over the size limit fails as too_large before any parsing', async () => {
+  const converter = createConverter({ maxInputBytes: 10 });
+  assert.is((await failure(converter, Buffer.alloc(11), PDF)).code, 'too_large');
+  await converter.close();
+});
+
+test('hostile files fail alone with named errors; the pool recovers; the caller’s memory stays flat', async () => {
+  const converter = createConverter({ memoryMb: 300, timeoutMs: 20_000, maxInflatedBytes: 64 * 1024 * 1024, maxCells: 100_000 });
+  const normal = await makePdf([{ heading: 'Still works', paragraphs: ['after every hostile file'] }]);
+  const rssBefore = process.memoryUsage().rss;
+  try {
+    const truncated = await makePdf([{ heading: 'Cut short', paragraphs: ['x'.repeat(2000)] }]);
+    const cases: [string, Uint8Array, MediaType, string[]][] = [
+      ['truncated PDF', truncated.subarray(0, Math.floor(truncated.length / 2)), PDF, ['corrupt']],
+      ['not a PDF at all', Buffer.from('GIF89a not a pdf'), PDF, ['corrupt']],
+      ['Flate-bomb PDF (600 MB content stream)', await flateBombPdf(600 * 1024 * 1024), PDF, ['memory_limit', 'timeout', 'corrupt']],
+      ['DOCX whose document.xml inflates to 200 MB', await docxBomb(200 * 1024 * 1024), DOCX, ['zip_bomb']],
+      ['DOCX that lies about its inflated size', await docxBomb(20 * 1024 * 1024, 1000), DOCX, ['zip_bomb']],
+      ['DOCX that is not a zip', Buffer.from('PK but not really'), DOCX, ['corrupt']],
+      ['XLSX with a million cells', await xlsxWithCells(100_000, 10, 'A1:J100000'), XLSX, ['too_many_cells']],
+    ];
+    for (const [label, bytes, type, codes] of cases) {
+      const error = await failure(converter, bytes, type);
+      assert.ok(codes.includes(error.code), `${label}: got ${error.code} (${error.message})`);
+      const after = await converter.convert(normal, PDF);
+      assert.match(after.text, /Still works/, `the pool converts again after: ${label}`);
+    }
+    // Bound on the caller's memory (not a timing): the hostile work happened in the children.
+    const grownMb = (process.memoryUsage().rss - rssBefore) / 1024 / 1024;
+    assert.ok(grownMb < 200, `the calling process grew by ${grownMb.toFixed(0)} MB`);
+  } finally {
+    await converter.close();
+  }
+});
+
+test('a sheet that declares a huge dimension but holds little converts normally', async () => {
+  const converter = createConverter();
+  try {
+    const result = await converter.convert(await xlsxWithCells(3, 2, 'A1:XFD1048576'), XLSX);
+    assert.equal(result.text.split('\n'), ['# Data', '1 | 2', '1 | 2', '1 | 2']);
+  } finally {
+    await converter.close();
+  }
+});
+
+test('a converter over its memory cap is killed as memory_limit', async () => {
+  // The zip guard lets 200 MB through; mammoth then inflates document.xml whole.
+  const converter = createConverter({ memoryMb: 200, maxInflatedBytes: 1024 * 1024 * 1024, timeoutMs: 60_000 });
+  try {
+    assert.is((await failure(converter, await docxBomb(300 * 1024 * 1024), DOCX)).code, 'memory_limit');
+  } finally {
+    await converter.close();
+  }
+});
+
+test('a conversion past its time limit is killed as timeout, and the next one runs', async () => {
+  const slow = createConverter({ timeoutMs: 1 });
+  const pdf = await makePdf([{ heading: 'Slow', paragraphs: ['text'] }]);
+  try {
+    assert.is((await failure(slow, pdf, PDF)).code, 'timeout');
+  } finally {
+    await slow.close();
+  }
+  const converter = createConverter();
+  try {
+    assert.match((await converter.convert(pdf, PDF)).text, /Slow/);
+  } finally {
+    await converter.close();
+  }
+});
+
+test.run();
