@@ -72,6 +72,8 @@ export interface Config {
     readonly memoryMb: number;
     /** Larger files fail as too_large without being read. */
     readonly maxDocumentBytes: number;
+    readonly maxPages: number;
+    readonly maxCells: number;
   };
   /** Values of every variable in SECRET_ENV_VARS that is set, plus the DSN password. */
   readonly secretValues: readonly string[];
@@ -157,6 +159,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       timeoutMs: integer('INGEST_CONVERT_TIMEOUT_MS', 60_000, 100, 3_600_000),
       memoryMb: integer('INGEST_CONVERT_MEMORY_MB', 512, 64, 65_536),
       maxDocumentBytes: integer('INGEST_MAX_DOCUMENT_BYTES', 100 * 1024 * 1024, 1, 2 ** 40),
+      maxPages: integer('INGEST_CONVERT_MAX_PAGES', 2_000, 1, 1_000_000),
+      maxCells: integer('INGEST_CONVERT_MAX_CELLS', 2_000_000, 1, 1_000_000_000),
     },
     secretValues: collectSecretValues(read, dsn),
   };

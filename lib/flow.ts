@@ -77,6 +77,8 @@ export interface WalkSummary {
   passes: { name: string; ok: boolean; error?: string }[];
   error?: string;
   durationMs: number;
+  /** Peak resident memory of this process so far (converter children are capped separately). */
+  peakRssMb: number;
 }
 
 const MAX_REPORTED_FAILURES = 1000;
@@ -108,7 +110,7 @@ async function runWalk(engine: WalkEngine, options: WalkOptions): Promise<WalkSu
   const summary: WalkSummary = {
     opId: run.opId, status: 'completed', idle: false,
     items: { seen: 0, changed: 0, unchanged: 0, failed: 0, dropped: 0, skipped: 0, removed: 0 },
-    failures: [], rows: {}, rowsDeleted: 0, counters: run.counters, passes: [], durationMs: 0,
+    failures: [], rows: {}, rowsDeleted: 0, counters: run.counters, passes: [], durationMs: 0, peakRssMb: 0,
   };
   const walkLog = log.child({ opId: run.opId });
   if (config.imageSha === null) walkLog.warn('IMAGE_SHA is not set: this run will carry no result.extractor_version');
@@ -138,6 +140,7 @@ async function runWalk(engine: WalkEngine, options: WalkOptions): Promise<WalkSu
     }
   }
   summary.durationMs = Date.now() - started;
+  summary.peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
   await engine.runs.finish(record(summary.status, new Date().toISOString()));
   walkLog.info({ status: summary.status, items: summary.items, rows: summary.rows, durationMs: summary.durationMs }, 'walk finished');
   return summary;

@@ -35,7 +35,7 @@ export function formatSummary(s: WalkSummary, location: string): string {
     `items: ${s.items.seen} seen, ${s.items.changed} changed, ${s.items.unchanged} unchanged, ${s.items.failed} failed, ` +
       `${s.items.dropped} dropped (unrecognised type), ${s.items.skipped} skipped (unreadable), ${s.items.removed} removed`,
     `rows written: ${Object.entries(s.rows).map(([t, n]) => `${t} ${n}`).join(', ') || 'none'}; rows deleted: ${s.rowsDeleted}`,
-    `database: ${location}`,
+    `database: ${location}; peak memory ${s.peakRssMb} MB`,
   ];
   if (s.error !== undefined) lines.push(`error: ${s.error}`);
   if (s.failures.length > 0) {

@@ -25,6 +25,8 @@ export async function openEngine(config: Config, log: Logger, options: { db?: Da
     timeoutMs: config.convert.timeoutMs,
     memoryMb: config.convert.memoryMb,
     maxInputBytes: config.convert.maxDocumentBytes,
+    maxPages: config.convert.maxPages,
+    maxCells: config.convert.maxCells,
   });
   const runs = createRunRecorder({
     appUrl: config.appUrl,

@@ -144,7 +144,6 @@ export async function docxBomb(inflatedBytes: number, declaredSize?: number): Pr
 /** An XLSX written by hand: one sheet with `rows` x `columns` numeric cells and the given dimension. */
 export async function xlsxWithCells(rows: number, columns: number, dimension: string): Promise<Buffer> {
   const letters = (n: number) => { let s = ''; for (n += 1; n > 0; n = Math.floor((n - 1) / 26)) s = String.fromCharCode(65 + ((n - 1) % 26)) + s; return s; };
-  const row = (r: number) => `<row r="${r}">${Array.from({ length: columns }, (_, c) => `<c r="${letters(c)}${r}"><v>${c + 1}</v></c>`).join('')}</row>`;
   // Every row is the same bytes but for its number: write them through one deflate stream.
   const deflate = createDeflateRaw({ level: 6 });
   const out: Buffer[] = [];
@@ -154,8 +153,13 @@ export async function xlsxWithCells(rows: number, columns: number, dimension: st
   let crc = crc32(head);
   let size = head.length;
   deflate.write(head);
-  for (let r = 1; r <= rows; r++) {
-    const piece = Buffer.from(row(r));
+  const columnsXml = (r: number) => Array.from({ length: columns }, (_, c) => `<c r="${letters(c)}${r}"><v>${c + 1}</v></c>`).join('');
+  const template = columnsXml(0);
+  // Rows differ only in their number: build them from one template, a thousand per write.
+  for (let first = 1; first <= rows; first += 1000) {
+    let text = '';
+    for (let r = first; r < Math.min(rows + 1, first + 1000); r++) text += `<row r="${r}">${template.replaceAll('0"><v>', `${r}"><v>`)}</row>`;
+    const piece = Buffer.from(text);
     crc = crc32(piece, crc);
     size += piece.length;
     if (!deflate.write(piece)) await new Promise((resolve) => deflate.once('drain', resolve));
