@@ -17,7 +17,7 @@ import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import { Sink } from './db/sink.ts';
 import type { Logger } from './log.ts';
-import { admitFile, fileIdentity } from './engine/admit.ts';
+import { admitFile, fileIdentity, retiredIdentity } from './engine/admit.ts';
 import { bindStoreToDatabase } from './engine/binding.ts';
 import { DocumentIdentity } from './engine/identity.ts';
 import { atStage, ingestFile, StageError } from './engine/ingest-file.ts';
@@ -162,7 +162,6 @@ async function walkCorpus(
   const identity = new DocumentIdentity(db);
   const seen = new Set<string>();
   const liveDocumentIds = new Set<string>();
-  const retired: ItemMemo[] = [];
   const queue = new PQueue({ concurrency: config.walk.inFlight });
   let done = 0;
 
@@ -201,7 +200,12 @@ async function walkCorpus(
       const keys = await atStage('upsert', () => upsertItemRows(sink, db, ingested.rows, sameDocument ? previous?.rows : undefined));
       identity.settled(admission.sha256);
       liveDocumentIds.add(ingested.sourceDocumentId);
-      if (previous !== undefined && !sameDocument) retired.push(previous);
+      if (previous !== undefined && !sameDocument) {
+        // The item moved to another document. Its old memo is kept under a key no walk will
+        // enumerate, so the cleanup pass (this walk's, or the next one's after a crash)
+        // retires the old document's rows unless another item still resolves to it.
+        await atStage('memo', () => store.putItem(retiredIdentity(key, run.opId), previous!));
+      }
       await atStage('memo', () =>
         store.putItem(key, {
           sha256: admission.sha256, size: item.size, mtimeNs: String(item.mtimeNs), ino: String(item.ino),
@@ -244,7 +248,7 @@ async function walkCorpus(
   const cleanup: FlowPass = {
     name: 'cleanup',
     async run() {
-      const result = await removeVanishedDocuments(db, store, { seen, liveDocumentIds, retired });
+      const result = await removeVanishedDocuments(db, store, { seen, liveDocumentIds });
       summary.items.removed = result.itemsRemoved;
       summary.rowsDeleted += result.rowsDeleted;
     },

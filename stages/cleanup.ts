@@ -4,6 +4,7 @@
 // same keys. source_documents rows stay (permanent provenance).
 
 import type { Database } from '../lib/db/database.ts';
+import { isRetiredIdentity } from '../lib/engine/admit.ts';
 import type { ItemMemo, StateStore } from '../lib/engine/store.ts';
 import { deleteItemRows } from './upsert.ts';
 
@@ -12,8 +13,6 @@ export interface CleanupInput {
   seen: ReadonlySet<string>;
   /** Document ids that some item of this walk resolves to. */
   liveDocumentIds: ReadonlySet<string>;
-  /** Memos replaced in this walk by an item that now resolves to another document. */
-  retired: readonly ItemMemo[];
 }
 
 export interface CleanupResult {
@@ -24,7 +23,9 @@ export interface CleanupResult {
 export async function removeVanishedDocuments(db: Database, store: StateStore, input: CleanupInput): Promise<CleanupResult> {
   const vanished: string[] = [];
   for (const key of store.itemKeys()) if (!input.seen.has(key)) vanished.push(key);
-  const dropped: ItemMemo[] = [...input.retired];
+  // Vanished entries are items gone from the corpus, and memos an item left behind when it
+  // moved to another document (stored under a retired: key, never enumerated).
+  const dropped: ItemMemo[] = [];
   const removedMemos: string[] = [];
   for (const key of vanished) {
     const { memo } = store.getItem(key);
@@ -38,5 +39,5 @@ export async function removeVanishedDocuments(db: Database, store: StateStore, i
   }
   // Memo entries go only after their rows: a crash in between repeats the deletes next time.
   for (const key of removedMemos) await store.removeItem(key);
-  return { itemsRemoved: removedMemos.length, rowsDeleted };
+  return { itemsRemoved: removedMemos.filter((key) => !isRetiredIdentity(key)).length, rowsDeleted };
 }

@@ -105,6 +105,18 @@ test('the same bytes at a new path resolve to the same source_documents id', asy
   assert.ok(await count('content_chunks WHERE source_document_id = $1', [rows[0]!.id]) > 0);
 });
 
+test('a file edited into a copy of another document retires its old document’s rows', async () => {
+  await walk(f.engine, { sourcePath: f.corpus });
+  const { rows: [old] } = await f.target.db.query<{ id: string }>("SELECT id FROM source_documents WHERE rel_path = 'handbook.md'");
+  await copyFile(path.join(f.corpus, 'policies/travel.md'), path.join(f.corpus, 'handbook.md'));
+  const second = await walk(f.engine, { sourcePath: f.corpus });
+  assert.is(second.items.changed, 1);
+  assert.is(second.items.removed, 0, 'a retired memo is not a removed item');
+  assert.is(await count('content_chunks WHERE source_document_id = $1', [old!.id]), 0);
+  assert.is(await count('source_documents WHERE id = $1', [old!.id]), 1, 'provenance stays');
+  assert.equal([...f.engine.store.itemKeys()].filter((k) => k.startsWith('retired:')), [], 'the retired memo was consumed');
+});
+
 test('two copies admitted in the same walk share one document', async () => {
   await f.write('copy-a.md', markdown('Twin', 3));
   await f.write('copy-b.md', markdown('Twin', 3));

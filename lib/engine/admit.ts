@@ -15,6 +15,10 @@ export type Admission =
 
 export const fileIdentity = (relPath: string): string => `file:${relPath}`;
 
+/** Where an item's replaced memo waits for the cleanup pass: never an identity a walk enumerates. */
+export const retiredIdentity = (identity: string, opId: string): string => `retired:${opId}:${identity}`;
+export const isRetiredIdentity = (key: string): boolean => key.startsWith('retired:');
+
 export const sha256Hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
 function statMatches(memo: ItemMemo, item: FileItem): boolean {
