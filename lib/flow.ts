@@ -24,7 +24,7 @@ import { atStage, ingestFile, StageError } from './engine/ingest-file.ts';
 import { publishRunContext, type RunContext, type RunCounters } from './engine/run-context.ts';
 import type { ItemMemo, StateStore } from './engine/store.ts';
 import type { RunRecorder } from './runs/record.ts';
-import { mediaTypeFor, type Converter } from '../stages/convert/index.ts';
+import { ConversionError, mediaTypeFor, type Converter } from '../stages/convert/index.ts';
 import { removeVanishedDocuments } from '../stages/cleanup.ts';
 import { walkFiles, type FileItem } from '../stages/source.ts';
 import { upsertItemRows } from '../stages/upsert.ts';
@@ -186,7 +186,8 @@ async function walkCorpus(
     let previous: ItemMemo | undefined;
     try {
       if (item.size > config.convert.maxDocumentBytes) {
-        throw new StageError('admit', Object.assign(new Error(`file is ${item.size} bytes, over the ${config.convert.maxDocumentBytes}-byte limit`), { code: 'too_large' }));
+        // Refused before reading: a huge file must not be pulled into memory to be rejected.
+        throw new StageError('admit', new ConversionError('too_large', `the file is ${item.size} bytes, over the limit of ${config.convert.maxDocumentBytes}`));
       }
       const admission = await atStage('admit', () => admitFile(item, store, run.fullReprocess));
       if (admission.kind === 'unchanged') {

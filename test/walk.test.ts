@@ -190,4 +190,17 @@ test('a corrupt document fails alone; the walk completes and tallies it', async 
   assert.is(await count('source_documents'), DOCUMENTS + 1);
 });
 
+test('a file over the size limit fails as too_large without being read', async () => {
+  const small = await walkFixture({ env: { INGEST_MAX_DOCUMENT_BYTES: '100' } });
+  try {
+    await small.write('tiny.md', '# Tiny');
+    await small.write('big.md', markdown('Big', 3));
+    const summary = await walk(small.engine, { sourcePath: small.corpus });
+    assert.equal(summary.failures.map((x) => [x.path, x.stage, x.code]), [['big.md', 'admit', 'too_large']]);
+    assert.is(summary.items.changed, 1);
+  } finally {
+    await small.dispose();
+  }
+});
+
 test.run();
