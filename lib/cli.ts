@@ -8,6 +8,8 @@ import { openDatabase } from './db/open.ts';
 import { migrate } from './db/migrate.ts';
 import { stateResetCommand, stateVerifyCommand } from './commands/state.ts';
 import { walkCommand } from './commands/walk.ts';
+import { mockCommand } from './commands/mock.ts';
+import { preflightCommand } from './commands/preflight.ts';
 
 interface Command {
   usage: string;
@@ -39,6 +41,16 @@ const COMMANDS: Record<string, Command> = {
         await db.close();
       }
     },
+  },
+  preflight: {
+    usage: 'ingest preflight',
+    summary: 'send one cheap message to the configured model endpoint; non-zero exit on a dead key',
+    run: preflightCommand,
+  },
+  mock: {
+    usage: 'ingest mock [--host H] [--port N] [--latency-ms N] [--fault-rate F]',
+    summary: 'run the mock model server (tier 1) alone',
+    run: mockCommand,
   },
   'state verify': {
     usage: 'ingest state verify',

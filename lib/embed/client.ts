@@ -1,0 +1,15 @@
+// The embedding client (SPEC.md 1 stage 4): the OpenAI SDK, zero arguments, configured by
+// OPENAI_BASE_URL and OPENAI_API_KEY only, blank values scrubbed first, its retries off (the
+// service owns retry).
+
+import OpenAI from 'openai';
+import { scrubBlankVariables } from '../llm/env.ts';
+
+export const EMBEDDER_VARIABLES = ['OPENAI_BASE_URL', 'OPENAI_API_KEY'] as const;
+export const EMBEDDING_MODEL = 'text-embedding-3-large';
+export const EMBEDDING_DIMENSIONS = 1024;
+
+export function createEmbeddingClient(): OpenAI {
+  scrubBlankVariables(EMBEDDER_VARIABLES);
+  return new OpenAI({ maxRetries: 0 });
+}

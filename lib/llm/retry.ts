@@ -1,0 +1,87 @@
+// The service's own retry around a model call (SPEC.md 1 stage 3, DESIGN.md 9): exponential
+// backoff with full jitter, Retry-After honoured, bounded attempts and one deadline for the
+// whole call. It retries what can heal by waiting (429, 5xx including 529 overloaded,
+// connection errors and timeouts) and never what cannot (400, 401, 403, 404, 422, ...).
+// Works with both SDKs: their errors carry `status` and `headers` alike.
+
+export interface RetryPolicy {
+  attempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** The whole call, all attempts and waits included, ends by this deadline. */
+  deadlineMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
+  attempts: 6,
+  baseDelayMs: 500,
+  maxDelayMs: 30_000,
+  deadlineMs: 180_000,
+});
+
+export class ModelCallError extends Error {
+  readonly attempts: number;
+  readonly status: number | undefined;
+  constructor(message: string, attempts: number, cause: unknown) {
+    super(message, { cause });
+    this.name = 'ModelCallError';
+    this.attempts = attempts;
+    this.status = statusOf(cause);
+  }
+}
+
+function statusOf(error: unknown): number | undefined {
+  const status = (error as { status?: unknown })?.status;
+  return typeof status === 'number' ? status : undefined;
+}
+
+export function isRetryable(error: unknown): boolean {
+  const status = statusOf(error);
+  if (status !== undefined) return status === 408 || status === 409 || status === 429 || status >= 500;
+  // The SDKs' connection and timeout errors (APIConnectionError, APIConnectionTimeoutError)
+  // carry no status and keep the generic name "Error": their class tells them apart.
+  const kind = `${(error as Error)?.name ?? ''} ${(error as object)?.constructor?.name ?? ''}`;
+  return /Connection|Timeout|FetchError/.test(kind) || /ECONNRESET|ECONNREFUSED|socket hang up|terminated/i.test(String((error as Error)?.message));
+}
+
+/** Retry-After (seconds or HTTP date) from an SDK error's headers, in milliseconds. */
+export function retryAfterMs(error: unknown, now = Date.now()): number | null {
+  const headers = (error as { headers?: unknown })?.headers;
+  const value =
+    headers instanceof Headers ? headers.get('retry-after')
+    : headers !== null && typeof headers === 'object' ? ((headers as Record<string, string | undefined>)['retry-after'] ?? null)
+    : null;
+  if (value === null || value === undefined) return null;
+  if (/^\d+(\.\d+)?$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? null : Math.max(0, date - now);
+}
+
+/**
+ * Runs `call` until it succeeds, fails for good, or runs out of attempts or time. `call`
+ * receives the deadline's signal to pass to the SDK; `onRetry` hears every retry (the walk
+ * counts them as model_retry).
+ */
+export async function withRetry<T>(
+  call: (signal: AbortSignal) => Promise<T>,
+  policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+  onRetry: (attempt: number, error: unknown) => void = () => {},
+): Promise<T> {
+  const deadline = Date.now() + policy.deadlineMs;
+  const signal = AbortSignal.timeout(policy.deadlineMs);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call(signal);
+    } catch (error) {
+      const outOfTime = signal.aborted || Date.now() >= deadline;
+      if (!isRetryable(error) || attempt >= policy.attempts || outOfTime) {
+        const why = !isRetryable(error) ? 'not retryable' : outOfTime ? 'deadline passed' : 'attempts exhausted';
+        throw new ModelCallError(`model call failed after ${attempt} attempt(s) (${why}): ${(error as Error)?.message ?? error}`, attempt, error);
+      }
+      const backoff = Math.random() * Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
+      const wait = Math.min(policy.maxDelayMs, retryAfterMs(error) ?? backoff, Math.max(0, deadline - Date.now()));
+      onRetry(attempt, error);
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+}

@@ -1,0 +1,186 @@
+// The bundled mock model server of tier 1 (SPEC.md 8, DESIGN.md 9): /v1/messages and
+// /v1/embeddings at zero cost, deterministic, and the load and fault generator of tests and
+// benchmarks. It listens on loopback only.
+//
+// Knobs: a fixed latency per call; a fault rate with the kinds of fault to inject (429 with
+// Retry-After, 529 overloaded, a slow answer, a dropped connection), drawn from a seeded
+// generator so a run can be replayed; a sentinel credential that is always refused with 401
+// (the stage-5 failure injection must be observable on this tier). Counters of the calls
+// served let tests prove that a walk made no model call.
+
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mockEmbedding, toBase64 } from './embeddings.ts';
+import { answer, messageBody, streamMessage, type MessagesRequest, type PromptResponder } from './messages.ts';
+
+export const DEFAULT_MOCK_PORT = 8791;
+/** The credential the failure directive swaps in; the mock refuses it like a dead key. */
+export const FAILURE_SENTINEL = 'ingest-failure-injection-sentinel';
+const MAX_BODY_BYTES = 32 * 1024 * 1024;
+const MAX_EMBEDDING_INPUTS = 2048;
+
+export type Fault = '429' | '529' | 'slow' | 'drop';
+
+export interface MockOptions {
+  prompts?: ReadonlyMap<string, PromptResponder>;
+  latencyMs?: number;
+  faultRate?: number;
+  faults?: readonly Fault[];
+  slowMs?: number;
+  seed?: number;
+}
+
+export interface MockStats {
+  messages: number;
+  embeddings: number;
+  embeddedTexts: number;
+  faultsInjected: number;
+  rejected: number;
+}
+
+export interface MockServer {
+  readonly url: string;
+  readonly stats: MockStats;
+  close(): Promise<void>;
+}
+
+function seeded(seed: number): () => number {
+  let s = seed >>> 0 || 1;
+  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+}
+
+function readJson(req: IncomingMessage): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new Error('request body too large'));
+        req.destroy();
+      } else chunks.push(chunk);
+    });
+    req.on('end', () => {
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      } catch {
+        reject(new Error('request body is not JSON'));
+      }
+    });
+    req.on('error', reject);
+  });
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+}
+
+function sendError(res: ServerResponse, status: number, type: string, message: string, headers: Record<string, string> = {}): void {
+  sendJson(res, status, { type: 'error', error: { type, message } }, headers);
+}
+
+function credential(req: IncomingMessage): string | null {
+  const key = req.headers['x-api-key'];
+  if (typeof key === 'string') return key;
+  const auth = req.headers.authorization;
+  return typeof auth === 'string' ? auth.replace(/^Bearer\s+/i, '') : null;
+}
+
+export async function startMockServer(options: MockOptions = {}, listen: { host?: string; port?: number } = {}): Promise<MockServer> {
+  const prompts = options.prompts ?? new Map<string, PromptResponder>();
+  const random = seeded(options.seed ?? 1);
+  const stats: MockStats = { messages: 0, embeddings: 0, embeddedTexts: 0, faultsInjected: 0, rejected: 0 };
+  let ids = 0;
+  const nextId = () => String(++ids).padStart(8, '0');
+
+  /** Applies the latency and maybe a fault; true when the request was answered by the fault. */
+  const disturb = async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
+    if (options.latencyMs) await sleep(options.latencyMs);
+    const faults = options.faults ?? ['429', '529'];
+    if (!options.faultRate || faults.length === 0 || random() >= options.faultRate) return false;
+    stats.faultsInjected += 1;
+    switch (faults[Math.floor(random() * faults.length)]!) {
+      case '429':
+        sendError(res, 429, 'rate_limit_error', 'mock model server: injected rate limit', { 'retry-after': '0' });
+        return true;
+      case '529':
+        sendError(res, 529, 'overloaded_error', 'mock model server: injected overload');
+        return true;
+      case 'slow':
+        await sleep(options.slowMs ?? 2_000);
+        return false;
+      case 'drop':
+        req.socket.destroy();
+        return true;
+    }
+  };
+
+  const messages = async (req: IncomingMessage, res: ServerResponse) => {
+    const request = (await readJson(req)) as MessagesRequest;
+    if (await disturb(req, res)) return;
+    const reply = answer(request, prompts, nextId);
+    if (reply.status !== 200 || !('content' in reply)) {
+      stats.rejected += 1;
+      sendError(res, reply.status, 'errorType' in reply ? reply.errorType : 'api_error', 'message' in reply ? reply.message : '');
+      return;
+    }
+    stats.messages += 1;
+    const id = nextId();
+    if (request.stream) streamMessage(res, request, reply.content, id);
+    else sendJson(res, 200, messageBody(request, reply.content, id));
+  };
+
+  const embeddings = async (req: IncomingMessage, res: ServerResponse) => {
+    const request = (await readJson(req)) as { input?: unknown; model?: string; dimensions?: number; encoding_format?: string };
+    if (await disturb(req, res)) return;
+    const inputs = typeof request.input === 'string' ? [request.input] : request.input;
+    if (!Array.isArray(inputs) || inputs.length === 0 || inputs.length > MAX_EMBEDDING_INPUTS || !inputs.every((i) => typeof i === 'string' && i !== '')) {
+      stats.rejected += 1;
+      sendError(res, 400, 'invalid_request_error', `mock model server: input must be 1 to ${MAX_EMBEDDING_INPUTS} non-empty strings`);
+      return;
+    }
+    const dimensions = request.dimensions ?? 3072;
+    stats.embeddings += 1;
+    stats.embeddedTexts += inputs.length;
+    const base64 = request.encoding_format === 'base64';
+    sendJson(res, 200, {
+      object: 'list',
+      model: request.model ?? 'text-embedding-3-large',
+      data: inputs.map((text: string, index) => {
+        const vector = mockEmbedding(text, dimensions);
+        return { object: 'embedding', index, embedding: base64 ? toBase64(vector) : Array.from(vector) };
+      }),
+      usage: { prompt_tokens: inputs.reduce((n: number, t: string) => n + Math.ceil(t.length / 4), 0), total_tokens: 0 },
+    });
+  };
+
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    const route = req.method === 'GET' && path === '/health' ? null : req.method === 'POST' && path === '/v1/messages' ? messages : req.method === 'POST' && path === '/v1/embeddings' ? embeddings : undefined;
+    if (route === null) return sendJson(res, 200, { ok: true, stats });
+    if (route === undefined) return sendError(res, 404, 'not_found_error', `mock model server: no route ${req.method} ${path}`);
+    if (credential(req) === FAILURE_SENTINEL) {
+      stats.rejected += 1;
+      return sendError(res, 401, 'authentication_error', 'mock model server: the failure-injection sentinel credential is refused');
+    }
+    route(req, res).catch((error: unknown) => {
+      if (!res.headersSent) sendError(res, 400, 'invalid_request_error', `mock model server: ${(error as Error).message}`);
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(listen.port ?? 0, listen.host ?? '127.0.0.1', () => resolve());
+  });
+  const { address, port } = server.address() as AddressInfo;
+  return {
+    url: `http://${address.includes(':') ? `[${address}]` : address}:${port}`,
+    stats,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
