@@ -65,6 +65,8 @@ export interface Config {
   readonly walk: {
     /** Items admitted and not yet durable at once: bounds the walk's memory on any corpus size. */
     readonly inFlight: number;
+    /** Model calls (extraction and embedding requests) in flight at once across the walk. */
+    readonly modelConcurrency: number;
   };
   readonly convert: {
     readonly workers: number;
@@ -153,7 +155,10 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       batchRows: integer('INGEST_SINK_BATCH_ROWS', 500, 1, 50_000),
       flushMs: integer('INGEST_SINK_FLUSH_MS', 50, 0, 60_000),
     },
-    walk: { inFlight: integer('INGEST_WALK_IN_FLIGHT', 16, 1, 1024) },
+    walk: {
+      inFlight: integer('INGEST_WALK_IN_FLIGHT', 16, 1, 1024),
+      modelConcurrency: integer('INGEST_MODEL_CONCURRENCY', 8, 1, 1024),
+    },
     convert: {
       workers: integer('INGEST_CONVERT_WORKERS', 2, 1, 64),
       timeoutMs: integer('INGEST_CONVERT_TIMEOUT_MS', 60_000, 100, 3_600_000),

@@ -22,6 +22,7 @@ import { bindStoreToDatabase } from './engine/binding.ts';
 import { DocumentIdentity } from './engine/identity.ts';
 import { atStage, ingestFile, StageError } from './engine/ingest-file.ts';
 import { publishRunContext, type RunContext, type RunCounters } from './engine/run-context.ts';
+import type { Models } from './engine/models.ts';
 import type { ItemMemo, StateStore } from './engine/store.ts';
 import type { RunRecorder } from './runs/record.ts';
 import { ConversionError, mediaTypeFor, type Converter } from '../stages/convert/index.ts';
@@ -41,6 +42,7 @@ export interface WalkEngine {
   readonly store: StateStore;
   readonly log: Logger;
   readonly converter: Converter;
+  readonly models: Models;
   readonly runs: RunRecorder;
   readonly passes?: readonly FlowPass[];
 }
@@ -196,9 +198,11 @@ async function walkCorpus(
         return;
       }
       previous = admission.previous;
-      const ingested = await ingestFile(item, mediaType, admission.bytes, admission.sha256, { converter: engine.converter, identity });
+      const ingested = await ingestFile(item, mediaType, admission.bytes, admission.sha256, {
+        converter: engine.converter, identity, models: engine.models, store, db,
+      });
       const sameDocument = previous?.sourceDocumentId === ingested.sourceDocumentId;
-      const keys = await atStage('upsert', () => upsertItemRows(sink, db, ingested.rows, sameDocument ? previous?.rows : undefined));
+      await atStage('upsert', () => upsertItemRows(sink, db, ingested.rows, ingested.keys, sameDocument ? previous?.rows : undefined));
       identity.settled(admission.sha256);
       liveDocumentIds.add(ingested.sourceDocumentId);
       if (previous !== undefined && !sameDocument) {
@@ -210,7 +214,7 @@ async function walkCorpus(
       await atStage('memo', () =>
         store.putItem(key, {
           sha256: admission.sha256, size: item.size, mtimeNs: String(item.mtimeNs), ino: String(item.ino),
-          sourceDocumentId: ingested.sourceDocumentId, mediaType, opId: run.opId, rows: keys,
+          sourceDocumentId: ingested.sourceDocumentId, mediaType, opId: run.opId, rows: ingested.keys,
         }),
       );
       summary.items.changed += 1;

@@ -11,6 +11,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mockEmbedding, toBase64 } from './embeddings.ts';
+import { EXTRACTOR_RESPONDERS } from './extractors.ts';
 import { answer, messageBody, streamMessage, type MessagesRequest, type PromptResponder } from './messages.ts';
 
 export const DEFAULT_MOCK_PORT = 8791;
@@ -87,7 +88,7 @@ function credential(req: IncomingMessage): string | null {
 }
 
 export async function startMockServer(options: MockOptions = {}, listen: { host?: string; port?: number } = {}): Promise<MockServer> {
-  const prompts = options.prompts ?? new Map<string, PromptResponder>();
+  const prompts = options.prompts ?? EXTRACTOR_RESPONDERS;
   const random = seeded(options.seed ?? 1);
   const stats: MockStats = { messages: 0, embeddings: 0, embeddedTexts: 0, faultsInjected: 0, rejected: 0 };
   let ids = 0;

@@ -24,10 +24,9 @@ export async function deleteItemRows(db: Database, keys: RowKeys): Promise<numbe
   return deleted;
 }
 
-/** Writes the item's rows and retires the ones it stopped emitting; returns the keys it now owns. */
-export async function upsertItemRows(sink: Sink, db: Database, rows: ItemRows, previousKeys: RowKeys | undefined): Promise<RowKeys> {
+/** Writes the item's rows, then deletes the rows it owned before and owns no longer (`keys`). */
+export async function upsertItemRows(sink: Sink, db: Database, rows: ItemRows, keys: RowKeys, previousKeys: RowKeys | undefined): Promise<void> {
   await Promise.all([...rows].map(([spec, list]) => sink.write(spec, list)));
-  const keys = keysOf(rows);
   if (previousKeys !== undefined) {
     const stale: RowKeys = {};
     for (const [table, old] of Object.entries(previousKeys)) {
@@ -36,5 +35,4 @@ export async function upsertItemRows(sink: Sink, db: Database, rows: ItemRows, p
     }
     await deleteItemRows(db, stale);
   }
-  return keys;
 }

@@ -64,7 +64,7 @@ export const entityRelationships = table('entity_relationships', ['id'], {
 });
 
 export const recordEmbeddings = table('record_embeddings', ['owner_kind', 'owner_id'], {
-  owner_kind: 'text', owner_id: 'uuid', model: 'text', embedding: 'vector', op_id: 'uuid',
+  owner_kind: 'text', owner_id: 'uuid', model: 'text', embedding: 'vector', content_sha256: 'text', op_id: 'uuid',
 });
 
 /** The text form of a row's key, as item memos store it ("owner_kind:owner_id" for composite keys). */

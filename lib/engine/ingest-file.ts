@@ -1,13 +1,21 @@
 // One changed file, from bytes to rows: convert (stage 2), resolve its document identity,
-// chunk. A function of (item, run context) that returns rows: the seam along which items
-// can later fan out to other machines (DESIGN.md 15). Model stages join here as they land.
+// chunk, extract (stage 3), embed (stage 4). A function of (item, run context) that returns
+// rows: the seam along which items can later fan out to other machines (DESIGN.md 15).
 
 import type { Converter, MediaType } from '../../stages/convert/index.ts';
 import { chunkText } from '../../stages/chunk.ts';
 import type { FileItem } from '../../stages/source.ts';
-import { chunkKey } from '../ids.ts';
-import { contentChunks, sourceDocuments, type Row, type TableSpec } from '../db/tables.ts';
+import { extractDocument, isAnswered } from '../../stages/extract/index.ts';
+import { embedOwners, type EmbeddingInput } from '../../stages/embed.ts';
+import { keysOf, type RowKeys } from '../../stages/upsert.ts';
+import { chunkKey, entityMentionKey, entityRelationshipKey, qaKey } from '../ids.ts';
+import type { Database } from '../db/database.ts';
+import {
+  contentChunks, entityMentions, entityRelationships, qaExtractions, recordEmbeddings, sourceDocuments, type Row, type TableSpec,
+} from '../db/tables.ts';
 import type { DocumentIdentity } from './identity.ts';
+import type { Models } from './models.ts';
+import type { StateStore } from './store.ts';
 import { currentRunContext } from './run-context.ts';
 
 export type ItemRows = Map<TableSpec, Row[]>;
@@ -36,11 +44,16 @@ export async function atStage<T>(stage: string, work: () => Promise<T> | T): Pro
 export interface FileIngestDeps {
   converter: Converter;
   identity: DocumentIdentity;
+  models: Models;
+  store: StateStore;
+  db: Database;
 }
 
 export interface IngestedFile {
   sourceDocumentId: string;
   rows: ItemRows;
+  /** Keys of every row the item owns per table, including embeddings kept unchanged. */
+  keys: RowKeys;
 }
 
 export async function ingestFile(
@@ -54,21 +67,51 @@ export async function ingestFile(
   const converted = await atStage('convert', () => deps.converter.convert(bytes, mediaType));
   const sourceDocumentId = await atStage('identity', () => deps.identity.resolve(sha256, item.relPath));
   const chunks = await atStage('chunk', () => chunkText(converted.text));
+  const { models } = deps;
+  const extraction = await atStage('extract', () =>
+    extractDocument(converted.text, { client: models.llm, model: models.model, identity: models.identity, store: deps.store, queue: models.queue }),
+  );
+
+  const chunkRows = chunks.map((c) => ({
+    id: chunkKey(sourceDocumentId, c.idx), source_document_id: sourceDocumentId, reference_item_id: null,
+    idx: c.idx, text: c.text, char_start: c.charStart, char_end: c.charEnd, op_id: opId,
+  }));
+  // The blank-form gate (SPEC.md 1 rule 7): no row for a blank answer, but its idx is spent,
+  // so answered pairs keep their keys when a blank one is filled in or emptied.
+  const qaRows = extraction.qa.filter((pair) => isAnswered(pair.answer)).map((pair) => ({
+    id: qaKey(sourceDocumentId, pair.idx), source_document_id: sourceDocumentId, idx: pair.idx,
+    question_text: pair.question, answer_text: pair.answer, metadata: {}, op_id: opId,
+  }));
+  const mentionRows = extraction.entities.map((e) => ({
+    id: entityMentionKey(sourceDocumentId, e.canonical_name, e.type), source_document_id: sourceDocumentId,
+    canonical_name: e.canonical_name, entity_type: e.type, surface_form: e.surface_form, confidence: e.confidence, metadata: {}, op_id: opId,
+  }));
+  const relationshipRows = extraction.relationships.map((r) => ({
+    id: entityRelationshipKey(sourceDocumentId, r.source, r.predicate, r.target), source_document_id: sourceDocumentId,
+    source_canonical: r.source, predicate: r.predicate, target_canonical: r.target, confidence: r.confidence, metadata: {}, op_id: opId,
+  }));
+  const toEmbed: EmbeddingInput[] = [
+    ...chunkRows.map((r) => ({ ownerKind: 'content_chunk' as const, ownerId: r.id, text: r.text })),
+    ...qaRows.map((r) => ({ ownerKind: 'q_a_extraction' as const, ownerId: r.id, text: `Q: ${r.question_text}\nA: ${r.answer_text}` })),
+    ...mentionRows.map((r) => ({ ownerKind: 'entity_mention' as const, ownerId: r.id, text: r.canonical_name })),
+  ];
+  const embeddingRows = await atStage('embed', () => embedOwners(toEmbed, opId, { client: models.embedder, db: deps.db, queue: models.queue }));
+
   const rows: ItemRows = new Map<TableSpec, Row[]>([
     [
       sourceDocuments,
       [{
         id: sourceDocumentId, rel_path: item.relPath, content_sha256: sha256, byte_size: bytes.length,
-        media_type: mediaType, title: converted.title, classification: null, op_id: opId,
+        media_type: mediaType, title: converted.title, classification: extraction.classification, op_id: opId,
       }],
     ],
-    [
-      contentChunks,
-      chunks.map((c) => ({
-        id: chunkKey(sourceDocumentId, c.idx), source_document_id: sourceDocumentId, reference_item_id: null,
-        idx: c.idx, text: c.text, char_start: c.charStart, char_end: c.charEnd, op_id: opId,
-      })),
-    ],
+    [contentChunks, chunkRows],
+    [qaExtractions, qaRows],
+    [entityMentions, mentionRows],
+    [entityRelationships, relationshipRows],
+    [recordEmbeddings, embeddingRows],
   ]);
-  return { sourceDocumentId, rows };
+  // Embeddings kept because their text did not change are owned all the same.
+  const keys = { ...keysOf(rows), [recordEmbeddings.name]: toEmbed.map((e) => `${e.ownerKind}:${e.ownerId}`) };
+  return { sourceDocumentId, rows, keys };
 }

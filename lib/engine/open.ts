@@ -8,6 +8,7 @@ import type { FlowPass, WalkEngine } from '../flow.ts';
 import type { Logger } from '../log.ts';
 import { createRunRecorder } from '../runs/index.ts';
 import { createConverter } from '../../stages/convert/index.ts';
+import { openModels } from './models.ts';
 import { openStateStore } from './store.ts';
 
 export interface OpenEngine extends WalkEngine {
@@ -28,6 +29,7 @@ export async function openEngine(config: Config, log: Logger, options: { db?: Da
     maxPages: config.convert.maxPages,
     maxCells: config.convert.maxCells,
   });
+  const models = await openModels(config, log);
   const runs = createRunRecorder({
     appUrl: config.appUrl,
     pipelineTriggerSecret: config.secrets.pipelineTrigger,
@@ -36,10 +38,11 @@ export async function openEngine(config: Config, log: Logger, options: { db?: Da
     log,
   });
   return {
-    config, db, store, log, converter, runs,
+    config, db, store, log, converter, models, runs,
     ...(options.passes === undefined ? {} : { passes: options.passes }),
     async close() {
       await converter.close();
+      await models.close();
       await store.close();
       if (options.db === undefined) await db.close();
     },

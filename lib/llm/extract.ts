@@ -1,0 +1,103 @@
+// One memoised extractor call (SPEC.md 3 memo rules 5 and 6, DESIGN.md 6 and 9):
+//
+//   memo key  = sha256 of (extractor, prompt version, LLM identity, input text); the identity
+//               is a required argument, so one identity's memo never serves another's
+//   memo hit  = the stored value, validated against the schema; an invalid value is deleted,
+//               recomputed and counted as memo_heal (the self-heal wrapper)
+//   model call = the extractor's tool forced, through the service's retry wrapper; an output
+//               that fails the schema gets one corrective re-ask, then the call fails
+
+import { createHash } from 'node:crypto';
+import type Anthropic from '@anthropic-ai/sdk';
+import type { StateStore } from '../engine/store.ts';
+import { countEvent, currentRunContext } from '../engine/run-context.ts';
+import type { ExtractorPrompt } from './prompts.ts';
+import { withRetry, type RetryPolicy } from './retry.ts';
+import { validator, type Validator } from './schemas.ts';
+
+const MAX_OUTPUT_TOKENS = 4096;
+
+export class ExtractionError extends Error {
+  readonly code = 'invalid_output';
+  constructor(extractor: string, detail: string) {
+    super(`${extractor}: the model's output does not fit the schema after a corrective re-ask (${detail})`);
+    this.name = 'ExtractionError';
+  }
+}
+
+export interface ExtractorContext {
+  client: Anthropic;
+  model: string;
+  /** `{base_url}:{model}` (lib/llm/client.ts llmIdentity). */
+  identity: string;
+  store: StateStore;
+  retry?: RetryPolicy;
+}
+
+const validators = new Map<string, Validator<unknown>>();
+function validatorFor(prompt: ExtractorPrompt): Validator<unknown> {
+  let v = validators.get(prompt.name);
+  if (v === undefined) validators.set(prompt.name, (v = validator(prompt.schema)));
+  return v;
+}
+
+export function extractorMemoKey(prompt: ExtractorPrompt, identity: string, text: string): string {
+  const digest = createHash('sha256').update(JSON.stringify([prompt.name, prompt.version, identity, text])).digest('hex');
+  return `extract:${digest}`;
+}
+
+export async function runExtractor<T>(prompt: ExtractorPrompt, text: string, context: ExtractorContext): Promise<T> {
+  const valid = validatorFor(prompt);
+  const key = extractorMemoKey(prompt, context.identity, text);
+  // full_reprocess bypasses the memo (and refreshes it below).
+  if (!currentRunContext().fullReprocess) {
+    const memo = context.store.getMemo(key);
+    if (memo !== undefined) {
+      if (valid(memo)) return memo as T;
+      await context.store.removeMemo(key);
+      countEvent('memo_heal');
+    }
+  }
+  const output = await callModel(prompt, text, context, valid);
+  await context.store.putMemo(key, output);
+  return output as T;
+}
+
+async function callModel(prompt: ExtractorPrompt, text: string, context: ExtractorContext, valid: Validator<unknown>): Promise<unknown> {
+  const messages: Anthropic.MessageParam[] = [{ role: 'user', content: text }];
+  const ask = () =>
+    withRetry(
+      (signal) =>
+        context.client.messages.create(
+          {
+            model: context.model,
+            max_tokens: MAX_OUTPUT_TOKENS,
+            system: prompt.system,
+            tools: [{ name: prompt.tool, description: prompt.description, input_schema: prompt.schema as unknown as Anthropic.Tool.InputSchema }],
+            tool_choice: { type: 'tool', name: prompt.tool },
+            messages,
+          },
+          { signal },
+        ),
+      context.retry,
+      () => countEvent('model_retry'),
+    );
+  const first = await ask();
+  const firstCall = toolCall(first, prompt.tool);
+  if (firstCall !== undefined && valid(firstCall.input)) return firstCall.input;
+  // One corrective re-ask: show the model its own call and what was wrong with it.
+  const problem = firstCall === undefined ? `no ${prompt.tool} call in the answer` : valid.explain();
+  messages.push(
+    { role: 'assistant', content: first.content },
+    firstCall === undefined
+      ? { role: 'user', content: `Call ${prompt.tool}. ${problem}.` }
+      : { role: 'user', content: [{ type: 'tool_result', tool_use_id: firstCall.id, is_error: true, content: `Invalid input: ${problem}. Call ${prompt.tool} again with input that fits its schema.` }] },
+  );
+  const second = toolCall(await ask(), prompt.tool);
+  if (second !== undefined && valid(second.input)) return second.input;
+  throw new ExtractionError(prompt.name, second === undefined ? 'no tool call' : valid.explain());
+}
+
+function toolCall(message: Anthropic.Message, tool: string): Anthropic.ToolUseBlock | undefined {
+  return message.content.find((block): block is Anthropic.ToolUseBlock => block.type === 'tool_use' && block.name === tool);
+}

@@ -1,0 +1,94 @@
+// The extractors' output schemas (SPEC.md 1 stage 3). Each TypeBox schema is at once the
+// TypeScript type, the JSON Schema that ajv validates against, and the tool input_schema the
+// model is asked to fill, so the three can never drift apart.
+
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+
+/** The classification taxonomy; a label outside it is kept but counted as taxonomy_miss. */
+export const TAXONOMY = Object.freeze([
+  'policy', 'procedure', 'report', 'faq', 'contract', 'form', 'reference', 'correspondence', 'news', 'other',
+] as const);
+
+export const ENTITY_TYPES = Object.freeze(['person', 'organization', 'location', 'product', 'event', 'other'] as const);
+
+const Confidence = Type.Number({ minimum: 0, maximum: 1 });
+
+export const ClassificationSchema = Type.Object(
+  {
+    label: Type.String({ minLength: 1, description: `one of: ${TAXONOMY.join(', ')}` }),
+    confidence: Confidence,
+    topics: Type.Array(Type.String({ minLength: 1 }), { maxItems: 10 }),
+  },
+  { additionalProperties: false },
+);
+
+export const QaSchema = Type.Object(
+  {
+    pairs: Type.Array(
+      Type.Object(
+        {
+          question: Type.String({ minLength: 1 }),
+          // NULL is a legal result: a form question left blank (SPEC.md 1 rule 7).
+          answer: Type.Union([Type.String(), Type.Null()]),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const EntitiesSchema = Type.Object(
+  {
+    entities: Type.Array(
+      Type.Object(
+        {
+          surface_form: Type.String({ minLength: 1 }),
+          canonical_name: Type.String({ minLength: 1 }),
+          type: Type.Union(ENTITY_TYPES.map((t) => Type.Literal(t))),
+          confidence: Confidence,
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const RelationshipsSchema = Type.Object(
+  {
+    relationships: Type.Array(
+      Type.Object(
+        {
+          source: Type.String({ minLength: 1 }),
+          predicate: Type.String({ pattern: '^[a-z][a-z0-9_]*$' }),
+          target: Type.String({ minLength: 1 }),
+          confidence: Confidence,
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export type Classification = Static<typeof ClassificationSchema>;
+export type QaPairs = Static<typeof QaSchema>;
+export type Entities = Static<typeof EntitiesSchema>;
+export type Relationships = Static<typeof RelationshipsSchema>;
+
+const ajv = new Ajv({ allErrors: true, strict: true });
+
+export interface Validator<T> {
+  (value: unknown): value is T;
+  /** The last failure, as a message fit to send back to the model. */
+  explain(): string;
+}
+
+export function validator<S extends TSchema>(schema: S): Validator<Static<S>> {
+  const compiled: ValidateFunction = ajv.compile(schema);
+  const check = ((value: unknown) => compiled(value)) as Validator<Static<S>>;
+  check.explain = () => (compiled.errors ?? []).map((e: ErrorObject) => `${e.instancePath || '(root)'} ${e.message}`).join('; ');
+  return check;
+}

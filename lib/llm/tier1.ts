@@ -1,0 +1,36 @@
+// Tier 1 by default (SPEC.md 8): when no model endpoint or credential is configured, the walk
+// starts the bundled mock model server in process and points the SDKs' variables at it,
+// saying so in the log. Closing the handle stops the mock and restores the variables.
+
+import type { Logger } from '../log.ts';
+import { startMockServer } from '../../mock/server.ts';
+import { LLM_VARIABLES } from './client.ts';
+import { EMBEDDER_VARIABLES } from '../embed/client.ts';
+import { scrubBlankVariables } from './env.ts';
+
+const PLACEHOLDER_KEY = 'mock-tier-no-credential';
+
+export interface MockTier {
+  close(): Promise<void>;
+}
+
+export async function startMockTierIfUnconfigured(log: Logger): Promise<MockTier> {
+  const env = process.env;
+  scrubBlankVariables([...LLM_VARIABLES, ...EMBEDDER_VARIABLES]);
+  const llmConfigured = LLM_VARIABLES.some((name) => env[name] !== undefined);
+  const embedderConfigured = EMBEDDER_VARIABLES.some((name) => env[name] !== undefined);
+  if (llmConfigured && embedderConfigured) return { close: async () => {} };
+  const mock = await startMockServer();
+  const set: Record<string, string> = {
+    ...(llmConfigured ? {} : { ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: PLACEHOLDER_KEY }),
+    ...(embedderConfigured ? {} : { OPENAI_BASE_URL: `${mock.url}/v1`, OPENAI_API_KEY: PLACEHOLDER_KEY }),
+  };
+  Object.assign(env, set);
+  log.info({ url: mock.url, llm: !llmConfigured, embeddings: !embedderConfigured }, 'no model endpoint configured: using the in-process mock model server (tier 1)');
+  return {
+    async close() {
+      for (const name of Object.keys(set)) delete env[name];
+      await mock.close();
+    },
+  };
+}

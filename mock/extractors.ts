@@ -1,0 +1,85 @@
+// Canned answers for the registered extractor prompts, built from the request's text so
+// they vary plausibly per document, and revalidated against the real schemas when this
+// module loads: a schema change that the mock no longer satisfies fails at boot, not mid-walk.
+// Canned output exercises the wiring; it does not judge extraction quality (SPEC.md 8).
+
+import { PROMPTS, type ExtractorName } from '../lib/llm/prompts.ts';
+import {
+  ClassificationSchema, EntitiesSchema, QaSchema, RelationshipsSchema, TAXONOMY, validator,
+  type Classification, type Entities, type QaPairs, type Relationships,
+} from '../lib/llm/schemas.ts';
+import type { MessagesRequest, PromptResponder } from './messages.ts';
+
+function documentText(request: MessagesRequest): string {
+  const first = request.messages[0]?.content;
+  if (typeof first === 'string') return first;
+  return (first ?? []).map((block) => block.text ?? '').join('\n');
+}
+
+const KEYWORDS: [RegExp, (typeof TAXONOMY)[number]][] = [
+  [/\bQ:|\bFAQ\b|frequently asked/i, 'faq'],
+  [/\bpolicy\b/i, 'policy'],
+  [/\breport\b/i, 'report'],
+  [/\bprice|invoice|contract\b/i, 'contract'],
+  [/\bguide|onboarding|how to\b/i, 'procedure'],
+  [/\bnews|opened|announced\b/i, 'news'],
+];
+
+export function classify(text: string): Classification {
+  const label = KEYWORDS.find(([pattern]) => pattern.test(text))?.[1] ?? 'reference';
+  const topics = [...new Set(names(text).map((n) => n.toLowerCase()))].slice(0, 5);
+  return { label, confidence: 0.8, topics };
+}
+
+export function qaPairs(text: string): QaPairs {
+  const pairs: QaPairs['pairs'] = [];
+  const pattern = /^Q:\s*(.+?)\s*\n\s*A:[ \t]*(.*)$/gm;
+  for (let m = pattern.exec(text); m !== null; m = pattern.exec(text)) {
+    const answer = m[2]!.trim();
+    pairs.push({ question: m[1]!.trim(), answer: answer === '' ? null : answer });
+  }
+  return { pairs };
+}
+
+/** Capitalised multi-word names: a crude but deterministic stand-in for recognition. */
+function names(text: string): string[] {
+  return [...text.matchAll(/\b([A-Z][a-z]+(?:\s+[A-Z][a-z]+)+)\b/g)].map((m) => m[1]!);
+}
+
+const ORGANISATION = /\b(Traders|Logistics|Corp|Inc|Ltd|Company|Group|Bank|University)\b/;
+
+export function entities(text: string): Entities {
+  const seen = new Map<string, Entities['entities'][number]>();
+  for (const name of names(text)) {
+    if (seen.has(name)) continue;
+    seen.set(name, { surface_form: name, canonical_name: name, type: ORGANISATION.test(name) ? 'organization' : 'person', confidence: 0.7 });
+  }
+  return { entities: [...seen.values()] };
+}
+
+export function relationships(text: string): Relationships {
+  const out = new Map<string, Relationships['relationships'][number]>();
+  for (const sentence of text.split(/(?<=[.!?])\s+/)) {
+    const found = [...new Set(names(sentence))];
+    for (let i = 0; i + 1 < found.length; i++) {
+      const relation = { source: found[i]!, predicate: 'mentioned_with', target: found[i + 1]!, confidence: 0.5 };
+      out.set(`${relation.source}|${relation.target}`, relation);
+    }
+  }
+  return { relationships: [...out.values()] };
+}
+
+const BUILDERS: Record<ExtractorName, (text: string) => unknown> = { classification: classify, qa: qaPairs, entities, relationships };
+const SCHEMAS = { classification: ClassificationSchema, qa: QaSchema, entities: EntitiesSchema, relationships: RelationshipsSchema };
+
+// Revalidate the canned payloads against the real schemas now, at import.
+const SAMPLE = 'Q: Who founded Northwind Traders?\nA: Ada Lovelace founded Northwind Traders with Grace Hopper.\n\nQ: Blank?\nA:\n';
+for (const name of Object.keys(BUILDERS) as ExtractorName[]) {
+  const valid = validator(SCHEMAS[name]);
+  if (!valid(BUILDERS[name](SAMPLE))) throw new Error(`mock model server: canned ${name} output no longer fits its schema: ${valid.explain()}`);
+}
+
+/** The registry the mock serves: each extractor's exact system prompt -> its canned answer. */
+export const EXTRACTOR_RESPONDERS: ReadonlyMap<string, PromptResponder> = new Map(
+  (Object.keys(BUILDERS) as ExtractorName[]).map((name) => [PROMPTS[name].system, (request: MessagesRequest) => BUILDERS[name](documentText(request))]),
+);

@@ -1,0 +1,104 @@
+// Stage 4, embedding (SPEC.md 1): text-embedding-3-large at 1024 dimensions into
+// record_embeddings, keyed (owner_kind, owner_id). What is embedded: each content chunk's
+// text, each answered Q&A pair as "Q: ... A: ...", and each entity mention's canonical name.
+//
+// The table is the memo: a row whose content_sha256 and model match the text at hand is not
+// embedded again (its op_id is restamped, since its item changed); full_reprocess re-embeds.
+// Requests are batched (many inputs each, bounded in count and size) and retried by the
+// service's wrapper.
+
+import { createHash } from 'node:crypto';
+import type OpenAI from 'openai';
+import type PQueue from 'p-queue';
+import type { Database } from '../lib/db/database.ts';
+import type { Row } from '../lib/db/tables.ts';
+import { EMBEDDING_DIMENSIONS, EMBEDDING_MODEL } from '../lib/embed/client.ts';
+import { countEvent, currentRunContext } from '../lib/engine/run-context.ts';
+import { withRetry, type RetryPolicy } from '../lib/llm/retry.ts';
+
+export type OwnerKind = 'content_chunk' | 'q_a_extraction' | 'entity_mention' | 'reference_item';
+
+export interface EmbeddingInput {
+  ownerKind: OwnerKind;
+  ownerId: string;
+  text: string;
+}
+
+export interface EmbedDeps {
+  client: OpenAI;
+  db: Database;
+  queue: PQueue;
+  retry?: RetryPolicy;
+}
+
+const MAX_INPUTS_PER_REQUEST = 256;
+const MAX_CHARS_PER_REQUEST = 400_000;
+/** ~6k tokens: under the 8,192-token input limit for any script. */
+const MAX_CHARS_PER_INPUT = 24_000;
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** The record_embeddings rows to write for these owners (unchanged ones are only restamped). */
+export async function embedOwners(inputs: readonly EmbeddingInput[], opId: string, deps: EmbedDeps): Promise<Row[]> {
+  const wanted = inputs
+    .map((input) => ({ ...input, text: input.text.slice(0, MAX_CHARS_PER_INPUT) }))
+    .filter((input) => /\S/.test(input.text))
+    .map((input) => ({ ...input, hash: sha256(input.text) }));
+  if (wanted.length === 0) return [];
+  const current = currentRunContext().fullReprocess ? new Map<string, string>() : await existingHashes(deps.db, wanted);
+  const fresh = wanted.filter((w) => current.get(`${w.ownerKind}:${w.ownerId}`) !== w.hash);
+  const kept = wanted.filter((w) => current.get(`${w.ownerKind}:${w.ownerId}`) === w.hash);
+  if (kept.length > 0) await restamp(deps.db, kept, opId);
+  const vectors = await embedTexts(fresh.map((w) => w.text), deps);
+  return fresh.map((w, i) => ({
+    owner_kind: w.ownerKind, owner_id: w.ownerId, model: EMBEDDING_MODEL, embedding: vectors[i]!, content_sha256: w.hash, op_id: opId,
+  }));
+}
+
+async function existingHashes(db: Database, wanted: readonly EmbeddingInput[]): Promise<Map<string, string>> {
+  const { rows } = await db.query<{ key: string; content_sha256: string | null }>(
+    `SELECT owner_kind || ':' || owner_id AS key, content_sha256 FROM record_embeddings
+      WHERE model = $3 AND (owner_kind, owner_id) IN (SELECT k, i::uuid FROM unnest($1::text[], $2::text[]) AS u(k, i))`,
+    [wanted.map((w) => w.ownerKind), wanted.map((w) => w.ownerId), EMBEDDING_MODEL],
+  );
+  return new Map(rows.filter((r) => r.content_sha256 !== null).map((r) => [r.key, r.content_sha256!]));
+}
+
+async function restamp(db: Database, kept: readonly EmbeddingInput[], opId: string): Promise<void> {
+  await db.query(
+    `UPDATE record_embeddings SET op_id = $3, updated_at = now()
+      WHERE (owner_kind, owner_id) IN (SELECT k, i::uuid FROM unnest($1::text[], $2::text[]) AS u(k, i))`,
+    [kept.map((w) => w.ownerKind), kept.map((w) => w.ownerId), opId],
+  );
+}
+
+/** Embeds texts in batched requests; vectors come back in input order. */
+export async function embedTexts(texts: readonly string[], deps: Pick<EmbedDeps, 'client' | 'queue' | 'retry'>): Promise<number[][]> {
+  const batches: { start: number; texts: string[] }[] = [];
+  let batch: string[] = [];
+  let chars = 0;
+  texts.forEach((text, i) => {
+    if (batch.length === MAX_INPUTS_PER_REQUEST || (batch.length > 0 && chars + text.length > MAX_CHARS_PER_REQUEST)) {
+      batches.push({ start: i - batch.length, texts: batch });
+      batch = [];
+      chars = 0;
+    }
+    batch.push(text);
+    chars += text.length;
+  });
+  if (batch.length > 0) batches.push({ start: texts.length - batch.length, texts: batch });
+  const out: number[][] = new Array(texts.length);
+  await Promise.all(
+    batches.map((b) =>
+      deps.queue.add(async () => {
+        const response = await withRetry(
+          (signal) => deps.client.embeddings.create({ model: EMBEDDING_MODEL, dimensions: EMBEDDING_DIMENSIONS, input: b.texts }, { signal }),
+          deps.retry,
+          () => countEvent('model_retry'),
+        );
+        for (const item of response.data) out[b.start + item.index] = item.embedding;
+      }),
+    ),
+  );
+  return out;
+}

@@ -1,0 +1,70 @@
+// Stage 3, LLM extraction (SPEC.md 1): the four memoised extractors over one document.
+//
+// A long document is read in extraction windows (stages/chunk.ts with window sizes), each
+// window a separate memoised call, so an edit re-extracts only the windows it touched.
+// Classification reads the first window (where a document says what it is); Q&A pairs are
+// enumerated across windows in document order, so a pair's idx (and key) is stable; entities
+// and relationships are merged across windows.
+
+import type PQueue from 'p-queue';
+import { countEvent } from '../../lib/engine/run-context.ts';
+import { runExtractor, type ExtractorContext } from '../../lib/llm/extract.ts';
+import { PROMPTS } from '../../lib/llm/prompts.ts';
+import { TAXONOMY, type Classification, type Entities, type QaPairs, type Relationships } from '../../lib/llm/schemas.ts';
+import { chunkText } from '../chunk.ts';
+
+/** ~3k tokens of input per call: room for the answer, and small enough to re-extract cheaply. */
+export const WINDOW_TARGET_CHARS = 10_000;
+export const WINDOW_MAX_CHARS = 12_000;
+
+export interface DocumentExtraction {
+  classification: (Classification & { in_taxonomy: boolean }) | null;
+  qa: { idx: number; question: string; answer: string | null }[];
+  entities: Entities['entities'];
+  relationships: Relationships['relationships'];
+}
+
+export interface ExtractDeps extends ExtractorContext {
+  /** Bounds the model calls in flight across the whole walk. */
+  queue: PQueue;
+}
+
+/** The answered predicate of SPEC.md 1 rule 7, as schema/0002 spells it in SQL. */
+export function isAnswered(answer: string | null): answer is string {
+  return answer !== null && /\S/.test(answer);
+}
+
+export function extractionWindows(text: string): string[] {
+  return chunkText(text, { targetChars: WINDOW_TARGET_CHARS, maxChars: WINDOW_MAX_CHARS }).map((c) => c.text);
+}
+
+export async function extractDocument(text: string, deps: ExtractDeps): Promise<DocumentExtraction> {
+  const windows = extractionWindows(text);
+  if (windows.length === 0) return { classification: null, qa: [], entities: [], relationships: [] };
+  const call = <T>(name: keyof typeof PROMPTS, window: string) => deps.queue.add(() => runExtractor<T>(PROMPTS[name], window, deps)) as Promise<T>;
+  const [classification, qaPerWindow, entitiesPerWindow, relationshipsPerWindow] = await Promise.all([
+    call<Classification>('classification', windows[0]!),
+    Promise.all(windows.map((w) => call<QaPairs>('qa', w))),
+    Promise.all(windows.map((w) => call<Entities>('entities', w))),
+    Promise.all(windows.map((w) => call<Relationships>('relationships', w))),
+  ]);
+  const inTaxonomy = (TAXONOMY as readonly string[]).includes(classification.label);
+  if (!inTaxonomy) countEvent('taxonomy_miss');
+  return {
+    classification: { ...classification, in_taxonomy: inTaxonomy },
+    qa: qaPerWindow.flatMap((w) => w.pairs).map((pair, idx) => ({ idx, ...pair })),
+    entities: mergeBy(entitiesPerWindow.flatMap((w) => w.entities), (e) => `${e.canonical_name}\u0000${e.type}`),
+    relationships: mergeBy(relationshipsPerWindow.flatMap((w) => w.relationships), (r) => `${r.source}\u0000${r.predicate}\u0000${r.target}`),
+  };
+}
+
+/** One item per key: the first seen, with the highest confidence seen. */
+function mergeBy<T extends { confidence: number }>(items: T[], keyOf: (item: T) => string): T[] {
+  const merged = new Map<string, T>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const kept = merged.get(key);
+    merged.set(key, kept === undefined ? item : { ...kept, confidence: Math.max(kept.confidence, item.confidence) });
+  }
+  return [...merged.values()];
+}
