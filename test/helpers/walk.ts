@@ -16,8 +16,8 @@ export interface WalkFixture {
   target: TestDatabase;
   engine: OpenEngine;
   write(relPath: string, content: string | Uint8Array): Promise<void>;
-  /** Reopens the engine (a new process would): same database, same state store. */
-  reopen(passes?: FlowPass[]): Promise<void>;
+  /** Reopens the engine (a new process would): same database, same state store; env overrides apply from now on. */
+  reopen(passes?: FlowPass[], env?: Record<string, string>): Promise<void>;
   dispose(): Promise<void>;
 }
 
@@ -26,9 +26,9 @@ export async function walkFixture(options: { passes?: FlowPass[]; env?: Record<s
   const corpus = path.join(root, 'corpus');
   await mkdir(corpus);
   const target = await openTestDatabase();
-  const config = loadConfig({ INGEST_DATA_DIR: root, INGEST_SINK_FLUSH_MS: '5', ...options.env }, root);
+  let env: Record<string, string> = { INGEST_DATA_DIR: root, INGEST_SINK_FLUSH_MS: '5', ...options.env };
   const log = pino({ level: 'silent' });
-  const open = (passes?: FlowPass[]) => openEngine(config, log, { db: target.db, ...(passes ? { passes } : {}) });
+  const open = (passes?: FlowPass[]) => openEngine(loadConfig(env, root), log, { db: target.db, ...(passes ? { passes } : {}) });
   const fixture: WalkFixture = {
     root,
     corpus,
@@ -39,7 +39,8 @@ export async function walkFixture(options: { passes?: FlowPass[]; env?: Record<s
       await mkdir(path.dirname(file), { recursive: true });
       await writeFile(file, content);
     },
-    async reopen(passes) {
+    async reopen(passes, overrides) {
+      env = { ...env, ...overrides };
       await fixture.engine.close();
       fixture.engine = await open(passes ?? options.passes);
     },

@@ -1,0 +1,151 @@
+// The walk with its model stages, on tier 1: a mock model server of the test's own, so the
+// calls it serves can be counted and faults injected.
+
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { cp, copyFile, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { walk } from '../lib/flow.ts';
+import { extractorMemoKey } from '../lib/llm/extract.ts';
+import { PROMPTS } from '../lib/llm/prompts.ts';
+import { ClassificationSchema, validator } from '../lib/llm/schemas.ts';
+import { qaKey } from '../lib/ids.ts';
+import { extractionWindows } from '../stages/extract/index.ts';
+import { startMockServer, type MockOptions, type MockServer } from '../mock/server.ts';
+import { snapshotRows, walkFixture, type WalkFixture } from './helpers/walk.ts';
+
+const EXAMPLES = path.resolve(import.meta.dirname, '..', 'examples', 'corpus');
+const VARS = ['ANTHROPIC_BASE_URL', 'ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'OPENAI_BASE_URL', 'OPENAI_API_KEY'];
+
+let mock: MockServer;
+let f: WalkFixture;
+let saved: Record<string, string | undefined>;
+
+async function setUp(options: MockOptions = {}, env: Record<string, string> = {}) {
+  saved = Object.fromEntries(VARS.map((v) => [v, process.env[v]]));
+  mock = await startMockServer(options);
+  Object.assign(process.env, { ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: 'k', OPENAI_BASE_URL: `${mock.url}/v1`, OPENAI_API_KEY: 'k' });
+  f = await walkFixture({ env: { EXTRACTION_MODEL: 'model-a', ...env } });
+  await cp(EXAMPLES, f.corpus, { recursive: true });
+}
+test.after.each(async () => {
+  await f.dispose();
+  await mock.close();
+  for (const v of VARS) {
+    if (saved[v] === undefined) delete process.env[v];
+    else process.env[v] = saved[v];
+  }
+});
+
+async function rows<T>(sql: string, params: unknown[] = []): Promise<T[]> {
+  return (await f.target.db.query<T>(sql, params)).rows;
+}
+
+test('a walk of the example corpus fills every document table with schema-valid rows', async () => {
+  await setUp();
+  const summary = await walk(f.engine, { sourcePath: f.corpus });
+  assert.is(summary.items.failed, 0, JSON.stringify(summary.failures));
+  for (const table of ['source_documents', 'content_chunks', 'q_a_extractions', 'entity_mentions', 'entity_relationships', 'record_embeddings']) {
+    const [{ n }] = await rows<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`) as [{ n: number }];
+    assert.ok(n > 0, `${table} has rows`);
+  }
+  const valid = validator(ClassificationSchema);
+  for (const { classification } of await rows<{ classification: Record<string, unknown> }>('SELECT classification FROM source_documents')) {
+    const { in_taxonomy, ...rest } = classification;
+    assert.ok(valid(rest), valid.explain());
+    assert.type(in_taxonomy, 'boolean');
+  }
+  // Every chunk, answered Q&A pair and mention owns exactly one 1024-dimension embedding.
+  const [owners] = await rows<{ missing: number; dims: number[] }>(
+    `SELECT (SELECT count(*)::int FROM content_chunks c WHERE NOT EXISTS (SELECT 1 FROM record_embeddings e WHERE e.owner_kind = 'content_chunk' AND e.owner_id = c.id))
+          + (SELECT count(*)::int FROM q_a_extractions q WHERE NOT EXISTS (SELECT 1 FROM record_embeddings e WHERE e.owner_kind = 'q_a_extraction' AND e.owner_id = q.id))
+          + (SELECT count(*)::int FROM entity_mentions m WHERE NOT EXISTS (SELECT 1 FROM record_embeddings e WHERE e.owner_kind = 'entity_mention' AND e.owner_id = m.id)) AS missing,
+            (SELECT array_agg(DISTINCT vector_dims(embedding)) FROM record_embeddings) AS dims`,
+  );
+  assert.is(owners!.missing, 0);
+  assert.equal(owners!.dims, [1024]);
+  assert.ok(mock.stats.messages > 0 && mock.stats.embeddings > 0);
+});
+
+test('changing EXTRACTION_MODEL on unchanged bytes memo-hits: no model call, no row changed', async () => {
+  await setUp();
+  await walk(f.engine, { sourcePath: f.corpus });
+  const before = await snapshotRows(f);
+  const calls = { ...mock.stats };
+  await f.reopen(undefined, { EXTRACTION_MODEL: 'model-b' });
+  const second = await walk(f.engine, { sourcePath: f.corpus });
+  assert.is(second.items.unchanged, 8);
+  assert.equal([mock.stats.messages, mock.stats.embeddings], [calls.messages, calls.embeddings]);
+  assert.equal(await snapshotRows(f), before);
+});
+
+test('extractor memos are scoped by LLM identity: the same text under another model is extracted anew', async () => {
+  await setUp();
+  await walk(f.engine, { sourcePath: f.corpus });
+  // Same bytes at a new path: a changed item whose text the model-a memos already hold.
+  await copyFile(path.join(f.corpus, 'policies/travel.md'), path.join(f.corpus, 'travel-a.md'));
+  let calls = mock.stats.messages;
+  await walk(f.engine, { sourcePath: f.corpus });
+  assert.is(mock.stats.messages, calls, 'model-a memos serve model-a');
+  await f.reopen(undefined, { EXTRACTION_MODEL: 'model-b' });
+  await copyFile(path.join(f.corpus, 'policies/travel.md'), path.join(f.corpus, 'travel-b.md'));
+  calls = mock.stats.messages;
+  await walk(f.engine, { sourcePath: f.corpus });
+  assert.is(mock.stats.messages - calls, 4, 'model-b asks the model for all four extractors');
+  // full_reprocess under model-b re-extracts every document and restamps every row.
+  calls = mock.stats.messages;
+  const full = await walk(f.engine, { sourcePath: f.corpus, fullReprocess: true });
+  assert.ok(mock.stats.messages - calls >= 4 * 8);
+  const [{ stale }] = await rows<{ stale: number }>('SELECT count(*)::int AS stale FROM entity_mentions WHERE op_id <> $1', [full.opId]) as [{ stale: number }];
+  assert.is(stale, 0);
+});
+
+test('with 20 % injected 429/529 the walk completes with no item failure and counts its retries', async () => {
+  await setUp({ faultRate: 0.2, faults: ['429', '529'], seed: 11 });
+  const summary = await walk(f.engine, { sourcePath: f.corpus });
+  assert.is(summary.status, 'completed');
+  assert.is(summary.items.failed, 0, JSON.stringify(summary.failures));
+  assert.ok(mock.stats.faultsInjected > 0);
+  assert.is(summary.counters.model_retry, mock.stats.faultsInjected);
+});
+
+test('a corrupted extractor memo heals: deleted, recomputed, counted', async () => {
+  await setUp();
+  await walk(f.engine, { sourcePath: f.corpus });
+  const text = await readFile(path.join(f.corpus, 'policies/travel.md'), 'utf8');
+  const key = extractorMemoKey(PROMPTS.classification, f.engine.models.identity, extractionWindows(text)[0]!);
+  assert.ok(f.engine.store.getMemo(key) !== undefined, 'the memo exists');
+  await f.engine.store.putMemo(key, { label: 42 });
+  await copyFile(path.join(f.corpus, 'policies/travel.md'), path.join(f.corpus, 'travel-copy.md'));
+  const summary = await walk(f.engine, { sourcePath: f.corpus });
+  assert.is(summary.counters.memo_heal, 1);
+  assert.is(summary.items.failed, 0);
+  assert.ok(validator(ClassificationSchema)(f.engine.store.getMemo(key)), 'the recomputed value replaced it');
+});
+
+test('blank answers write no row, and answered pairs keep their idx keys across re-walks', async () => {
+  await setUp();
+  await walk(f.engine, { sourcePath: f.corpus });
+  const [{ id: doc }] = await rows<{ id: string }>("SELECT id FROM source_documents WHERE rel_path = 'company/faq.md'") as [{ id: string }];
+  const keysOf = async () => (await rows<{ id: string; idx: number }>('SELECT id, idx FROM q_a_extractions WHERE source_document_id = $1 ORDER BY idx', [doc])).map((r) => [r.idx, r.id]);
+  assert.equal(await keysOf(), [0, 1, 3].map((i) => [i, qaKey(doc, i)]), 'the blank third answer has no row');
+  const faq = path.join(f.corpus, 'company/faq.md');
+  const original = await readFile(faq, 'utf8');
+  await writeFile(faq, original.replace('Q: Do you ship outside the EU?\nA:\n', 'Q: Do you ship outside the EU?\nA: Yes, to Norway and Switzerland.\n'));
+  await walk(f.engine, { sourcePath: f.corpus });
+  assert.equal(await keysOf(), [0, 1, 2, 3].map((i) => [i, qaKey(doc, i)]));
+  await writeFile(faq, original.replace(/A: Three to five working days[^\n]*/, 'A:   '));
+  await walk(f.engine, { sourcePath: f.corpus });
+  assert.equal(await keysOf(), [1, 3].map((i) => [i, qaKey(doc, i)]), 'emptying an answer removes its row only');
+  const [{ n }] = await rows<{ n: number }>("SELECT count(*)::int AS n FROM record_embeddings WHERE owner_kind = 'q_a_extraction'") as [{ n: number }];
+  assert.is(n, 2, 'the removed pair’s embedding went with it');
+});
+
+test('idle mode makes no model call', async () => {
+  await setUp();
+  const summary = await walk(f.engine, { sourcePath: null });
+  assert.ok(summary.idle);
+  assert.equal([mock.stats.messages, mock.stats.embeddings], [0, 0]);
+});
+
+test.run();
