@@ -2,8 +2,11 @@
 // record_embeddings, keyed (owner_kind, owner_id). What is embedded: each content chunk's
 // text, each answered Q&A pair as "Q: ... A: ...", and each entity mention's canonical name.
 //
-// The table is the memo: a row whose content_sha256 and model match the text at hand is not
-// embedded again (its op_id is restamped, since its item changed); full_reprocess re-embeds.
+// The table is the memo, keyed by (model, dimensions, text hash): an owner whose row already
+// holds the vector of its text is only restamped (its item changed); an owner whose text some
+// other row already embeds gets that vector copied inside the database; only texts the table
+// has never seen are sent to the model. Vectors are stored once, in record_embeddings, never
+// again in the engine state store. full_reprocess re-embeds everything.
 // Requests are batched (many inputs each, bounded in count and size) and retried by the
 // service's wrapper.
 
@@ -46,12 +49,17 @@ export async function embedOwners(inputs: readonly EmbeddingInput[], opId: strin
     .map((input) => ({ ...input, hash: sha256(input.text) }));
   if (wanted.length === 0) return [];
   const current = currentRunContext().fullReprocess ? new Map<string, string>() : await existingHashes(deps.db, wanted);
-  const fresh = wanted.filter((w) => current.get(`${w.ownerKind}:${w.ownerId}`) !== w.hash);
+  const changed = wanted.filter((w) => current.get(`${w.ownerKind}:${w.ownerId}`) !== w.hash);
   const kept = wanted.filter((w) => current.get(`${w.ownerKind}:${w.ownerId}`) === w.hash);
   if (kept.length > 0) await restamp(deps.db, kept, opId);
-  const vectors = await embedTexts(fresh.map((w) => w.text), deps);
-  return fresh.map((w, i) => ({
-    owner_kind: w.ownerKind, owner_id: w.ownerId, model: EMBEDDING_MODEL, embedding: vectors[i]!, content_sha256: w.hash, op_id: opId,
+  const copied = currentRunContext().fullReprocess ? new Set<string>() : await copyKnownVectors(deps.db, changed, opId);
+  const fresh = changed.filter((w) => !copied.has(w.hash));
+  // Each distinct new text is embedded once, whatever the number of owners sharing it.
+  const texts = new Map(fresh.map((w) => [w.hash, w.text]));
+  const vectors = await embedTexts([...texts.values()], deps);
+  const byHash = new Map([...texts.keys()].map((hash, i) => [hash, vectors[i]!]));
+  return fresh.map((w) => ({
+    owner_kind: w.ownerKind, owner_id: w.ownerId, model: EMBEDDING_MODEL, embedding: byHash.get(w.hash)!, content_sha256: w.hash, op_id: opId,
   }));
 }
 
@@ -62,6 +70,24 @@ async function existingHashes(db: Database, wanted: readonly EmbeddingInput[]): 
     [wanted.map((w) => w.ownerKind), wanted.map((w) => w.ownerId), EMBEDDING_MODEL],
   );
   return new Map(rows.filter((r) => r.content_sha256 !== null).map((r) => [r.key, r.content_sha256!]));
+}
+
+/** Copies vectors of already-embedded texts to the owners that need them; returns the hashes served. */
+async function copyKnownVectors(db: Database, changed: readonly (EmbeddingInput & { hash: string })[], opId: string): Promise<Set<string>> {
+  if (changed.length === 0) return new Set();
+  const { rows } = await db.query<{ content_sha256: string }>(
+    `INSERT INTO record_embeddings (owner_kind, owner_id, model, embedding, content_sha256, op_id)
+     SELECT u.k, u.i::uuid, src.model, src.embedding, src.content_sha256, $4::uuid
+       FROM unnest($1::text[], $2::text[], $3::text[]) AS u(k, i, h)
+       CROSS JOIN LATERAL (SELECT model, embedding, content_sha256 FROM record_embeddings
+                            WHERE model = $5 AND content_sha256 = u.h LIMIT 1) AS src
+     ON CONFLICT (owner_kind, owner_id) DO UPDATE
+       SET model = EXCLUDED.model, embedding = EXCLUDED.embedding, content_sha256 = EXCLUDED.content_sha256,
+           op_id = EXCLUDED.op_id, updated_at = now()
+     RETURNING content_sha256`,
+    [changed.map((w) => w.ownerKind), changed.map((w) => w.ownerId), changed.map((w) => w.hash), opId, EMBEDDING_MODEL],
+  );
+  return new Set(rows.map((r) => r.content_sha256));
 }
 
 async function restamp(db: Database, kept: readonly EmbeddingInput[], opId: string): Promise<void> {

@@ -141,6 +141,28 @@ test('blank answers write no row, and answered pairs keep their idx keys across 
   assert.is(n, 2, 'the removed pair’s embedding went with it');
 });
 
+test('text the table has embedded before is never sent to the model again', async () => {
+  await setUp();
+  const paragraph = (i: number) => `Section ${i}. ${'Northwind keeps careful records of every shipment and invoice. '.repeat(17)}`;
+  const base = Array.from({ length: 5 }, (_, i) => paragraph(i)).join('\n\n');
+  await writeFile(path.join(f.corpus, 'ledger.md'), base);
+  await walk(f.engine, { sourcePath: f.corpus });
+  const before = mock.stats.embeddedTexts;
+  // Another document sharing five of its six chunks with the first.
+  await writeFile(path.join(f.corpus, 'ledger-extended.md'), `${base}\n\n${paragraph(5)}`);
+  const summary = await walk(f.engine, { sourcePath: f.corpus });
+  assert.is(summary.items.changed, 1);
+  const [{ n }] = await rows<{ n: number }>(
+    "SELECT count(*)::int AS n FROM content_chunks c JOIN source_documents d ON d.id = c.source_document_id WHERE d.rel_path = 'ledger-extended.md'",
+  ) as [{ n: number }];
+  assert.is(n, 6);
+  assert.is(mock.stats.embeddedTexts - before, 1, 'only the new chunk was embedded; the other five vectors were copied');
+  const [{ vectors }] = await rows<{ vectors: number }>(
+    "SELECT count(*)::int AS vectors FROM record_embeddings e JOIN content_chunks c ON c.id = e.owner_id JOIN source_documents d ON d.id = c.source_document_id WHERE d.rel_path = 'ledger-extended.md'",
+  ) as [{ vectors: number }];
+  assert.is(vectors, 6);
+});
+
 test('idle mode makes no model call', async () => {
   await setUp();
   const summary = await walk(f.engine, { sourcePath: null });
