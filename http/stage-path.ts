@@ -3,10 +3,8 @@
 // which is stripped and returned; "#" and other punctuation are part of the file name. Paths
 // that could leave the corpus are refused. Every refusal is a named 400; nothing is written.
 
+import { FAIL_STAGE5_MODES, type FailStage5Mode } from '../lib/engine/failure-directive.ts';
 import { HttpError } from './errors.ts';
-
-export const FAIL_STAGE5_MODES = Object.freeze(['embedder', 'pair_resolver'] as const);
-export type FailStage5Mode = (typeof FAIL_STAGE5_MODES)[number];
 
 export interface StagePath {
   /** Corpus-relative, '/'-separated, no empty or dot segments. */

@@ -61,6 +61,8 @@ export interface Config {
   /** INGEST_CORPUS_BUCKET: file:///dir or s3://bucket/prefix; null means the directory is authoritative. */
   readonly corpusBucket: string | null;
   readonly log: { readonly level: LogLevel };
+  /** Requests per minute per client on the authenticated POST routes. */
+  readonly rateLimits: { readonly walk: number; readonly extract: number; readonly producerRun: number };
   readonly sink: { readonly batchRows: number; readonly flushMs: number };
   readonly walk: {
     /** Items admitted and not yet durable at once: bounds the walk's memory on any corpus size. */
@@ -151,6 +153,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     appUrl: url('INGEST_APP_URL', ['http:', 'https:'], 'http(s)://host/'),
     corpusBucket: url('INGEST_CORPUS_BUCKET', ['file:', 's3:'], 'file:///dir or s3://bucket/prefix'),
     log: { level: logLevel as LogLevel },
+    rateLimits: {
+      walk: integer('INGEST_RATE_LIMIT_WALK', 30, 1, 100_000),
+      extract: integer('INGEST_RATE_LIMIT_EXTRACT', 120, 1, 100_000),
+      producerRun: integer('INGEST_RATE_LIMIT_PRODUCER_RUN', 10, 1, 100_000),
+    },
     sink: {
       batchRows: integer('INGEST_SINK_BATCH_ROWS', 500, 1, 50_000),
       flushMs: integer('INGEST_SINK_FLUSH_MS', 50, 0, 60_000),

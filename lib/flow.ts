@@ -29,6 +29,7 @@ import { ConversionError, mediaTypeFor, type Converter } from '../stages/convert
 import { removeVanishedDocuments } from '../stages/cleanup.ts';
 import { walkFiles, type FileItem } from '../stages/source.ts';
 import { upsertItemRows } from '../stages/upsert.ts';
+import { withFailureInjection, type FailStage5Mode } from './engine/failure-directive.ts';
 
 /** A flow-scope pass run after the settle barrier (stage 5, Q&A dedup, backlink, ...). */
 export interface FlowPass {
@@ -52,6 +53,8 @@ export interface WalkOptions {
   sourcePath?: string | null;
   fullReprocess?: boolean;
   onProgress?: (progress: WalkProgress) => void;
+  /** A consumed failStage5 directive: the flow-scope passes run with those credentials broken. */
+  failStage5?: FailStage5Mode | null;
 }
 
 export interface WalkProgress {
@@ -134,7 +137,7 @@ async function runWalk(engine: WalkEngine, options: WalkOptions): Promise<WalkSu
     walkLog.info({ sourcePath }, 'idle: no corpus directory, nothing to walk');
   } else {
     try {
-      await walkCorpus(engine, sourcePath, run, summary, walkLog, options.onProgress);
+      await walkCorpus(engine, sourcePath, run, summary, walkLog, options);
     } catch (error) {
       summary.status = 'failed';
       summary.error = (error as Error).message;
@@ -154,9 +157,10 @@ async function walkCorpus(
   run: RunContext,
   summary: WalkSummary,
   log: Logger,
-  onProgress: WalkOptions['onProgress'],
+  options: WalkOptions,
 ): Promise<void> {
   const { config, db, store } = engine;
+  const { onProgress } = options;
   if (await bindStoreToDatabase(store, db)) {
     log.warn('the state store described another database (or this one was wiped): every item counts as changed');
   }
@@ -250,10 +254,21 @@ async function walkCorpus(
     for (const [table, n] of sink.rowsWritten) summary.rows[table] = n;
   }
 
+  await withFailureInjection(options.failStage5 ?? null, () => runPasses(engine, run, summary, log, { seen, liveDocumentIds }));
+}
+
+async function runPasses(
+  engine: WalkEngine,
+  run: RunContext,
+  summary: WalkSummary,
+  log: Logger,
+  live: { seen: Set<string>; liveDocumentIds: Set<string> },
+): Promise<void> {
+  const { db, store } = engine;
   const cleanup: FlowPass = {
     name: 'cleanup',
     async run() {
-      const result = await removeVanishedDocuments(db, store, { seen, liveDocumentIds });
+      const result = await removeVanishedDocuments(db, store, live);
       summary.items.removed = result.itemsRemoved;
       summary.rowsDeleted += result.rowsDeleted;
     },

@@ -11,12 +11,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mockEmbedding, toBase64 } from './embeddings.ts';
+import { FAILURE_SENTINEL } from '../lib/engine/failure-directive.ts';
 import { EXTRACTOR_RESPONDERS } from './extractors.ts';
 import { answer, messageBody, streamMessage, type MessagesRequest, type PromptResponder } from './messages.ts';
 
 export const DEFAULT_MOCK_PORT = 8791;
-/** The credential the failure directive swaps in; the mock refuses it like a dead key. */
-export const FAILURE_SENTINEL = 'ingest-failure-injection-sentinel';
+export { FAILURE_SENTINEL };
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
 const MAX_EMBEDDING_INPUTS = 2048;
 
