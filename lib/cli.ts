@@ -10,6 +10,7 @@ import { stateResetCommand, stateVerifyCommand } from './commands/state.ts';
 import { walkCommand } from './commands/walk.ts';
 import { mockCommand } from './commands/mock.ts';
 import { preflightCommand } from './commands/preflight.ts';
+import { serveCommand } from './commands/serve.ts';
 
 interface Command {
   usage: string;
@@ -18,6 +19,11 @@ interface Command {
 }
 
 const COMMANDS: Record<string, Command> = {
+  serve: {
+    usage: 'ingest serve [--host H] [--port N]',
+    summary: 'run the HTTP sidecar (default 127.0.0.1:8790); boot never walks',
+    run: serveCommand,
+  },
   walk: {
     usage: 'ingest walk [PATH] [--full-reprocess] [--json]',
     summary: 'walk the corpus (PATH, else ENGINE_SOURCE_PATH) once into rows and print a summary',

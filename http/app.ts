@@ -1,0 +1,67 @@
+// The sidecar's routes (SPEC.md 4) on polka: each route file holds its handler; this file
+// puts auth and rate limits in front of them and turns every thrown HttpError into the one
+// error body. Anything else thrown is logged and answered 500 without its message.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import polka from 'polka';
+import type { Config } from '../lib/config.ts';
+import type { FailureDirective } from '../lib/engine/failure-directive.ts';
+import type { WalkRegistry } from '../lib/engine/registry.ts';
+import type { EngineWorker } from '../lib/engine/worker-handle.ts';
+import type { Logger } from '../lib/log.ts';
+import { requireBearer } from './auth.ts';
+import { HttpError, sendError } from './errors.ts';
+import { extractRoute } from './extract.ts';
+import { healthRoute } from './health.ts';
+import { producerRunRoute } from './producer-run.ts';
+import { perMinute, type RateLimit } from './rate-limit.ts';
+import { stageRoute } from './stage.ts';
+import { walkRoute, walkStatusRoute } from './walk.ts';
+
+export interface AppDeps {
+  config: Config;
+  log: Logger;
+  engine: EngineWorker;
+  registry: WalkRegistry;
+  directive: FailureDirective;
+}
+
+type Handler = (req: IncomingMessage & { params?: Record<string, string> }, res: ServerResponse) => Promise<void>;
+
+interface Guard {
+  secret: string | null;
+  secretName: string;
+  disabledError: string;
+  limit?: RateLimit;
+}
+
+export function createApp(deps: AppDeps) {
+  const { config, log } = deps;
+  const handle = (handler: Handler, guard?: Guard) => (req: IncomingMessage, res: ServerResponse) => {
+    const run = async () => {
+      if (guard !== undefined) {
+        requireBearer(req, guard.secret, guard.disabledError, guard.secretName);
+        await guard.limit?.(req);
+      }
+      await handler(req, res);
+    };
+    run().catch((error: unknown) => {
+      if (res.headersSent) return;
+      if (error instanceof HttpError) return sendError(res, error);
+      log.error({ err: error, path: req.url }, 'request failed');
+      sendError(res, new HttpError(500, 'internal_error', 'the request failed; the sidecar logged why'));
+    });
+  };
+  const trigger = (limit?: RateLimit): Guard => ({
+    secret: config.secrets.pipelineTrigger, secretName: 'PIPELINE_TRIGGER_SECRET', disabledError: 'trigger_disabled', ...(limit ? { limit } : {}),
+  });
+  return polka({
+    onNoMatch: (req, res) => sendError(res, new HttpError(404, 'not_found', `no route ${req.method} ${req.url?.split('?')[0]}`)),
+  })
+    .get('/health', handle(healthRoute(deps.engine)) as never)
+    .post('/stage', handle(stageRoute({ corpus: config.sourcePath, stateDir: config.stateStorePath, maxBytes: config.convert.maxDocumentBytes, directive: deps.directive })) as never)
+    .post('/walk', handle(walkRoute(deps), trigger(perMinute(config.rateLimits.walk))) as never)
+    .get('/walk-status/:requestId', handle(walkStatusRoute(deps.registry), trigger()) as never)
+    .post('/extract', handle(extractRoute, { secret: config.secrets.extractApiToken, secretName: 'EXTRACT_API_TOKEN', disabledError: 'extract_disabled', limit: perMinute(config.rateLimits.extract) }) as never)
+    .post('/producer-run', handle(producerRunRoute(), trigger(perMinute(config.rateLimits.producerRun))) as never);
+}

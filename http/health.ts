@@ -1,0 +1,11 @@
+// GET /health (SPEC.md 4): 200 while the engine worker thread is alive, 503 after it died.
+// No data is returned.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { EngineWorker } from '../lib/engine/worker-handle.ts';
+
+export function healthRoute(engine: Pick<EngineWorker, 'alive'>) {
+  return async (_req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    res.writeHead(engine.alive ? 200 : 503, { 'cache-control': 'no-store', 'content-length': '0' }).end();
+  };
+}

@@ -1,0 +1,18 @@
+// POST /producer-run (SPEC.md 4 rule 6): its own single-flight lock, independent of the walk's.
+// The producer itself is not built yet, so an accepted request answers 501 with a named error.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HttpError } from './errors.ts';
+
+export function producerRunRoute() {
+  let running = false;
+  return async (_req: IncomingMessage, _res: ServerResponse): Promise<void> => {
+    if (running) throw new HttpError(409, 'producer_in_progress', 'a producer pass is already running');
+    running = true;
+    try {
+      throw new HttpError(501, 'producer_not_available', 'the knowledge-bundle producer is not part of this build yet');
+    } finally {
+      running = false;
+    }
+  };
+}

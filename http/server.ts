@@ -1,0 +1,40 @@
+// `ingest serve` as a library: the engine worker, the routes, the listening socket, and a
+// graceful stop (stop accepting, let a running walk finish within the grace, close pools).
+
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Config } from '../lib/config.ts';
+import { FailureDirective } from '../lib/engine/failure-directive.ts';
+import { WalkRegistry } from '../lib/engine/registry.ts';
+import { EngineWorker } from '../lib/engine/worker-handle.ts';
+import type { Logger } from '../lib/log.ts';
+import { createApp } from './app.ts';
+
+export interface Sidecar {
+  readonly url: string;
+  readonly engine: EngineWorker;
+  stop(graceMs?: number): Promise<void>;
+}
+
+export async function startSidecar(config: Config, log: Logger): Promise<Sidecar> {
+  const engine = new EngineWorker(config, log);
+  await engine.ready;
+  const app = createApp({ config, log, engine, registry: new WalkRegistry(), directive: new FailureDirective() });
+  const server: Server = await new Promise((resolve, reject) => {
+    app.listen(config.http.port, config.http.host, (error?: Error) => (error ? reject(error) : resolve(app.server!)));
+  });
+  const { address, port } = server.address() as AddressInfo;
+  const url = `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+  log.info({ url }, 'sidecar listening');
+  return {
+    url,
+    engine,
+    async stop(graceMs = 30_000) {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await engine.shutdown(graceMs);
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}

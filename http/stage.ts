@@ -1,0 +1,133 @@
+// POST /stage (SPEC.md 4 rule 3, DESIGN.md 10): a multipart byte-drop from loopback peers only.
+// Fields: destPath (corpus-relative; the ?failStage5=<mode> directive allowed) and one file
+// part. The bytes land atomically (a dot-prefixed temp file in the target directory, then a
+// rename) inside the writer fence, and the answer echoes the path written.
+
+import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, realpath, rename, rm } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Transform, type Readable } from 'node:stream';
+import busboy from 'busboy';
+import type { FailureDirective } from '../lib/engine/failure-directive.ts';
+import { tryAcquireFence } from '../lib/engine/fence.ts';
+import { HttpError, sendJson } from './errors.ts';
+import { parseStagePath } from './stage-path.ts';
+
+export interface StageRouteDeps {
+  corpus: string | null;
+  stateDir: string;
+  maxBytes: number;
+  directive: FailureDirective;
+  /** How long to wait for a walk holding the writer fence before answering 409. */
+  fenceWaitMs?: number;
+}
+
+export function isLoopback(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  const plain = address.startsWith('::ffff:') ? address.slice(7) : address;
+  return plain === '::1' || /^127\.\d+\.\d+\.\d+$/.test(plain);
+}
+
+interface Upload {
+  destPath: string | undefined;
+  tempFile: string | null;
+  bytes: number;
+}
+
+export function stageRoute(deps: StageRouteDeps) {
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (!isLoopback(req.socket.remoteAddress)) throw new HttpError(403, 'loopback_only', '/stage accepts connections from loopback only');
+    if (deps.corpus === null) throw new HttpError(503, 'no_corpus', 'ENGINE_SOURCE_PATH is not configured; there is nowhere to stage');
+    const corpus = deps.corpus;
+    await mkdir(corpus, { recursive: true });
+    const upload = await receive(req, corpus, deps.maxBytes);
+    try {
+      const target = await confinedTarget(corpus, parseStagePath(upload.destPath));
+      if (upload.tempFile === null) throw new HttpError(400, 'file_missing', 'the multipart body needs a file part');
+      const hold = await waitForFence(deps.stateDir, deps.fenceWaitMs ?? 10_000);
+      try {
+        await mkdir(path.dirname(target.absolute), { recursive: true });
+        await rename(upload.tempFile, target.absolute);
+        upload.tempFile = null;
+      } finally {
+        await hold.release();
+      }
+      if (target.failStage5 !== null) deps.directive.arm(target.failStage5);
+      sendJson(res, 201, { path: target.path, bytes: upload.bytes, ...(target.failStage5 === null ? {} : { failStage5: target.failStage5 }) });
+    } finally {
+      if (upload.tempFile !== null) await rm(upload.tempFile, { force: true });
+    }
+  };
+}
+
+/** Streams the file part to a temp file in the corpus root (same filesystem: rename is atomic). */
+function receive(req: IncomingMessage, corpus: string, maxBytes: number): Promise<Upload> {
+  return new Promise((resolve, reject) => {
+    const upload: Upload = { destPath: undefined, tempFile: null, bytes: 0 };
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({ headers: req.headers, limits: { files: 1, fields: 4, fileSize: maxBytes } });
+    } catch {
+      reject(new HttpError(400, 'not_multipart', 'send multipart/form-data with a destPath field and a file part'));
+      return;
+    }
+    const writes: Promise<void>[] = [];
+    parser.on('field', (name, value) => {
+      if (name === 'destPath') upload.destPath = value;
+    });
+    parser.on('file', (_name, stream: Readable & { truncated?: boolean }) => {
+      const temp = path.join(corpus, `.stage-${randomBytes(8).toString('hex')}.tmp`);
+      upload.tempFile = temp;
+      const count = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          upload.bytes += chunk.length;
+          done(null, chunk);
+        },
+      });
+      writes.push(
+        pipeline(stream, count, createWriteStream(temp, { flags: 'wx' })).then(() => {
+          if (stream.truncated) throw new HttpError(413, 'file_too_large', `the file is over ${maxBytes} bytes`);
+        }),
+      );
+    });
+    parser.on('error', () => reject(new HttpError(400, 'bad_multipart', 'the multipart body could not be read')));
+    parser.on('close', () => {
+      Promise.all(writes).then(() => resolve(upload), async (error: unknown) => {
+        if (upload.tempFile !== null) await rm(upload.tempFile, { force: true });
+        reject(error);
+      });
+    });
+    req.pipe(parser);
+  });
+}
+
+async function confinedTarget(corpus: string, parsed: ReturnType<typeof parseStagePath>) {
+  const realCorpus = await realpath(corpus);
+  const absolute = path.join(realCorpus, ...parsed.path.split('/'));
+  // The deepest existing ancestor must resolve inside the corpus (a symlinked directory must
+  // not carry the write elsewhere).
+  let existing = path.dirname(absolute);
+  for (;;) {
+    const resolved = await realpath(existing).catch(() => null);
+    if (resolved !== null) {
+      if (resolved !== realCorpus && !resolved.startsWith(realCorpus + path.sep)) throw new HttpError(400, 'dest_path_invalid', 'destPath leads outside the corpus');
+      break;
+    }
+    existing = path.dirname(existing);
+  }
+  return { ...parsed, absolute };
+}
+
+async function waitForFence(stateDir: string, waitMs: number) {
+  await mkdir(stateDir, { recursive: true });
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const hold = await tryAcquireFence(stateDir);
+    if (hold !== null) return hold;
+    if (Date.now() >= deadline) throw new HttpError(409, 'fence_busy', 'a walk holds the writer fence; stage again when it ends', {}, { 'retry-after': '5' });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

@@ -1,0 +1,70 @@
+// The main thread's handle on the engine worker: starts it, forwards walk requests, and knows
+// whether it is alive (GET /health answers 503 once it has died).
+
+import { Worker } from 'node:worker_threads';
+import type { Config } from '../config.ts';
+import type { Logger } from '../log.ts';
+import type { FailStage5Mode } from './failure-directive.ts';
+import type { FromEngine, ToEngine } from './thread.ts';
+
+type WalkDone = Extract<FromEngine, { type: 'walk-done' }>;
+
+export class EngineWorker {
+  readonly #worker: Worker;
+  readonly #pending = new Map<string, { onRunning: () => void; resolve: (done: WalkDone) => void }>();
+  #alive = true;
+  readonly ready: Promise<void>;
+
+  constructor(config: Config, log: Logger) {
+    this.#worker = new Worker(new URL('./thread.ts', import.meta.url), { workerData: config });
+    this.ready = new Promise((resolve, reject) => {
+      this.#worker.on('message', (message: FromEngine) => {
+        if (message.type === 'ready') resolve();
+        else if (message.type === 'walk-running') this.#pending.get(message.requestId)?.onRunning();
+        else {
+          this.#pending.get(message.requestId)?.resolve(message);
+          this.#pending.delete(message.requestId);
+        }
+      });
+      this.#worker.on('error', (error) => {
+        log.error({ err: error }, 'engine worker crashed');
+        reject(error);
+      });
+      this.#worker.on('exit', (code) => {
+        this.#alive = false;
+        if (code !== 0) log.error({ code }, 'engine worker exited');
+        for (const [requestId, pending] of this.#pending) pending.resolve({ type: 'walk-done', requestId, state: 'failed', error: 'the engine worker exited' });
+        this.#pending.clear();
+      });
+    });
+    this.ready.catch(() => {});
+  }
+
+  get alive(): boolean {
+    return this.#alive;
+  }
+
+  /** Asks for one walk; resolves with its terminal state. */
+  walk(requestId: string, fullReprocess: boolean, failStage5: FailStage5Mode | null, onRunning: () => void): Promise<WalkDone> {
+    if (!this.#alive) return Promise.resolve({ type: 'walk-done', requestId, state: 'failed', error: 'the engine worker is not running' });
+    return new Promise((resolve) => {
+      this.#pending.set(requestId, { onRunning, resolve });
+      this.#worker.postMessage({ type: 'walk', requestId, fullReprocess, failStage5 } satisfies ToEngine);
+    });
+  }
+
+  /** Graceful: the engine closes its pools; ends the thread if it has not within the grace. */
+  async shutdown(graceMs: number): Promise<void> {
+    if (!this.#alive) return;
+    const exited = new Promise<void>((resolve) => this.#worker.once('exit', () => resolve()));
+    this.#worker.postMessage({ type: 'shutdown' } satisfies ToEngine);
+    const timer = setTimeout(() => void this.#worker.terminate(), graceMs);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  /** Ends the thread at once (a crash, as far as /health is concerned). */
+  async terminate(): Promise<void> {
+    await this.#worker.terminate();
+  }
+}
