@@ -6,6 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import { bearerMatches, requireBearer } from '../http/auth.ts';
 import { HttpError } from '../http/errors.ts';
 import { parseStagePath } from '../http/stage-path.ts';
+import { isLoopback } from '../http/stage.ts';
 import { WalkRegistry } from '../lib/engine/registry.ts';
 
 function refusal(fn: () => unknown): HttpError {
@@ -81,6 +82,11 @@ test('registry: one terminal state per walk, opId once completed, oldest evicted
   for (let i = 0; i < 49; i++) registry.accept();
   assert.is(registry.get(first.requestId), undefined, 'the 51st walk evicts the first');
   assert.is(registry.get(busy.requestId)?.state, 'fence_busy');
+});
+
+test('only loopback peers may stage', () => {
+  for (const address of ['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1']) assert.ok(isLoopback(address), address);
+  for (const address of ['10.0.0.1', '192.168.1.2', '::ffff:10.1.2.3', 'fe80::1', undefined]) assert.not.ok(isLoopback(address), String(address));
 });
 
 test.run();

@@ -1,0 +1,195 @@
+// The sidecar as the platform sees it: the real server on an ephemeral loopback port, the
+// engine in its worker thread, requests from a real HTTP client (fetch).
+
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { cp, readFile, writeFile, mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { loadConfig } from '../lib/config.ts';
+import { startSidecar, type Sidecar } from '../http/server.ts';
+import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
+
+const TRIGGER = 'trigger-secret-for-http-tests';
+const EXTRACT = 'extract-token-for-http-tests';
+const EXAMPLES = path.resolve(import.meta.dirname, '..', 'examples', 'corpus');
+
+let root: string;
+let corpus: string;
+let target: TestDatabase;
+let sidecar: Sidecar | null = null;
+
+async function start(env: Record<string, string> = {}) {
+  root = mkdtempSync(path.join(tmpdir(), 'ingest-http-'));
+  corpus = path.join(root, 'corpus');
+  await cp(EXAMPLES, corpus, { recursive: true });
+  target = await openTestDatabase();
+  const config = loadConfig({
+    INGEST_DATA_DIR: path.join(root, 'data'), ENGINE_SOURCE_PATH: corpus, PIPELINE_TRIGGER_SECRET: TRIGGER, EXTRACT_API_TOKEN: EXTRACT,
+    INGEST_PORT: '0', INGEST_LOG_LEVEL: 'silent', ...(target.dsn ? { ENGINE_DB_DSN: target.dsn } : {}), ...env,
+  }, root);
+  sidecar = await startSidecar(config, pino({ level: 'silent' }));
+}
+test.after.each(async () => {
+  await sidecar?.stop(5_000);
+  sidecar = null;
+  await target.dispose();
+  rmSync(root, { recursive: true, force: true });
+});
+
+const trigger = { authorization: `Bearer ${TRIGGER}` };
+const post = (route: string, init: RequestInit = {}) => fetch(`${sidecar!.url}${route}`, { method: 'POST', ...init });
+
+async function walkToEnd(body?: object): Promise<Record<string, unknown>> {
+  const accepted = await post('/walk', { headers: { ...trigger, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+  assert.is(accepted.status, 202);
+  const { requestId } = (await accepted.json()) as { requestId: string };
+  for (;;) {
+    const status = (await (await fetch(`${sidecar!.url}/walk-status/${requestId}`, { headers: trigger })).json()) as Record<string, unknown>;
+    if (!['accepted', 'running'].includes(status.state as string)) return status;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function stageForm(destPath: string, content = '# Staged\n\nBody.\n'): FormData {
+  const form = new FormData();
+  form.set('destPath', destPath);
+  form.set('file', new Blob([content]), 'upload.md');
+  return form;
+}
+
+function corpusFiles(): string[] {
+  return readdirSync(corpus, { recursive: true, encoding: 'utf8' }).sort();
+}
+
+test('health is 200 while the engine worker lives and 503 after it died; boot never walks', async () => {
+  await start();
+  assert.is((await fetch(`${sidecar!.url}/health`)).status, 200);
+  const first = await walkToEnd();
+  assert.is((first.counts as Record<string, number>).changed, 8, 'booting the sidecar walked nothing before this walk');
+  await sidecar!.engine.terminate();
+  assert.is((await fetch(`${sidecar!.url}/health`)).status, 503);
+});
+
+test('a walk is accepted with 202, runs in the worker, and ends completed with its opId', async () => {
+  await start();
+  const status = await walkToEnd();
+  assert.is(status.state, 'completed');
+  assert.match(String(status.opId), /^[0-9a-f-]{36}$/);
+  assert.equal(status.counts, { seen: 8, changed: 8, unchanged: 0, failed: 0, dropped: 0, skipped: 0, removed: 0, ...(status.counts as object) });
+  assert.is((status.counts as Record<string, number>).changed, 8);
+  assert.is(status.stage5FailureInjected, undefined);
+});
+
+test('auth: 503 with the secret unset, 401 without or with a wrong bearer, CRON_SECRET never accepted', async () => {
+  await start({ CRON_SECRET: 'cron-secret-value', EXTRACT_API_TOKEN: '' });
+  assert.is((await post('/walk', { headers: { authorization: 'Bearer wrong' } })).status, 401);
+  assert.is((await post('/walk')).status, 401);
+  assert.is((await post('/walk', { headers: { authorization: 'Bearer cron-secret-value' } })).status, 401);
+  assert.is((await fetch(`${sidecar!.url}/walk-status/x`)).status, 401);
+  const extract = await post('/extract', { headers: { authorization: 'Bearer anything', 'content-type': 'text/html' }, body: '<p>x</p>' });
+  assert.is(extract.status, 503);
+  assert.equal(await extract.json(), { error: 'extract_disabled', message: 'EXTRACT_API_TOKEN is not configured on this sidecar; the route is closed' });
+});
+
+test('a second walk while one runs is 409; an unknown requestId is 404; bad bodies are named 400s', async () => {
+  await start();
+  const first = await post('/walk', { headers: trigger });
+  assert.is(first.status, 202);
+  const second = await post('/walk', { headers: trigger });
+  assert.is(second.status, 409);
+  assert.is(((await second.json()) as { error: string }).error, 'walk_in_progress');
+  assert.is((await fetch(`${sidecar!.url}/walk-status/no-such-walk`, { headers: trigger })).status, 404);
+  for (const body of ['not json', '[]', '{"full_reprocess": "yes"}', '{"other": 1}']) {
+    const response = await post('/walk', { headers: trigger, body });
+    assert.is(response.status, 400, body);
+  }
+});
+
+test('a busy writer fence ends the walk as fence_busy with no pass', async () => {
+  await start();
+  const stateDir = path.join(root, 'data', 'state');
+  await mkdir(stateDir, { recursive: true });
+  // A live holder: this very process, as another writer on the same volume would be.
+  await writeFile(path.join(stateDir, 'writer.fence'), JSON.stringify({ pid: process.pid, hostname: (await import('node:os')).hostname(), acquiredAt: new Date().toISOString() }));
+  const status = await walkToEnd();
+  assert.is(status.state, 'fence_busy');
+  assert.is(status.opId, undefined);
+  await (await import('node:fs/promises')).unlink(path.join(stateDir, 'writer.fence'));
+  const after = await walkToEnd();
+  assert.is((after.counts as Record<string, number>).changed, 8, 'the fence_busy request performed no pass');
+});
+
+test('/stage writes atomically, echoes the path, keeps # and punctuation verbatim, and arms the directive for one walk', async () => {
+  await start();
+  const staged = await post('/stage', { body: stageForm('inbox/r&d #2 (draft).md?failStage5=embedder') });
+  assert.is(staged.status, 201);
+  assert.equal(await staged.json(), { path: 'inbox/r&d #2 (draft).md', bytes: 16, failStage5: 'embedder' });
+  assert.is(await readFile(path.join(corpus, 'inbox', 'r&d #2 (draft).md'), 'utf8'), '# Staged\n\nBody.\n');
+  assert.not.ok(corpusFiles().some((f) => f.includes('.stage-')), 'no temp file left behind');
+  const injected = await walkToEnd();
+  assert.is(injected.stage5FailureInjected, 'embedder');
+  const next = await walkToEnd();
+  assert.is(next.stage5FailureInjected, undefined, 'one-shot: the next walk runs clean');
+});
+
+test('/stage directive errors and path escapes are named 400s that write nothing', async () => {
+  await start();
+  const before = corpusFiles();
+  const cases: [string, string][] = [
+    ['a.md?other=1', 'unknown_suffix'], ['?failStage5=embedder', 'directive_without_path'], ['a.md?failStage5', 'directive_missing_value'],
+    ['a.md?failStage5=all', 'unknown_mode'], ['../outside.md', 'dest_path_invalid'], ['/abs.md', 'dest_path_invalid'],
+    ['%2e%2e/x.md', 'dest_path_invalid'], ['a\u0000b.md', 'dest_path_invalid'], ['a\\b.md', 'dest_path_invalid'],
+  ];
+  for (const [destPath, error] of cases) {
+    const response = await post('/stage', { body: stageForm(destPath) });
+    assert.is(response.status, 400, destPath);
+    const body = (await response.json()) as { error: string; valid_modes?: string[] };
+    assert.is(body.error, error, destPath);
+    if (error.includes('directive') || error.includes('suffix') || error.includes('mode')) assert.equal(body.valid_modes, ['embedder', 'pair_resolver']);
+  }
+  assert.equal(corpusFiles(), before);
+  assert.is(readdirSync(root).includes('outside.md'), false);
+  const injected = await walkToEnd();
+  assert.is(injected.stage5FailureInjected, undefined, 'no refused request armed the directive');
+});
+
+test('/extract: HTML or JSON in, {text, verdict, warnings} out; 413 past 20 MB; 415 for other types', async () => {
+  await start();
+  const headers = { authorization: `Bearer ${EXTRACT}` };
+  const html = await post('/extract', { headers: { ...headers, 'content-type': 'text/html; charset=utf-8' }, body: '<html><body><h1>Title</h1><p>Body text.</p><script>x()</script></body></html>' });
+  assert.is(html.status, 200);
+  const out = (await html.json()) as { text: string; verdict: string; warnings: string[] };
+  assert.is(out.text, '# Title\n\nBody text.');
+  assert.ok(['ok', 'thin'].includes(out.verdict));
+  const json = await post('/extract', { headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ html: '<p>from json</p>' }) });
+  assert.is(((await json.json()) as { text: string }).text, 'from json');
+  const big = await post('/extract', { headers: { ...headers, 'content-type': 'text/html' }, body: new Uint8Array(20 * 1024 * 1024 + 1) });
+  assert.is(big.status, 413);
+  assert.is((await post('/extract', { headers: { ...headers, 'content-type': 'image/png' }, body: 'x' })).status, 415);
+});
+
+test('rate limits answer 429 with Retry-After; /producer-run has its own named answer', async () => {
+  await start({ INGEST_RATE_LIMIT_EXTRACT: '2' });
+  const headers = { authorization: `Bearer ${EXTRACT}`, 'content-type': 'text/html' };
+  const statuses = [];
+  for (let i = 0; i < 3; i++) statuses.push((await post('/extract', { headers, body: '<p>x</p>' })).status);
+  assert.equal(statuses.slice(0, 2), [200, 200]);
+  const limited = await post('/extract', { headers, body: '<p>x</p>' });
+  assert.is(limited.status, 429);
+  assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+  const producer = await post('/producer-run', { headers: trigger });
+  assert.is(producer.status, 501);
+  assert.is(((await producer.json()) as { error: string }).error, 'producer_not_available');
+});
+
+test('unknown routes are a JSON 404', async () => {
+  await start();
+  const response = await fetch(`${sidecar!.url}/nope`);
+  assert.is(response.status, 404);
+  assert.is(((await response.json()) as { error: string }).error, 'not_found');
+});
+
+test.run();
