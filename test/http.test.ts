@@ -185,6 +185,18 @@ test('rate limits answer 429 with Retry-After; /producer-run has its own named a
   assert.is(((await producer.json()) as { error: string }).error, 'producer_not_available');
 });
 
+test('the registry keeps the last 50 walks: the 51st evicts the first', async () => {
+  await start({ INGEST_RATE_LIMIT_WALK: '100' });
+  const ids: string[] = [];
+  for (let i = 0; i < 51; i++) {
+    const status = await walkToEnd();
+    assert.is(status.state, 'completed');
+    ids.push(status.requestId as string);
+  }
+  assert.is((await fetch(`${sidecar!.url}/walk-status/${ids[0]}`, { headers: trigger })).status, 404);
+  assert.is((await fetch(`${sidecar!.url}/walk-status/${ids[1]}`, { headers: trigger })).status, 200);
+});
+
 test('unknown routes are a JSON 404', async () => {
   await start();
   const response = await fetch(`${sidecar!.url}/nope`);

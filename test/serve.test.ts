@@ -1,0 +1,92 @@
+// `ingest serve` as real processes: graceful SIGTERM, and the writer fence between two
+// sidecars sharing one corpus and one engine state directory.
+
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cp, mkdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { markdown } from './helpers/walk.ts';
+
+const BIN = path.resolve(import.meta.dirname, '..', 'bin', 'ingest.ts');
+const TRIGGER = 'serve-test-trigger-secret';
+let root: string;
+const children: ChildProcess[] = [];
+
+test.before.each(() => {
+  root = mkdtempSync(path.join(tmpdir(), 'ingest-serve-'));
+});
+test.after.each(() => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+  rmSync(root, { recursive: true, force: true });
+});
+
+/** Starts `ingest serve` on an ephemeral port; resolves with its URL and its exit. */
+function serve(env: Record<string, string>): Promise<{ url: string; child: ChildProcess; exit: Promise<number | null> }> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0'], {
+    env: { PATH: process.env.PATH ?? '', PIPELINE_TRIGGER_SECRET: TRIGGER, INGEST_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  children.push(child);
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (c) => {
+      out += c;
+      const match = /on (http:\/\/[\d.:]+)/.exec(out);
+      if (match) resolve({ url: match[1]!, child, exit });
+    });
+    void exit.then((code) => reject(new Error(`serve exited early (${code})`)));
+  });
+}
+
+async function walkStatus(url: string, requestId: string): Promise<Record<string, unknown>> {
+  for (;;) {
+    const status = (await (await fetch(`${url}/walk-status/${requestId}`, { headers: { authorization: `Bearer ${TRIGGER}` } })).json()) as Record<string, unknown>;
+    if (!['accepted', 'running'].includes(status.state as string)) return status;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const startWalk = async (url: string) =>
+  ((await (await fetch(`${url}/walk`, { method: 'POST', headers: { authorization: `Bearer ${TRIGGER}` } })).json()) as { requestId: string }).requestId;
+
+test('SIGTERM stops the sidecar cleanly with exit code 0', async () => {
+  const corpus = path.join(root, 'corpus');
+  await cp(path.resolve(import.meta.dirname, '..', 'examples', 'corpus'), corpus, { recursive: true });
+  const sidecar = await serve({ INGEST_DATA_DIR: path.join(root, 'data'), ENGINE_SOURCE_PATH: corpus });
+  assert.is((await fetch(`${sidecar.url}/health`)).status, 200);
+  const requestId = await startWalk(sidecar.url);
+  assert.is((await walkStatus(sidecar.url, requestId)).state, 'completed');
+  sidecar.child.kill('SIGTERM');
+  assert.is(await sidecar.exit, 0);
+});
+
+test('two sidecars on one corpus: the writer fence lets one walk and ends the other as fence_busy', async () => {
+  const corpus = path.join(root, 'corpus');
+  await mkdir(corpus);
+  for (let i = 0; i < 120; i++) await writeFile(path.join(corpus, `doc-${i}.md`), markdown(`Doc ${i}`, 6));
+  const shared = { ENGINE_SOURCE_PATH: corpus, ENGINE_DB: path.join(root, 'state') };
+  const [a, b] = await Promise.all([
+    serve({ ...shared, INGEST_DATA_DIR: path.join(root, 'data-a') }),
+    serve({ ...shared, INGEST_DATA_DIR: path.join(root, 'data-b') }),
+  ]);
+  const first = await startWalk(a.url);
+  // "running" is reported once the walk holds the fence; the cold walk of 120 documents
+  // lasts seconds, so the second request arrives while it is held.
+  for (;;) {
+    const status = (await (await fetch(`${a.url}/walk-status/${first}`, { headers: { authorization: `Bearer ${TRIGGER}` } })).json()) as { state: string };
+    if (status.state === 'running') break;
+    assert.is(status.state, 'accepted', 'the first walk was still going when the second was asked for');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const second = await startWalk(b.url);
+  const states = [(await walkStatus(a.url, first)).state, (await walkStatus(b.url, second)).state];
+  assert.equal(states, ['completed', 'fence_busy']);
+  // With the fence free again, the second sidecar walks.
+  assert.is((await walkStatus(b.url, await startWalk(b.url))).state, 'completed');
+});
+
+test.run();
