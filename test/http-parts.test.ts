@@ -8,6 +8,7 @@ import { HttpError } from '../http/errors.ts';
 import { parseStagePath } from '../http/stage-path.ts';
 import { isLoopback } from '../http/stage.ts';
 import { WalkRegistry } from '../lib/engine/registry.ts';
+import { FAILURE_SENTINEL, FailureDirective, withFailureInjection } from '../lib/engine/failure-directive.ts';
 
 function refusal(fn: () => unknown): HttpError {
   try {
@@ -87,6 +88,31 @@ test('registry: one terminal state per walk, opId once completed, oldest evicted
 test('only loopback peers may stage', () => {
   for (const address of ['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1']) assert.ok(isLoopback(address), address);
   for (const address of ['10.0.0.1', '192.168.1.2', '::ffff:10.1.2.3', 'fe80::1', undefined]) assert.not.ok(isLoopback(address), String(address));
+});
+
+test('the failure directive swaps the credentials for one piece of work and restores them in every outcome', async () => {
+  const saved = { OPENAI_API_KEY: process.env.OPENAI_API_KEY, ANTHROPIC_API_KEY: process.env.ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN: process.env.ANTHROPIC_AUTH_TOKEN };
+  try {
+    process.env.OPENAI_API_KEY = 'real-openai';
+    process.env.ANTHROPIC_API_KEY = 'real-anthropic';
+    delete process.env.ANTHROPIC_AUTH_TOKEN;
+    const seen = await withFailureInjection('embedder', async () => [process.env.OPENAI_API_KEY, process.env.ANTHROPIC_API_KEY]);
+    assert.equal(seen, [FAILURE_SENTINEL, 'real-anthropic']);
+    await withFailureInjection('pair_resolver', async () => {
+      assert.equal([process.env.ANTHROPIC_API_KEY, process.env.ANTHROPIC_AUTH_TOKEN], [FAILURE_SENTINEL, FAILURE_SENTINEL]);
+      throw new Error('stage 5 failed');
+    }).catch(() => {});
+    assert.equal([process.env.OPENAI_API_KEY, process.env.ANTHROPIC_API_KEY, process.env.ANTHROPIC_AUTH_TOKEN], ['real-openai', 'real-anthropic', undefined]);
+    const directive = new FailureDirective();
+    directive.arm('embedder');
+    assert.is(directive.consume(), 'embedder');
+    assert.is(directive.consume(), null, 'one-shot');
+  } finally {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
 });
 
 test.run();
