@@ -68,7 +68,7 @@ start_throwaway_cluster() {
   fi
   PG_MAJOR=$(server_major)
   PG_BIN=/usr/lib/postgresql/$PG_MAJOR/bin
-  CLUSTER_DIR=$(as_root mktemp -d /tmp/ingest-pg.XXXXXX)
+  CLUSTER_DIR=$(as_root mktemp -d -t ingest-pg.XXXXXX)
   as_root chown postgres "$CLUSTER_DIR"
   PGPORT_NUM=${INGEST_PG_PORT:-55432}
   log "starting a throwaway cluster (PostgreSQL $PG_MAJOR) on $PGHOST_ADDR:$PGPORT_NUM"

@@ -111,8 +111,8 @@ test('the config is frozen all the way down', () => {
 });
 
 test('secret values are collected from every credential variable', () => {
-  const config = loadConfig({ PIPELINE_TRIGGER_SECRET: 'trigger-1234', ANTHROPIC_API_KEY: 'sk-ant-5678', CRON_SECRET: 'cron-9999' }, cwd);
-  assert.equal([...config.secretValues].sort(), ['cron-9999', 'sk-ant-5678', 'trigger-1234']);
+  const config = loadConfig({ PIPELINE_TRIGGER_SECRET: 'trigger-1234', ANTHROPIC_API_KEY: 'anthropic-key-5678', CRON_SECRET: 'cron-9999' }, cwd);
+  assert.equal([...config.secretValues].sort(), ['anthropic-key-5678', 'cron-9999', 'trigger-1234']);
   assert.is(config.secrets.pipelineTrigger, 'trigger-1234');
 });
 

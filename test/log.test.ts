@@ -23,11 +23,11 @@ function capture(env: Record<string, string>) {
 const env = {
   PIPELINE_TRIGGER_SECRET: 'trig-Zq81xRv0PpLk',
   EXTRACT_API_TOKEN: 'extr-"quoted"\\slash',
-  ANTHROPIC_API_KEY: 'sk-ant-api03-AbCdEf123456',
-  OPENAI_API_KEY: 'sk-proj-987654XyZ',
+  ANTHROPIC_API_KEY: 'anthropic-key-AbCdEf123456',
+  OPENAI_API_KEY: 'openai-key-987654XyZ',
   ENGINE_DB_DSN: 'postgresql://ingest:pg-pass-7777@127.0.0.1:5432/platform',
 };
-const secrets = ['trig-Zq81xRv0PpLk', 'extr-"quoted"\\slash', 'extr-\\"quoted\\"\\\\slash', 'sk-ant-api03-AbCdEf123456', 'sk-proj-987654XyZ', 'pg-pass-7777'];
+const secrets = ['trig-Zq81xRv0PpLk', 'extr-"quoted"\\slash', 'extr-\\"quoted\\"\\\\slash', 'anthropic-key-AbCdEf123456', 'openai-key-987654XyZ', 'pg-pass-7777'];
 
 test('secrets set in the environment never appear in a log line, wherever they are logged', () => {
   const { log, lines, text } = capture(env);
