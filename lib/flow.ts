@@ -108,7 +108,7 @@ export async function walk(engine: WalkEngine, options: WalkOptions = {}): Promi
 }
 
 async function runWalk(engine: WalkEngine, options: WalkOptions): Promise<WalkSummary> {
-  const { config, db, store, log } = engine;
+  const { config, log } = engine;
   const started = Date.now();
   const startedAt = new Date(started).toISOString();
   const run = publishRunContext(randomUUID(), options.fullReprocess === true);
