@@ -46,6 +46,15 @@ test('the example corpus walks into rows of every type, then a second walk does 
   assert.equal(summary.rows, {});
 });
 
+test('a walk refuses to start while another writer holds the fence', async () => {
+  const { hostname } = await import('node:os');
+  await mkdir(path.join(root, 'data', 'state'), { recursive: true });
+  await writeFile(path.join(root, 'data', 'state', 'writer.fence'), JSON.stringify({ pid: process.pid, hostname: hostname(), acquiredAt: '' }));
+  const result = walk(EXAMPLES);
+  assert.is(result.status, 1);
+  assert.match(result.stderr, /another corpus writer holds the writer fence/);
+});
+
 test('an unknown flag is a usage error', () => {
   const result = walk(EXAMPLES, '--frobnicate');
   assert.is(result.status, 2);
