@@ -16,6 +16,7 @@ import { healthRoute } from './health.ts';
 import { producerRunRoute } from './producer-run.ts';
 import { perMinute, type RateLimit } from './rate-limit.ts';
 import { stageRoute } from './stage.ts';
+import { openBucket } from '../lib/bucket/index.ts';
 import { walkRoute, walkStatusRoute } from './walk.ts';
 
 export interface AppDeps {
@@ -59,7 +60,9 @@ export function createApp(deps: AppDeps) {
     onNoMatch: (req, res) => sendError(res, new HttpError(404, 'not_found', `no route ${req.method} ${req.url?.split('?')[0]}`)),
   })
     .get('/health', handle(healthRoute(deps.engine)) as never)
-    .post('/stage', handle(stageRoute({ corpus: config.sourcePath, stateDir: config.stateStorePath, maxBytes: config.convert.maxDocumentBytes, directive: deps.directive })) as never)
+    .post('/stage', handle(stageRoute({
+      corpus: config.sourcePath, stateDir: config.stateStorePath, maxBytes: config.convert.maxDocumentBytes, directive: deps.directive, bucket: openBucket(config, deps.log),
+    })) as never)
     .post('/walk', handle(walkRoute(deps), trigger(perMinute(config.rateLimits.walk))) as never)
     .get('/walk-status/:requestId', handle(walkStatusRoute(deps.registry), trigger()) as never)
     .post('/extract', handle(extractRoute, { secret: config.secrets.extractApiToken, secretName: 'EXTRACT_API_TOKEN', disabledError: 'extract_disabled', limit: perMinute(config.rateLimits.extract) }) as never)

@@ -4,6 +4,7 @@
 // that could leave the corpus are refused. Every refusal is a named 400; nothing is written.
 
 import { FAIL_STAGE5_MODES, type FailStage5Mode } from '../lib/engine/failure-directive.ts';
+import { corpusPathProblem } from '../lib/corpus-path.ts';
 import { HttpError } from './errors.ts';
 
 export interface StagePath {
@@ -34,13 +35,7 @@ export function parseStagePath(destPath: string | undefined): StagePath {
 
 /** The path, if it stays inside the corpus; else a named 400. */
 function confine(path: string): string {
-  if (path.includes('\u0000')) throw new HttpError(400, 'dest_path_invalid', 'destPath contains a NUL byte');
-  if (path.includes('\\')) throw new HttpError(400, 'dest_path_invalid', 'destPath uses backslashes; use / between segments');
-  if (path.startsWith('/') || /^[a-zA-Z]:/.test(path)) throw new HttpError(400, 'dest_path_invalid', 'destPath must be relative to the corpus');
-  if (/%(2e|2f|5c|00)/i.test(path)) throw new HttpError(400, 'dest_path_invalid', 'destPath contains percent-encoded separators or dots');
-  const segments = path.split('/');
-  if (segments.some((s) => s === '..')) throw new HttpError(400, 'dest_path_invalid', 'destPath may not contain .. segments');
-  if (segments.some((s) => s === '' || s === '.')) throw new HttpError(400, 'dest_path_invalid', 'destPath has an empty or . segment');
-  if (segments.some((s) => s.startsWith('.'))) throw new HttpError(400, 'dest_path_invalid', 'destPath segments may not start with a dot (hidden files are not walked)');
+  const problem = corpusPathProblem(path);
+  if (problem !== null) throw new HttpError(400, 'dest_path_invalid', `destPath: ${problem}`);
   return path;
 }

@@ -1,7 +1,9 @@
 // POST /stage (SPEC.md 4 rule 3, DESIGN.md 10): a multipart byte-drop from loopback peers only.
 // Fields: destPath (corpus-relative; the ?failStage5=<mode> directive allowed) and one file
 // part. The bytes land atomically (a dot-prefixed temp file in the target directory, then a
-// rename) inside the writer fence, and the answer echoes the path written.
+// rename) inside the writer fence, and the answer echoes the path written. With a corpus
+// bucket configured, the bytes go to the bucket first (it is authoritative): a failed upload
+// is a 502 with nothing written locally, and pull-sync will not fetch what was staged again.
 
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
@@ -12,6 +14,8 @@ import { pipeline } from 'node:stream/promises';
 import { Transform, type Readable } from 'node:stream';
 import busboy from 'busboy';
 import type { FailureDirective } from '../lib/engine/failure-directive.ts';
+import { BucketError, type CorpusBucket } from '../lib/bucket/index.ts';
+import { SyncManifest } from '../lib/bucket/manifest.ts';
 import { tryAcquireFence } from '../lib/engine/fence.ts';
 import { HttpError, sendJson } from './errors.ts';
 import { parseStagePath } from './stage-path.ts';
@@ -21,6 +25,7 @@ export interface StageRouteDeps {
   stateDir: string;
   maxBytes: number;
   directive: FailureDirective;
+  bucket: CorpusBucket | null;
   /** How long to wait for a walk holding the writer fence before answering 409. */
   fenceWaitMs?: number;
 }
@@ -49,9 +54,11 @@ export function stageRoute(deps: StageRouteDeps) {
       if (upload.tempFile === null) throw new HttpError(400, 'file_missing', 'the multipart body needs a file part');
       const hold = await waitForFence(deps.stateDir, deps.fenceWaitMs ?? 10_000);
       try {
+        const version = deps.bucket === null ? null : await uploadToBucket(deps.bucket, target.path, upload.tempFile);
         await mkdir(path.dirname(target.absolute), { recursive: true });
         await rename(upload.tempFile, target.absolute);
         upload.tempFile = null;
+        if (version !== null) await recordStaged(deps.stateDir, target.path, version, target.absolute);
       } finally {
         await hold.release();
       }
@@ -119,6 +126,20 @@ async function confinedTarget(corpus: string, parsed: ReturnType<typeof parseSta
     existing = path.dirname(existing);
   }
   return { ...parsed, absolute };
+}
+
+async function uploadToBucket(bucket: CorpusBucket, key: string, file: string): Promise<string> {
+  try {
+    return await bucket.upload(key, file);
+  } catch (error) {
+    throw new HttpError(502, 'bucket_write_failed', `the corpus bucket did not take the file: ${error instanceof BucketError ? error.message : (error as Error).name}; nothing was staged`);
+  }
+}
+
+async function recordStaged(stateDir: string, key: string, version: string, file: string): Promise<void> {
+  const manifest = await SyncManifest.load(stateDir);
+  await manifest.record(key, version, file);
+  await manifest.save();
 }
 
 async function waitForFence(stateDir: string, waitMs: number) {

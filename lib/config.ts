@@ -60,6 +60,8 @@ export interface Config {
   readonly appUrl: string | null;
   /** INGEST_CORPUS_BUCKET: file:///dir or s3://bucket/prefix; null means the directory is authoritative. */
   readonly corpusBucket: string | null;
+  /** Where an s3:// corpus bucket lives when it is not AWS itself (credentials: the AWS SDK's chain). */
+  readonly s3: { readonly endpoint: string | null; readonly region: string; readonly forcePathStyle: boolean };
   readonly log: { readonly level: LogLevel };
   /** Requests per minute per client on the authenticated POST routes. */
   readonly rateLimits: { readonly walk: number; readonly extract: number; readonly producerRun: number };
@@ -110,6 +112,14 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     }
     return Number(raw);
   };
+  const flag = (name: string, fallback: boolean): boolean => {
+    const raw = read(name)?.toLowerCase() ?? null;
+    if (raw === null) return fallback;
+    if (['1', 'true', 'yes'].includes(raw)) return true;
+    if (['0', 'false', 'no'].includes(raw)) return false;
+    problems.push(`${name} must be true or false`);
+    return fallback;
+  };
   const url = (name: string, protocols: readonly string[], hint: string): string | null => {
     const raw = read(name);
     if (raw === null) return null;
@@ -152,6 +162,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     },
     appUrl: url('INGEST_APP_URL', ['http:', 'https:'], 'http(s)://host/'),
     corpusBucket: url('INGEST_CORPUS_BUCKET', ['file:', 's3:'], 'file:///dir or s3://bucket/prefix'),
+    s3: {
+      endpoint: url('INGEST_S3_ENDPOINT', ['http:', 'https:'], 'http(s)://host:port of an S3-compatible store'),
+      region: read('INGEST_S3_REGION') ?? 'us-east-1',
+      forcePathStyle: flag('INGEST_S3_FORCE_PATH_STYLE', false),
+    },
     log: { level: logLevel as LogLevel },
     rateLimits: {
       walk: integer('INGEST_RATE_LIMIT_WALK', 30, 1, 100_000),

@@ -19,6 +19,7 @@ import { Sink } from './db/sink.ts';
 import type { Logger } from './log.ts';
 import { admitFile, fileIdentity, retiredIdentity } from './engine/admit.ts';
 import { bindStoreToDatabase } from './engine/binding.ts';
+import type { AliasSnapshot } from './engine/aliases.ts';
 import { DocumentIdentity } from './engine/identity.ts';
 import { atStage, ingestFile, StageError } from './engine/ingest-file.ts';
 import { publishRunContext, type RunContext, type RunCounters } from './engine/run-context.ts';
@@ -45,6 +46,7 @@ export interface WalkEngine {
   readonly converter: Converter;
   readonly models: Models;
   readonly runs: RunRecorder;
+  readonly aliases: AliasSnapshot;
   readonly passes?: readonly FlowPass[];
 }
 
@@ -164,6 +166,7 @@ async function walkCorpus(
   if (await bindStoreToDatabase(store, db)) {
     log.warn('the state store described another database (or this one was wiped): every item counts as changed');
   }
+  await engine.aliases.refresh(db);
   const sink = new Sink(db, config.sink);
   const identity = new DocumentIdentity(db);
   const seen = new Set<string>();
@@ -203,7 +206,7 @@ async function walkCorpus(
       }
       previous = admission.previous;
       const ingested = await ingestFile(item, mediaType, admission.bytes, admission.sha256, {
-        converter: engine.converter, identity, models: engine.models, store, db,
+        converter: engine.converter, identity, models: engine.models, store, db, aliases: engine.aliases,
       });
       const sameDocument = previous?.sourceDocumentId === ingested.sourceDocumentId;
       await atStage('upsert', () => upsertItemRows(sink, db, ingested.rows, ingested.keys, sameDocument ? previous?.rows : undefined));

@@ -11,6 +11,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../lib/config.ts';
 import { startSidecar, type Sidecar } from '../http/server.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
+import { startTestS3 } from './helpers/s3.ts';
 
 const TRIGGER = 'trigger-secret-for-http-tests';
 const EXTRACT = 'extract-token-for-http-tests';
@@ -195,6 +196,43 @@ test('the registry keeps the last 50 walks: the 51st evicts the first', async ()
   }
   assert.is((await fetch(`${sidecar!.url}/walk-status/${ids[0]}`, { headers: trigger })).status, 404);
   assert.is((await fetch(`${sidecar!.url}/walk-status/${ids[1]}`, { headers: trigger })).status, 200);
+});
+
+test('with a corpus bucket, /walk pull-syncs inside the fence before its pass and /stage writes through', async () => {
+  const s3 = await startTestS3();
+  try {
+    const examples = readdirSync(EXAMPLES, { recursive: true, encoding: 'utf8' }).filter((name) => name.includes('.'));
+    for (const name of examples) await s3.put(`docs/${name}`, await readFile(path.join(EXAMPLES, name)));
+    await start(s3.env('docs'));
+    await writeFile(path.join(corpus, 'stray.md'), '# Only in the working copy\n\nGone after the sync.\n');
+    const first = await walkToEnd();
+    assert.is(first.state, 'completed');
+    const counts = first.counts as Record<string, number>;
+    assert.equal([counts.sync_downloaded, counts.sync_removed, counts.changed], [8, 1, 8]);
+    assert.not.ok(corpusFiles().includes('stray.md'), 'the bucket is authoritative');
+
+    // Staged bytes reach the bucket before the working copy, and are not fetched back.
+    const staged = await post('/stage', { body: stageForm('inbox/new.md', '# New\n\nStaged through the bucket.\n') });
+    assert.is(staged.status, 201);
+    assert.is(await s3.get('docs/inbox/new.md'), '# New\n\nStaged through the bucket.\n');
+    await s3.remove(`docs/${examples.find((name) => name.endsWith('.md'))}`);
+    const second = (await walkToEnd()).counts as Record<string, number>;
+    assert.equal([second.sync_downloaded, second.sync_unchanged, second.sync_removed], [0, 8, 1]);
+    assert.equal([second.changed, second.removed], [1, 1], 'the staged file was walked and the deleted one cleaned up');
+  } finally {
+    await s3.close();
+  }
+});
+
+test('/stage with an unreachable corpus bucket is a 502 and writes nothing locally', async () => {
+  const s3 = await startTestS3();
+  await s3.close();
+  await start(s3.env('docs'));
+  const before = corpusFiles();
+  const response = await post('/stage', { body: stageForm('inbox/lost.md') });
+  assert.is(response.status, 502);
+  assert.is(((await response.json()) as { error: string }).error, 'bucket_write_failed');
+  assert.equal(corpusFiles(), before);
 });
 
 test('unknown routes are a JSON 404', async () => {

@@ -9,7 +9,7 @@ import { walk } from '../lib/flow.ts';
 import { extractorMemoKey } from '../lib/llm/extract.ts';
 import { PROMPTS } from '../lib/llm/prompts.ts';
 import { ClassificationSchema, validator } from '../lib/llm/schemas.ts';
-import { qaKey } from '../lib/ids.ts';
+import { entityMentionKey, qaKey } from '../lib/ids.ts';
 import { extractionWindows } from '../stages/extract/index.ts';
 import { startMockServer, type MockOptions, type MockServer } from '../mock/server.ts';
 import { snapshotRows, walkFixture, type WalkFixture } from './helpers/walk.ts';
@@ -161,6 +161,30 @@ test('text the table has embedded before is never sent to the model again', asyn
     "SELECT count(*)::int AS vectors FROM record_embeddings e JOIN content_chunks c ON c.id = e.owner_id JOIN source_documents d ON d.id = c.source_document_id WHERE d.rel_path = 'ledger-extended.md'",
   ) as [{ vectors: number }];
   assert.is(vectors, 6);
+});
+
+test('mentions of an admin-curated entity chain under its curated canonical name, relationships too', async () => {
+  await setUp();
+  await writeFile(path.join(f.corpus, 'first.md'), '# first\n\nAcme Traders signed with Jane Doe last spring.\n');
+  await walk(f.engine, { sourcePath: f.corpus });
+  // An admin merge renames the mention, records the alias it absorbed, and pins the row.
+  await f.target.db.query(
+    `UPDATE entity_mentions SET canonical_name = 'Acme Trading Company',
+            metadata = metadata || '{"curation_pinned": true, "aliases": ["ACME traders"]}'::jsonb
+      WHERE canonical_name = 'Acme Traders'`,
+  );
+  await writeFile(path.join(f.corpus, 'second.md'), '# second\n\nAcme Traders hired John Smith in May.\n');
+  await walk(f.engine, { sourcePath: f.corpus });
+  const [{ id: second }] = await rows<{ id: string }>("SELECT id FROM source_documents WHERE rel_path = 'second.md'") as [{ id: string }];
+  const mentions = await rows<{ id: string; canonical_name: string; surface_form: string }>(
+    'SELECT id, canonical_name, surface_form FROM entity_mentions WHERE source_document_id = $1 ORDER BY canonical_name', [second],
+  );
+  assert.equal(mentions.map((m) => [m.canonical_name, m.surface_form]), [['Acme Trading Company', 'Acme Traders'], ['John Smith', 'John Smith']]);
+  assert.is(mentions[0]!.id, entityMentionKey(second, 'Acme Trading Company', 'organization'));
+  const relations = await rows<{ source_canonical: string; target_canonical: string }>(
+    'SELECT source_canonical, target_canonical FROM entity_relationships WHERE source_document_id = $1', [second],
+  );
+  assert.equal(relations, [{ source_canonical: 'Acme Trading Company', target_canonical: 'John Smith' }]);
 });
 
 test('idle mode makes no model call', async () => {

@@ -1,5 +1,5 @@
-// `ingest serve` as real processes: graceful SIGTERM, and the writer fence between two
-// sidecars sharing one corpus and one engine state directory.
+// `ingest serve` as real processes: graceful SIGTERM, the writer fence between two sidecars
+// sharing one corpus and one engine state directory, and the embedded database's lock.
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -87,6 +87,28 @@ test('two sidecars on one corpus: the writer fence lets one walk and ends the ot
   assert.equal(states, ['completed', 'fence_busy']);
   // With the fence free again, the second sidecar walks.
   assert.is((await walkStatus(b.url, await startWalk(b.url))).state, 'completed');
+});
+
+test('a CLI walk on the embedded database a sidecar holds open is refused by name and changes nothing', async () => {
+  const corpus = path.join(root, 'corpus');
+  await cp(path.resolve(import.meta.dirname, '..', 'examples', 'corpus'), corpus, { recursive: true });
+  const env = { INGEST_DATA_DIR: path.join(root, 'data'), ENGINE_SOURCE_PATH: corpus };
+  const sidecar = await serve(env);
+  const walk = spawn(process.execPath, [BIN, 'walk'], { env: { PATH: process.env.PATH ?? '', INGEST_LOG_LEVEL: 'silent', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  walk.stderr!.on('data', (c) => (stderr += c));
+  const code = await new Promise<number | null>((resolve) => walk.on('exit', resolve));
+  assert.is(code, 1);
+  assert.match(stderr, /embedded database at .* is open in another process \(pid \d+/);
+  // The sidecar still owns a healthy database: its own walk sees every document as new.
+  const status = await walkStatus(sidecar.url, await startWalk(sidecar.url));
+  assert.is(status.state, 'completed');
+  assert.is((status.counts as Record<string, number>).changed, 8);
+  sidecar.child.kill('SIGTERM');
+  assert.is(await sidecar.exit, 0);
+  // Released on shutdown: the CLI may open it now.
+  const after = spawn(process.execPath, [BIN, 'walk'], { env: { PATH: process.env.PATH ?? '', INGEST_LOG_LEVEL: 'silent', ...env }, stdio: 'ignore' });
+  assert.is(await new Promise((resolve) => after.on('exit', resolve)), 0);
 });
 
 test.run();

@@ -3,6 +3,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { syncCorpus } from '../bucket/pull-sync.ts';
 import type { Config } from '../config.ts';
 import { tryAcquireFence } from '../engine/fence.ts';
 import { openEngine } from '../engine/open.ts';
@@ -33,6 +34,7 @@ export async function walkCommand(args: string[], { config, log }: { config: Con
 }
 
 async function walkInsideFence(config: Config, log: Logger, sourcePath: string | null, fullReprocess: boolean, json: boolean): Promise<number> {
+  await syncCorpus(config, sourcePath, log);
   const engine = await openEngine(config, log);
   const progress = progressReporter(sourcePath, log);
   let summary: WalkSummary;

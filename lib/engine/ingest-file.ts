@@ -13,6 +13,7 @@ import type { Database } from '../db/database.ts';
 import {
   contentChunks, entityMentions, entityRelationships, qaExtractions, recordEmbeddings, sourceDocuments, type Row, type TableSpec,
 } from '../db/tables.ts';
+import type { AliasSnapshot } from './aliases.ts';
 import type { DocumentIdentity } from './identity.ts';
 import type { Models } from './models.ts';
 import type { StateStore } from './store.ts';
@@ -47,6 +48,7 @@ export interface FileIngestDeps {
   models: Models;
   store: StateStore;
   db: Database;
+  aliases: AliasSnapshot;
 }
 
 export interface IngestedFile {
@@ -69,7 +71,9 @@ export async function ingestFile(
   const chunks = await atStage('chunk', () => chunkText(converted.text));
   const { models } = deps;
   const extraction = await atStage('extract', () =>
-    extractDocument(converted.text, { client: models.llm, model: models.model, identity: models.identity, store: deps.store, queue: models.queue }),
+    extractDocument(converted.text, {
+      client: models.llm, model: models.model, identity: models.identity, store: deps.store, queue: models.queue, aliases: deps.aliases,
+    }),
   );
 
   const chunkRows = chunks.map((c) => ({

@@ -1,5 +1,6 @@
 // Assembles what a walk needs from the configuration (the engine lifespan, SPEC.md 1 rule 6):
-// the database, the state store, the converter pool and the run recorder.
+// the database, the entity-alias snapshot, the state store, the converter pool and the run
+// recorder.
 
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
@@ -8,6 +9,7 @@ import type { FlowPass, WalkEngine } from '../flow.ts';
 import type { Logger } from '../log.ts';
 import { createRunRecorder } from '../runs/index.ts';
 import { createConverter } from '../../stages/convert/index.ts';
+import { AliasSnapshot } from './aliases.ts';
 import { openModels } from './models.ts';
 import { openStateStore } from './store.ts';
 
@@ -17,10 +19,12 @@ export interface OpenEngine extends WalkEngine {
 
 export async function openEngine(config: Config, log: Logger, options: { db?: Database; passes?: FlowPass[] } = {}): Promise<OpenEngine> {
   const db = options.db ?? (await openDatabase(config));
-  const store = await openStateStore(config.stateStorePath).catch(async (error: unknown) => {
+  const aliases = new AliasSnapshot();
+  const store = await aliases.refresh(db).then(() => openStateStore(config.stateStorePath)).catch(async (error: unknown) => {
     if (options.db === undefined) await db.close();
     throw error;
   });
+  log.info({ curatedAliases: aliases.size }, 'entity-alias snapshot generated');
   const converter = createConverter({
     workers: config.convert.workers,
     timeoutMs: config.convert.timeoutMs,
@@ -38,7 +42,7 @@ export async function openEngine(config: Config, log: Logger, options: { db?: Da
     log,
   });
   return {
-    config, db, store, log, converter, models, runs,
+    config, db, store, log, converter, models, runs, aliases,
     ...(options.passes === undefined ? {} : { passes: options.passes }),
     async close() {
       await converter.close();

@@ -4,9 +4,11 @@
 // opens the engine and waits; walks start only when the main thread asks.
 //
 // Each walk runs inside the writer fence: taken before the pass, released after, never taken
-// twice (SPEC.md 4 rule 1). A busy fence ends the request as fence_busy with no pass.
+// twice (SPEC.md 4 rule 1). A busy fence ends the request as fence_busy with no pass. Inside
+// the fence, pull-sync materialises the corpus from its bucket before the pass.
 
 import { parentPort, workerData } from 'node:worker_threads';
+import { syncCorpus } from '../bucket/pull-sync.ts';
 import type { Config } from '../config.ts';
 import { walk } from '../flow.ts';
 import { createLogger } from '../log.ts';
@@ -41,6 +43,8 @@ port.on('message', (message: ToEngine) => {
   current = runWalk(message);
 });
 
+const prefixed = (prefix: string, counts: object) => Object.fromEntries(Object.entries(counts).map(([k, n]) => [prefix + k, n as number]));
+
 async function runWalk({ requestId, fullReprocess, failStage5 }: Extract<ToEngine, { type: 'walk' }>): Promise<void> {
   const hold = await tryAcquireFence(config.stateStorePath).catch((error: unknown) => {
     log.error({ err: error, requestId }, 'could not read the writer fence');
@@ -52,10 +56,11 @@ async function runWalk({ requestId, fullReprocess, failStage5 }: Extract<ToEngin
   }
   try {
     post({ type: 'walk-running', requestId });
+    const synced = await syncCorpus(config, config.sourcePath, log);
     const summary = await walk(engine, { fullReprocess, failStage5 });
     post({
       type: 'walk-done', requestId, state: summary.status, opId: summary.opId,
-      counts: { ...summary.items, ...Object.fromEntries(Object.entries(summary.rows).map(([t, n]) => [`rows_${t}`, n])) },
+      counts: { ...summary.items, ...prefixed('rows_', summary.rows), ...(synced === null ? {} : prefixed('sync_', synced)) },
       ...(failStage5 === null ? {} : { stage5FailureInjected: failStage5 }),
       ...(summary.error === undefined ? {} : { error: summary.error }),
     });

@@ -4,9 +4,11 @@
 // window a separate memoised call, so an edit re-extracts only the windows it touched.
 // Classification reads the first window (where a document says what it is); Q&A pairs are
 // enumerated across windows in document order, so a pair's idx (and key) is stable; entities
-// and relationships are merged across windows.
+// and relationships are merged across windows. Mentions of admin-curated entities take their
+// curated canonical name from the alias snapshot, and relationships follow their endpoints.
 
 import type PQueue from 'p-queue';
+import type { AliasSnapshot } from '../../lib/engine/aliases.ts';
 import { countEvent } from '../../lib/engine/run-context.ts';
 import { runExtractor, type ExtractorContext } from '../../lib/llm/extract.ts';
 import { PROMPTS } from '../../lib/llm/prompts.ts';
@@ -27,6 +29,7 @@ export interface DocumentExtraction {
 export interface ExtractDeps extends ExtractorContext {
   /** Bounds the model calls in flight across the whole walk. */
   queue: PQueue;
+  aliases?: AliasSnapshot;
 }
 
 /** The answered predicate of SPEC.md 1 rule 7, as schema/0002 spells it in SQL. */
@@ -53,8 +56,24 @@ export async function extractDocument(text: string, deps: ExtractDeps): Promise<
   return {
     classification: { ...classification, in_taxonomy: inTaxonomy },
     qa: qaPerWindow.flatMap((w) => w.pairs).map((pair, idx) => ({ idx, ...pair })),
-    entities: mergeBy(entitiesPerWindow.flatMap((w) => w.entities), (e) => `${e.canonical_name}\u0000${e.type}`),
-    relationships: mergeBy(relationshipsPerWindow.flatMap((w) => w.relationships), (r) => `${r.source}\u0000${r.predicate}\u0000${r.target}`),
+    ...curated(entitiesPerWindow.flatMap((w) => w.entities), relationshipsPerWindow.flatMap((w) => w.relationships), deps.aliases),
+  };
+}
+
+function curated(entities: Entities['entities'], relationships: Relationships['relationships'], aliases: AliasSnapshot | undefined) {
+  const renamed = new Map<string, string>();
+  if (aliases !== undefined && aliases.size > 0) {
+    entities = entities.map((e) => {
+      const canonical = aliases.canonicalFor(e.type, e.surface_form) ?? aliases.canonicalFor(e.type, e.canonical_name);
+      if (canonical === undefined || canonical === e.canonical_name) return e;
+      renamed.set(e.canonical_name, canonical);
+      return { ...e, canonical_name: canonical };
+    });
+    relationships = relationships.map((r) => ({ ...r, source: renamed.get(r.source) ?? r.source, target: renamed.get(r.target) ?? r.target }));
+  }
+  return {
+    entities: mergeBy(entities, (e) => `${e.canonical_name}\u0000${e.type}`),
+    relationships: mergeBy(relationships, (r) => `${r.source}\u0000${r.predicate}\u0000${r.target}`),
   };
 }
 

@@ -1,0 +1,40 @@
+// A corpus bucket that is a directory (file:///dir): a mounted volume or a shared disk.
+
+import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { walkFiles } from '../../stages/source.ts';
+import type { Logger } from '../log.ts';
+import type { BucketObject, CorpusBucket } from './index.ts';
+
+const versionOf = (size: number, mtimeNs: bigint) => `${size}:${mtimeNs}`;
+
+export function fileBucket(url: URL, log: Logger): CorpusBucket {
+  const root = fileURLToPath(url);
+  const at = (key: string) => path.join(root, ...key.split('/'));
+  return {
+    location: url.href,
+    async *list(): AsyncGenerator<BucketObject> {
+      // Hidden entries are skipped here as in the walk: they are never corpus documents.
+      for await (const file of walkFiles(root, log)) yield { key: file.relPath, version: versionOf(file.size, file.mtimeNs), size: file.size };
+    },
+    async download(key, to) {
+      await copyFile(at(key), to);
+    },
+    async upload(key, from) {
+      const target = at(key);
+      await mkdir(path.dirname(target), { recursive: true });
+      const temp = path.join(path.dirname(target), `.upload-${randomBytes(8).toString('hex')}.tmp`);
+      try {
+        await copyFile(from, temp);
+        await rename(temp, target);
+      } catch (error) {
+        await rm(temp, { force: true });
+        throw error;
+      }
+      const stats = await stat(target, { bigint: true });
+      return versionOf(Number(stats.size), stats.mtimeNs);
+    },
+  };
+}

@@ -1,0 +1,40 @@
+// The durable corpus bucket (SPEC.md 4 rule 1, DESIGN.md 11): the authoritative copy of the
+// corpus, of which ENGINE_SOURCE_PATH is a rebuildable working copy. INGEST_CORPUS_BUCKET
+// names it: file:///dir (a directory, e.g. a mounted volume) or s3://bucket/prefix (any
+// S3-compatible store). Keys are corpus-relative paths.
+
+import type { Config } from '../config.ts';
+import type { Logger } from '../log.ts';
+import { fileBucket } from './file.ts';
+import { s3Bucket } from './s3.ts';
+
+export interface BucketObject {
+  key: string;
+  /** Changes whenever the object's bytes may have changed (an ETag, or size and mtime). */
+  version: string;
+  size: number;
+}
+
+export interface CorpusBucket {
+  /** Printable, without credentials. */
+  readonly location: string;
+  list(): AsyncIterable<BucketObject>;
+  /** Writes the object's bytes to the file `to` (created or replaced). */
+  download(key: string, to: string): Promise<void>;
+  /** Stores the bytes of the file `from` under `key`; resolves with the object's new version. */
+  upload(key: string, from: string): Promise<string>;
+}
+
+export class BucketError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'BucketError';
+  }
+}
+
+/** The configured bucket, or null when the corpus directory is authoritative. */
+export function openBucket(config: Pick<Config, 'corpusBucket' | 's3'>, log: Logger): CorpusBucket | null {
+  if (config.corpusBucket === null) return null;
+  const url = new URL(config.corpusBucket);
+  return url.protocol === 's3:' ? s3Bucket(url, config.s3, log) : fileBucket(url, log);
+}

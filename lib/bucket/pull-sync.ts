@@ -1,0 +1,89 @@
+// Pull-sync (SPEC.md 4 rule 1): before a walk's pass, inside the writer fence, the corpus
+// directory is made a copy of the bucket: new and changed objects are downloaded (each to a
+// hidden temp file, then renamed into place, so a walk never sees half a file), and files the
+// bucket no longer has are deleted. Keys that could leave the corpus are refused one by one.
+
+import { randomBytes } from 'node:crypto';
+import { mkdir, rename, rm, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import type { Config } from '../config.ts';
+import { corpusPathProblem } from '../corpus-path.ts';
+import type { Logger } from '../log.ts';
+import { walkFiles } from '../../stages/source.ts';
+import { BucketError, openBucket, type CorpusBucket } from './index.ts';
+import { SyncManifest } from './manifest.ts';
+
+export interface SyncReport {
+  downloaded: number;
+  unchanged: number;
+  removed: number;
+  refused: number;
+}
+
+export async function pullSync(bucket: CorpusBucket, corpus: string, stateDir: string, log: Logger): Promise<SyncReport> {
+  const report: SyncReport = { downloaded: 0, unchanged: 0, removed: 0, refused: 0 };
+  await mkdir(corpus, { recursive: true });
+  const manifest = await SyncManifest.load(stateDir);
+  const listed = new Set<string>();
+  try {
+    for await (const object of bucket.list()) {
+      const problem = corpusPathProblem(object.key);
+      if (problem !== null) {
+        report.refused++;
+        log.warn({ key: object.key, reason: problem }, 'pull-sync refused a bucket key');
+        continue;
+      }
+      listed.add(object.key);
+      const target = path.join(corpus, ...object.key.split('/'));
+      if (await manifest.current(object.key, object.version, target)) {
+        report.unchanged++;
+        continue;
+      }
+      await fetchInto(bucket, object.key, target);
+      await manifest.record(object.key, object.version, target);
+      report.downloaded++;
+    }
+    await removeUnlisted(corpus, listed, manifest, report, log);
+  } finally {
+    await manifest.save();
+  }
+  log.info({ bucket: bucket.location, ...report }, 'pull-sync done');
+  return report;
+}
+
+async function fetchInto(bucket: CorpusBucket, key: string, target: string): Promise<void> {
+  await mkdir(path.dirname(target), { recursive: true });
+  const temp = path.join(path.dirname(target), `.sync-${randomBytes(8).toString('hex')}.tmp`);
+  try {
+    await bucket.download(key, temp);
+    await rename(temp, target);
+  } finally {
+    await rm(temp, { force: true });
+  }
+}
+
+async function removeUnlisted(corpus: string, listed: Set<string>, manifest: SyncManifest, report: SyncReport, log: Logger): Promise<void> {
+  const unlisted: string[] = [];
+  let local = 0;
+  for await (const file of walkFiles(corpus, log)) {
+    local++;
+    if (!listed.has(file.relPath)) unlisted.push(file.relPath);
+  }
+  // An empty listing against a corpus with files is far likelier a wrong bucket or prefix than
+  // a deliberate deletion of everything; refusing keeps the working copy (and its rows).
+  if (listed.size === 0 && local > 0) {
+    throw new BucketError(`the bucket lists no documents but the corpus holds ${local}; refusing to empty the corpus (check INGEST_CORPUS_BUCKET)`);
+  }
+  for (const relPath of unlisted) {
+    await unlink(path.join(corpus, ...relPath.split('/')));
+    manifest.forget(relPath);
+    report.removed++;
+  }
+}
+
+/** Pull-sync of `corpus` from the configured bucket; null when no bucket is configured or the walk is idle. */
+export async function syncCorpus(config: Pick<Config, 'corpusBucket' | 's3' | 'stateStorePath'>, corpus: string | null, log: Logger): Promise<SyncReport | null> {
+  const bucket = openBucket(config, log);
+  if (bucket === null || corpus === null) return null;
+  return pullSync(bucket, corpus, config.stateStorePath, log);
+}
