@@ -12,6 +12,7 @@ import { createApp } from './app.ts';
 
 export interface Sidecar {
   readonly url: string;
+  readonly server: Server;
   readonly engine: EngineWorker;
   stop(graceMs?: number): Promise<void>;
 }
@@ -28,6 +29,7 @@ export async function startSidecar(config: Config, log: Logger): Promise<Sidecar
   log.info({ url }, 'sidecar listening');
   return {
     url,
+    server,
     engine,
     async stop(graceMs = 30_000) {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

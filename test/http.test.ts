@@ -136,6 +136,17 @@ test('/stage writes atomically, echoes the path, keeps # and punctuation verbati
   assert.is(next.stage5FailureInjected, undefined, 'one-shot: the next walk runs clean');
 });
 
+test('/stage refuses a peer that is not on loopback with a named 403 and writes nothing', async () => {
+  await start();
+  // The peer address as the server sees it: what a connection from another host would carry.
+  sidecar!.server.prependListener('connection', (socket) => Object.defineProperty(socket, 'remoteAddress', { value: '192.0.2.10' }));
+  const before = corpusFiles();
+  const response = await post('/stage', { body: stageForm('inbox/remote.md') });
+  assert.is(response.status, 403);
+  assert.is(((await response.json()) as { error: string }).error, 'loopback_only');
+  assert.equal(corpusFiles(), before);
+});
+
 test('/stage directive errors and path escapes are named 400s that write nothing', async () => {
   await start();
   const before = corpusFiles();
