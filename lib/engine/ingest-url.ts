@@ -22,7 +22,6 @@ import { contentChunks, entityMentions, recordEmbeddings, referenceItems, type R
 import { referenceItemKey } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import { safeFetch, type FetchedPage, type FetchPolicy } from '../net/safe-fetch.ts';
-import type { Resolver } from '../net/validate-url.ts';
 import { sha256Hex } from './admit.ts';
 import { atStage } from './ingest-file.ts';
 import { chunkRowsOf, embeddingInputs, itemKeys, mentionRowsOf, type ItemRows, type RowOwner } from './item-rows.ts';
@@ -51,8 +50,6 @@ export interface UrlIngestDeps {
   store: StateStore;
   models: Models;
   fetch: FetchPolicy;
-  /** DNS for the safe fetch; the system resolver unless a test models one. */
-  resolve?: Resolver;
   log: Logger;
 }
 
@@ -65,7 +62,7 @@ export async function ingestUrl(item: UrlItem, deps: UrlIngestDeps): Promise<Ing
   const { opId, fullReprocess } = currentRunContext();
   const key = urlIdentity(item.url);
   const referenceItemId = referenceItemKey(item.url);
-  const page = await atStage('fetch', () => safeFetch(item.url, deps.fetch, deps.resolve ? { resolve: deps.resolve } : {}));
+  const page = await atStage('fetch', () => safeFetch(item.url, deps.fetch));
   const sha256 = sha256Hex(page.bytes);
   const { memo: previous, healed } = deps.store.getItem(key);
   if (healed) countEvent('memo_heal');
