@@ -3,23 +3,10 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn } from 'node:child_process';
-import path from 'node:path';
+import { runIngest } from './helpers/cli.ts';
 import { trapListener } from './helpers/loopback.ts';
 
-const BIN = path.resolve(import.meta.dirname, '..', 'bin', 'ingest.ts');
-
-// Asynchronous, so the trap in this process keeps accepting while the CLI runs.
-function ingest(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', INGEST_LOG_LEVEL: 'silent', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
+const ingest = (args: string[], env: Record<string, string> = {}) => runIngest(args, { INGEST_LOG_LEVEL: 'silent', ...env });
 
 test('one JSON line per URL with the address judged and the named reason; exit 1 when any is refused', async () => {
   const urls = ['http://2130706433/', 'http://[::ffff:169.254.169.254]/', 'gopher://example/', 'http://u:p@example/', 'http://203.0.113.5/'];

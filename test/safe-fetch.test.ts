@@ -8,7 +8,7 @@ import type http from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { loadConfig } from '../lib/config.ts';
 import { FetchError, safeFetch, type FetchPolicy } from '../lib/net/safe-fetch.ts';
-import { serveHttp, type LoopbackServer } from './helpers/loopback.ts';
+import { hostile, serveHttp, type LoopbackServer } from './helpers/loopback.ts';
 
 const HTML = '<html><head><title>T</title></head><body><p>Straße</p></body></html>';
 
@@ -19,24 +19,9 @@ const routes: Record<string, http.RequestListener> = {
   '/gzip': (_req, res) => res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' }).end(gzipSync(HTML)),
   '/latin1': (_req, res) => res.writeHead(200, { 'content-type': 'application/xhtml+xml; charset="ISO-8859-1"' }).end(Buffer.from(HTML, 'latin1')),
   '/silent': () => {},
-  '/trickle': (_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html' });
-    const timer = setInterval(() => res.write('<'), 20);
-    res.on('close', () => clearInterval(timer));
-  },
-  '/endless': (_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html' });
-    const chunk = Buffer.alloc(64 * 1024, 0x61);
-    const pump = () => {
-      while (!res.destroyed && res.write(chunk));
-      if (!res.destroyed) res.once('drain', pump);
-    };
-    pump();
-  },
-  '/huge': (_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html', 'content-length': String(10 * 1024 ** 3) });
-    res.write(Buffer.alloc(1024, 0x61));
-  },
+  '/trickle': hostile.trickle(20),
+  '/endless': hostile.endless,
+  '/huge': hostile.tenGigabytes,
   '/bomb': (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' }).end(gzipSync(Buffer.alloc(64 * 1024 * 1024)));
   },

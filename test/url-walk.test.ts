@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import type { Database } from '../lib/db/database.ts';
 import { walk, type WalkEngine, type WalkSummary } from '../lib/flow.ts';
 import { referenceItemKey } from '../lib/ids.ts';
-import { serveHttp, type LoopbackServer } from './helpers/loopback.ts';
+import { hostile, serveHttp, type LoopbackServer } from './helpers/loopback.ts';
 import { walkFixture, type WalkFixture } from './helpers/walk.ts';
 
 const article = (title: string, names: string) =>
@@ -210,24 +210,9 @@ test('a failing reconciliation pass is logged and the walk stands; the next walk
 });
 
 test('fetch caps and refusals end one item each with a named error; the rest of the walk lands', async () => {
-  pages['/slow'] = (_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html' });
-    const timer = setInterval(() => res.write(' '), 50);
-    res.on('close', () => clearInterval(timer));
-  };
-  pages['/endless'] = (_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html' });
-    const chunk = Buffer.alloc(16 * 1024, 0x61);
-    const pump = () => {
-      while (!res.destroyed && res.write(chunk));
-      if (!res.destroyed) res.once('drain', pump);
-    };
-    pump();
-  };
-  pages['/huge'] = (_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html', 'content-length': String(10 * 1024 ** 3) });
-    res.write('<html>');
-  };
+  pages['/slow'] = hostile.trickle(50);
+  pages['/endless'] = hostile.endless;
+  pages['/huge'] = hostile.tenGigabytes;
   pages['/blank'] = html('<html><body><script>var x = 1;</script></body></html>');
   pages['/image'] = (_req, res) => res.writeHead(200, { 'content-type': 'image/png' }).end('png');
   for (const path of ['/a/1', '/slow', '/endless', '/huge', '/blank', '/image', '/missing']) await feedRow(path, true);

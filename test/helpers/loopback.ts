@@ -64,3 +64,28 @@ export function watchConnectionAttempts(): { attempts: string[]; stop(): void } 
   dc.subscribe('net.client.socket', onSocket);
   return { attempts, stop: () => dc.unsubscribe('net.client.socket', onSocket) };
 }
+
+/** Hostile answers for the fetch caps. */
+export const hostile = {
+  /** Headers, then one byte every `everyMs` for ever (slow-loris). */
+  trickle: (everyMs: number): http.RequestListener => (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    const timer = setInterval(() => res.write(' '), everyMs);
+    res.on('close', () => clearInterval(timer));
+  },
+  /** A body that never ends, written as fast as the client reads. */
+  endless: (_req: http.IncomingMessage, res: http.ServerResponse): void => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    const pump = () => {
+      while (!res.destroyed && res.write(chunk));
+      if (!res.destroyed) res.once('drain', pump);
+    };
+    pump();
+  },
+  /** Declares 10 GB, sends a little, and waits. */
+  tenGigabytes: (_req: http.IncomingMessage, res: http.ServerResponse): void => {
+    res.writeHead(200, { 'content-type': 'text/html', 'content-length': String(10 * 1024 ** 3) });
+    res.write(Buffer.alloc(1024, 0x61));
+  },
+};
