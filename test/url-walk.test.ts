@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import type { Database } from '../lib/db/database.ts';
 import { walk, type WalkEngine, type WalkSummary } from '../lib/flow.ts';
 import { referenceItemKey } from '../lib/ids.ts';
-import { hostile, serveHttp, type LoopbackServer } from './helpers/loopback.ts';
+import { hostile, serveHttp, watchConnectionAttempts, type LoopbackServer } from './helpers/loopback.ts';
 import { walkFixture, type WalkFixture } from './helpers/walk.ts';
 
 const article = (title: string, names: string) =>
@@ -218,7 +218,9 @@ test('fetch caps and refusals end one item each with a named error; the rest of 
   for (const path of ['/a/1', '/slow', '/endless', '/huge', '/blank', '/image', '/missing']) await feedRow(path, true);
   await f.target.db.query(`INSERT INTO feed_articles (id, url, passed) VALUES ($1::uuid, 'http://169.254.169.254/latest/meta-data/', true)`, [randomUUID()]);
 
-  const summary = await run();
+  const watch = watchConnectionAttempts();
+  const summary = await run().finally(() => watch.stop());
+  assert.equal(watch.attempts.filter((a) => !a.startsWith('127.0.0.1:')), [], 'only the loopback server was dialled');
   assert.is(summary.status, 'completed');
   assert.equal({ changed: summary.items.changed, failed: summary.items.failed }, { changed: 1, failed: 7 });
   const byPath = Object.fromEntries(summary.failures.map((x) => [x.path.replace(server.origin, ''), `${x.stage}:${x.code}`]));

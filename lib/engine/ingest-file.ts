@@ -19,7 +19,6 @@ import type { Models } from './models.ts';
 import type { StateStore } from './store.ts';
 import { currentRunContext } from './run-context.ts';
 
-
 /** A failure pinned to the stage where it happened, for the walk's tally. */
 export class StageError extends Error {
   readonly stage: string;

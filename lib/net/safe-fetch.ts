@@ -65,7 +65,6 @@ export interface FetchedPage {
 export interface SafeFetchOptions {
   /** DNS for every hop; the system resolver unless a test models one. */
   resolve?: Resolver;
-  signal?: AbortSignal;
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
@@ -77,13 +76,11 @@ const REQUEST_HEADERS = Object.freeze({
 
 export async function safeFetch(url: string, policy: FetchPolicy, options: SafeFetchOptions = {}): Promise<FetchedPage> {
   const deadline = AbortSignal.timeout(policy.timeoutMs);
-  const signal = options.signal === undefined ? deadline : AbortSignal.any([deadline, options.signal]);
   try {
-    return await followHops(url, policy, options.resolve, signal);
+    return await followHops(url, policy, options.resolve, deadline);
   } catch (error) {
     if (error instanceof FetchError) throw error;
     if (deadline.aborted) throw new FetchError('timeout', `no complete answer within ${policy.timeoutMs} ms`, { cause: error });
-    if (signal.aborted) throw signal.reason;
     const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
     throw new FetchError('connection_failed', `the connection failed (${code})`, { cause: error });
   }
