@@ -11,6 +11,7 @@ import { walkCommand } from './commands/walk.ts';
 import { mockCommand } from './commands/mock.ts';
 import { preflightCommand } from './commands/preflight.ts';
 import { serveCommand } from './commands/serve.ts';
+import { checkUrlCommand } from './commands/check-url.ts';
 
 interface Command {
   usage: string;
@@ -57,6 +58,11 @@ const COMMANDS: Record<string, Command> = {
     usage: 'ingest mock [--host H] [--port N] [--latency-ms N] [--fault-rate F]',
     summary: 'run the mock model server (tier 1) alone',
     run: mockCommand,
+  },
+  'check-url': {
+    usage: 'ingest check-url URL...',
+    summary: 'apply the SSRF policy to each URL (DNS only, no connection); one JSON line per URL',
+    run: checkUrlCommand,
   },
   'state verify': {
     usage: 'ingest state verify',

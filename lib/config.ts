@@ -9,6 +9,7 @@
 // SDKs must read their variables at construction (SPEC.md 8 rule 1).
 
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 
 /** The production default when EXTRACTION_MODEL is unset (SPEC.md 8 rule 4). */
 export const DEFAULT_EXTRACTION_MODEL = 'claude-sonnet-4-5';
@@ -81,6 +82,18 @@ export interface Config {
     readonly maxPages: number;
     readonly maxCells: number;
   };
+  /** The SSRF-safe fetch of passed feed URLs (lib/net/safe-fetch.ts). */
+  readonly fetch: {
+    /** Larger responses (declared or counted after decoding) fail as too_large. */
+    readonly maxBytes: number;
+    /** One deadline for a whole fetch: every redirect hop, the headers and the body. */
+    readonly timeoutMs: number;
+    readonly maxRedirects: number;
+    /** Media types accepted (lower case, no parameters); anything else is unsupported_content_type. */
+    readonly contentTypes: readonly string[];
+    /** CIDRs reachable although forbidden by the address policy; empty in production. */
+    readonly allowCidrs: readonly string[];
+  };
   /** Values of every variable in SECRET_ENV_VARS that is set, plus the DSN password. */
   readonly secretValues: readonly string[];
 }
@@ -143,6 +156,18 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     problems.push('ENGINE_DB is a filesystem path of the engine state store, not a connection string (the database DSN is ENGINE_DB_DSN)');
   }
   const source = read('ENGINE_SOURCE_PATH');
+  const list = (name: string, fallback: readonly string[]): string[] => {
+    const raw = read(name);
+    return raw === null ? [...fallback] : raw.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  };
+  const contentTypes = list('INGEST_FETCH_CONTENT_TYPES', ['text/html', 'application/xhtml+xml']).map((t) => t.toLowerCase());
+  if (contentTypes.length === 0 || !contentTypes.every((t) => /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(t))) {
+    problems.push('INGEST_FETCH_CONTENT_TYPES must be a comma-separated list of media types such as text/html');
+  }
+  const allowCidrs = list('INGEST_FETCH_ALLOW_CIDRS', []);
+  if (!allowCidrs.every((cidr) => ipaddr.isValidCIDR(cidr))) {
+    problems.push('INGEST_FETCH_ALLOW_CIDRS must be a comma-separated list of CIDR ranges such as 127.0.0.1/32');
+  }
 
   const config: Config = {
     dataDir,
@@ -188,6 +213,13 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       maxDocumentBytes: integer('INGEST_MAX_DOCUMENT_BYTES', 100 * 1024 * 1024, 1, 2 ** 40),
       maxPages: integer('INGEST_CONVERT_MAX_PAGES', 2_000, 1, 1_000_000),
       maxCells: integer('INGEST_CONVERT_MAX_CELLS', 2_000_000, 1, 1_000_000_000),
+    },
+    fetch: {
+      maxBytes: integer('INGEST_FETCH_MAX_BYTES', 10 * 1024 * 1024, 1, 2 ** 31),
+      timeoutMs: integer('INGEST_FETCH_TIMEOUT_MS', 30_000, 100, 600_000),
+      maxRedirects: integer('INGEST_FETCH_MAX_REDIRECTS', 5, 0, 20),
+      contentTypes,
+      allowCidrs,
     },
     secretValues: collectSecretValues(read, dsn),
   };

@@ -1,10 +1,10 @@
 // The walk, top to bottom as the data flows (SPEC.md 1, DESIGN.md 5):
 //
 //   run record (in_progress) -> idle check -> bind the state store to the database ->
-//   for each source item, at most `walk.inFlight` at a time:
+//   for each source item (files, then passed feed URLs), at most `walk.inFlight` at a time:
 //       admit (memo check) -> convert -> identity -> chunk -> sink (durable) -> memo commit
 //   -> settle barrier (every item done, the sink drained) -> flow-scope passes, each contained
-//   -> stale-row cleanup -> run record (terminal status)
+//   -> URL backlink reconciliation -> stale-row cleanup -> run record (terminal status)
 //
 // One item's failure is tallied and logged and never fails the walk. An item's memo entry is
 // committed only after its rows are durable, so a walk killed at any instant loses no row and,
@@ -22,13 +22,16 @@ import { bindStoreToDatabase } from './engine/binding.ts';
 import type { AliasSnapshot } from './engine/aliases.ts';
 import { DocumentIdentity } from './engine/identity.ts';
 import { atStage, ingestFile, StageError } from './engine/ingest-file.ts';
+import { ingestUrl, urlIdentity } from './engine/ingest-url.ts';
 import { publishRunContext, type RunContext, type RunCounters } from './engine/run-context.ts';
 import type { Models } from './engine/models.ts';
 import type { ItemMemo, StateStore } from './engine/store.ts';
 import type { RunRecorder } from './runs/record.ts';
 import { ConversionError, mediaTypeFor, type Converter } from '../stages/convert/index.ts';
+import { reconcileUrlBacklinks } from '../stages/backlink.ts';
 import { removeVanishedDocuments } from '../stages/cleanup.ts';
 import { walkFiles, type FileItem } from '../stages/source.ts';
+import { passedUrls, type UrlItem } from '../stages/source-urls.ts';
 import { upsertItemRows } from '../stages/upsert.ts';
 import { withFailureInjection, type FailStage5Mode } from './engine/failure-directive.ts';
 
@@ -171,17 +174,18 @@ async function walkCorpus(
   const identity = new DocumentIdentity(db);
   const seen = new Set<string>();
   const liveDocumentIds = new Set<string>();
+  const landedReferenceIds = new Set<string>();
   const queue = new PQueue({ concurrency: config.walk.inFlight });
   let done = 0;
 
-  const fail = (item: FileItem, error: unknown) => {
+  const fail = (path: string, error: unknown) => {
     const stageError = error instanceof StageError ? error : new StageError('walk', error);
     summary.items.failed += 1;
     run.counters.item_failure += 1;
     if (summary.failures.length < MAX_REPORTED_FAILURES) {
-      summary.failures.push({ path: item.relPath, stage: stageError.stage, code: stageError.code, message: stageError.message });
+      summary.failures.push({ path, stage: stageError.stage, code: stageError.code, message: stageError.message });
     }
-    log.warn({ path: item.relPath, stage: stageError.stage, code: stageError.code, err: stageError.message }, 'item failed');
+    log.warn({ path, stage: stageError.stage, code: stageError.code, err: stageError.message }, 'item failed');
   };
 
   const ingestOne = async (item: FileItem): Promise<void> => {
@@ -228,8 +232,29 @@ async function walkCorpus(
     } catch (error) {
       // The item's earlier rows stay as they were: its document is still live.
       if (previous !== undefined) liveDocumentIds.add(previous.sourceDocumentId);
-      fail(item, error);
+      fail(item.relPath, error);
     }
+  };
+
+  const ingestOneUrl = async (item: UrlItem): Promise<void> => {
+    try {
+      const ingested = await ingestUrl(item, { db, sink, store, models: engine.models, fetch: config.fetch, log });
+      landedReferenceIds.add(ingested.referenceItemId);
+      summary.items[ingested.kind] += 1;
+    } catch (error) {
+      fail(item.url, error);
+    }
+  };
+
+  const enqueue = async (work: () => Promise<void>): Promise<void> => {
+    summary.items.seen += 1;
+    // Backpressure: the walk reads no further while every in-flight slot is taken.
+    await queue.onSizeLessThan(1);
+    void queue.add(async () => {
+      await work();
+      done += 1;
+      onProgress?.({ seen: summary.items.seen, done });
+    });
   };
 
   const onSkip = ({ relPath }: { relPath: string }) => {
@@ -240,14 +265,11 @@ async function walkCorpus(
   try {
     for await (const item of walkFiles(sourcePath, log, onSkip)) {
       seen.add(fileIdentity(item.relPath));
-      summary.items.seen += 1;
-      // Backpressure: the walk reads no further while every in-flight slot is taken.
-      await queue.onSizeLessThan(1);
-      void queue.add(async () => {
-        await ingestOne(item);
-        done += 1;
-        onProgress?.({ seen: summary.items.seen, done });
-      });
+      await enqueue(() => ingestOne(item));
+    }
+    for await (const item of passedUrls(db)) {
+      seen.add(urlIdentity(item.url));
+      await enqueue(() => ingestOneUrl(item));
     }
   } finally {
     // Settle barrier: every item has finished and every row it wrote is durable (also when
@@ -257,7 +279,7 @@ async function walkCorpus(
     for (const [table, n] of sink.rowsWritten) summary.rows[table] = n;
   }
 
-  await withFailureInjection(options.failStage5 ?? null, () => runPasses(engine, run, summary, log, { seen, liveDocumentIds }));
+  await withFailureInjection(options.failStage5 ?? null, () => runPasses(engine, run, summary, log, { seen, liveDocumentIds, landedReferenceIds }));
 }
 
 async function runPasses(
@@ -265,9 +287,15 @@ async function runPasses(
   run: RunContext,
   summary: WalkSummary,
   log: Logger,
-  live: { seen: Set<string>; liveDocumentIds: Set<string> },
+  live: { seen: Set<string>; liveDocumentIds: Set<string>; landedReferenceIds: Set<string> },
 ): Promise<void> {
   const { db, store } = engine;
+  const backlink: FlowPass = {
+    name: 'url_backlink',
+    async run() {
+      await reconcileUrlBacklinks(db, live.landedReferenceIds, log);
+    },
+  };
   const cleanup: FlowPass = {
     name: 'cleanup',
     async run() {
@@ -276,7 +304,7 @@ async function runPasses(
       summary.rowsDeleted += result.rowsDeleted;
     },
   };
-  for (const pass of [...(engine.passes ?? []), cleanup]) {
+  for (const pass of [...(engine.passes ?? []), backlink, cleanup]) {
     try {
       await pass.run({ db, log, run });
       summary.passes.push({ name: pass.name, ok: true });

@@ -2,6 +2,10 @@
 // (DESIGN.md 5). A document is gone when no item seen in this walk resolves to it: a file
 // deleted while a byte-identical copy lives elsewhere keeps its rows, since the copy owns the
 // same keys. source_documents rows stay (permanent provenance).
+//
+// Feed URLs are items too (identity url:{url}): a URL still passed is enumerated by every
+// walk, fetched or not, so its rows are never touched here; a URL no longer passed loses its
+// derived rows, while its reference_items row stays (provenance, like source_documents).
 
 import type { Database } from '../lib/db/database.ts';
 import { isRetiredIdentity } from '../lib/engine/admit.ts';

@@ -1,12 +1,13 @@
 // Stage 6, row UPSERT for one item: hand its rows to the batched sink, wait until they are
 // durable, then delete by key the rows the item emitted last time and no longer emits.
-// source_documents rows are permanent provenance and are never deleted.
+// source_documents and reference_items rows are permanent provenance (citation targets) and
+// are never deleted.
 
 import type { Database } from '../lib/db/database.ts';
 import { deleteRowsByKey } from '../lib/db/delete.ts';
 import type { Sink } from '../lib/db/sink.ts';
-import { rowKey, sourceDocuments, WALK_TABLES } from '../lib/db/tables.ts';
-import type { ItemRows } from '../lib/engine/ingest-file.ts';
+import { referenceItems, rowKey, sourceDocuments, WALK_TABLES } from '../lib/db/tables.ts';
+import type { ItemRows } from '../lib/engine/item-rows.ts';
 
 export type RowKeys = Record<string, string[]>;
 
@@ -18,7 +19,7 @@ export function keysOf(rows: ItemRows): RowKeys {
 export async function deleteItemRows(db: Database, keys: RowKeys): Promise<number> {
   let deleted = 0;
   for (const spec of [...WALK_TABLES].reverse()) {
-    if (spec === sourceDocuments) continue;
+    if (spec === sourceDocuments || spec === referenceItems) continue;
     deleted += await deleteRowsByKey(db, spec, keys[spec.name] ?? []);
   }
   return deleted;

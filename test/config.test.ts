@@ -99,6 +99,20 @@ test('bucket and app URLs accept only their schemes', () => {
   assert.match(problemsOf({ INGEST_CORPUS_BUCKET: 'http://bucket' })[0]!, /INGEST_CORPUS_BUCKET/);
 });
 
+test('the fetch caps have documented defaults, the allowlist is off, and lists are parsed', () => {
+  assert.equal(loadConfig({}, cwd).fetch, {
+    maxBytes: 10 * 1024 * 1024, timeoutMs: 30_000, maxRedirects: 5, contentTypes: ['text/html', 'application/xhtml+xml'], allowCidrs: [],
+  });
+  const custom = loadConfig({ INGEST_FETCH_CONTENT_TYPES: 'Text/HTML, text/plain', INGEST_FETCH_ALLOW_CIDRS: '127.0.0.1/32,::1/128' }, cwd);
+  assert.equal(custom.fetch.contentTypes, ['text/html', 'text/plain']);
+  assert.equal(custom.fetch.allowCidrs, ['127.0.0.1/32', '::1/128']);
+  assert.equal(problemsOf({ INGEST_FETCH_ALLOW_CIDRS: '127.0.0.1', INGEST_FETCH_CONTENT_TYPES: 'html', INGEST_FETCH_MAX_REDIRECTS: '99' }), [
+    'INGEST_FETCH_CONTENT_TYPES must be a comma-separated list of media types such as text/html',
+    'INGEST_FETCH_ALLOW_CIDRS must be a comma-separated list of CIDR ranges such as 127.0.0.1/32',
+    'INGEST_FETCH_MAX_REDIRECTS must be a whole number from 0 to 20',
+  ]);
+});
+
 test('the config is frozen all the way down', () => {
   const config = loadConfig({}, cwd);
   assert.throws(() => {

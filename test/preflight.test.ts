@@ -1,27 +1,15 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, spawnSync } from 'node:child_process';
-import path from 'node:path';
 import { FAILURE_SENTINEL, startMockServer, type MockServer } from '../mock/server.ts';
-
-const BIN = path.resolve(import.meta.dirname, '..', 'bin', 'ingest.ts');
+import { BIN, runIngest } from './helpers/cli.ts';
 let mock: MockServer;
 test.before(async () => {
   mock = await startMockServer();
 });
 test.after(() => mock.close());
 
-// spawnSync would block this process's event loop, and with it the in-process mock: run async.
-function preflight(env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, 'preflight'], { env: { PATH: process.env.PATH ?? '', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => (stdout += c));
-    child.stderr.on('data', (c) => (stderr += c));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
+const preflight = (env: Record<string, string>) => runIngest(['preflight'], env);
 
 test('preflight passes against a live endpoint and names the tier and identity', async () => {
   const result = await preflight({ ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: 'any', EXTRACTION_MODEL: 'model-x' });

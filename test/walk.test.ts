@@ -168,7 +168,7 @@ test('flow-scope passes run after the settle barrier, and a failing pass does no
   const summary = await walk(f.engine, { sourcePath: f.corpus });
   assert.is(summary.status, 'completed');
   assert.is(rowsSeenByPass, summary.rows.content_chunks, 'the pass saw every chunk the walk wrote');
-  assert.equal(summary.passes.map((p) => [p.name, p.ok]), [['counts-rows', true], ['explodes', false], ['cleanup', true]]);
+  assert.equal(summary.passes.map((p) => [p.name, p.ok]), [['counts-rows', true], ['explodes', false], ['url_backlink', true], ['cleanup', true]]);
 });
 
 test('a database wiped under a surviving state store makes the next walk redo every item', async () => {

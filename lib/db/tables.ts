@@ -54,7 +54,7 @@ export const qaExtractions = table('q_a_extractions', ['id'], {
 });
 
 export const entityMentions = table('entity_mentions', ['id'], {
-  id: 'uuid', source_document_id: 'uuid', canonical_name: 'text', entity_type: 'text', surface_form: 'text',
+  id: 'uuid', source_document_id: 'uuid', reference_item_id: 'uuid', canonical_name: 'text', entity_type: 'text', surface_form: 'text',
   confidence: 'real', metadata: 'jsonb', op_id: 'uuid',
 }, `(entity_mentions.metadata ->> 'curation_pinned')::boolean IS TRUE`);
 

@@ -6,20 +6,19 @@ import type { Converter, MediaType } from '../../stages/convert/index.ts';
 import { chunkText } from '../../stages/chunk.ts';
 import type { FileItem } from '../../stages/source.ts';
 import { extractDocument, isAnswered } from '../../stages/extract/index.ts';
-import { embedOwners, type EmbeddingInput } from '../../stages/embed.ts';
-import { keysOf, type RowKeys } from '../../stages/upsert.ts';
-import { chunkKey, entityMentionKey, entityRelationshipKey, qaKey } from '../ids.ts';
+import { embedOwners } from '../../stages/embed.ts';
+import type { RowKeys } from '../../stages/upsert.ts';
+import { entityRelationshipKey, qaKey } from '../ids.ts';
 import type { Database } from '../db/database.ts';
 import {
   contentChunks, entityMentions, entityRelationships, qaExtractions, recordEmbeddings, sourceDocuments, type Row, type TableSpec,
 } from '../db/tables.ts';
 import type { AliasSnapshot } from './aliases.ts';
 import type { DocumentIdentity } from './identity.ts';
+import { chunkRowsOf, embeddingInputs, itemKeys, mentionRowsOf, type ItemRows, type RowOwner } from './item-rows.ts';
 import type { Models } from './models.ts';
 import type { StateStore } from './store.ts';
 import { currentRunContext } from './run-context.ts';
-
-export type ItemRows = Map<TableSpec, Row[]>;
 
 /** A failure pinned to the stage where it happened, for the walk's tally. */
 export class StageError extends Error {
@@ -76,29 +75,20 @@ export async function ingestFile(
     }),
   );
 
-  const chunkRows = chunks.map((c) => ({
-    id: chunkKey(sourceDocumentId, c.idx), source_document_id: sourceDocumentId, reference_item_id: null,
-    idx: c.idx, text: c.text, char_start: c.charStart, char_end: c.charEnd, op_id: opId,
-  }));
+  const owner: RowOwner = { column: 'source_document_id', id: sourceDocumentId };
+  const chunkRows = chunkRowsOf(owner, chunks, opId);
   // The blank-form gate (SPEC.md 1 rule 7): no row for a blank answer, but its idx is spent,
   // so answered pairs keep their keys when a blank one is filled in or emptied.
   const qaRows = extraction.qa.filter((pair) => isAnswered(pair.answer)).map((pair) => ({
     id: qaKey(sourceDocumentId, pair.idx), source_document_id: sourceDocumentId, idx: pair.idx,
     question_text: pair.question, answer_text: pair.answer, metadata: {}, op_id: opId,
   }));
-  const mentionRows = extraction.entities.map((e) => ({
-    id: entityMentionKey(sourceDocumentId, e.canonical_name, e.type), source_document_id: sourceDocumentId,
-    canonical_name: e.canonical_name, entity_type: e.type, surface_form: e.surface_form, confidence: e.confidence, metadata: {}, op_id: opId,
-  }));
+  const mentionRows = mentionRowsOf(owner, extraction.entities, opId);
   const relationshipRows = extraction.relationships.map((r) => ({
     id: entityRelationshipKey(sourceDocumentId, r.source, r.predicate, r.target), source_document_id: sourceDocumentId,
     source_canonical: r.source, predicate: r.predicate, target_canonical: r.target, confidence: r.confidence, metadata: {}, op_id: opId,
   }));
-  const toEmbed: EmbeddingInput[] = [
-    ...chunkRows.map((r) => ({ ownerKind: 'content_chunk' as const, ownerId: r.id, text: r.text })),
-    ...qaRows.map((r) => ({ ownerKind: 'q_a_extraction' as const, ownerId: r.id, text: `Q: ${r.question_text}\nA: ${r.answer_text}` })),
-    ...mentionRows.map((r) => ({ ownerKind: 'entity_mention' as const, ownerId: r.id, text: r.canonical_name })),
-  ];
+  const toEmbed = embeddingInputs({ chunks: chunkRows, qa: qaRows, mentions: mentionRows });
   const embeddingRows = await atStage('embed', () => embedOwners(toEmbed, opId, { client: models.embedder, db: deps.db, queue: models.queue }));
 
   const rows: ItemRows = new Map<TableSpec, Row[]>([
@@ -115,7 +105,5 @@ export async function ingestFile(
     [entityRelationships, relationshipRows],
     [recordEmbeddings, embeddingRows],
   ]);
-  // Embeddings kept because their text did not change are owned all the same.
-  const keys = { ...keysOf(rows), [recordEmbeddings.name]: toEmbed.map((e) => `${e.ownerKind}:${e.ownerId}`) };
-  return { sourceDocumentId, rows, keys };
+  return { sourceDocumentId, rows, keys: itemKeys(rows, toEmbed) };
 }

@@ -41,20 +41,25 @@ export function extractionWindows(text: string): string[] {
   return chunkText(text, { targetChars: WINDOW_TARGET_CHARS, maxChars: WINDOW_MAX_CHARS }).map((c) => c.text);
 }
 
-export async function extractDocument(text: string, deps: ExtractDeps): Promise<DocumentExtraction> {
+export type ExtractorName = 'classification' | 'qa' | 'entities' | 'relationships';
+export const ALL_EXTRACTORS: readonly ExtractorName[] = Object.freeze(['classification', 'qa', 'entities', 'relationships']);
+
+/** Runs the named extractors (all four unless told); the others contribute nothing. */
+export async function extractDocument(text: string, deps: ExtractDeps, extractors: readonly ExtractorName[] = ALL_EXTRACTORS): Promise<DocumentExtraction> {
   const windows = extractionWindows(text);
   if (windows.length === 0) return { classification: null, qa: [], entities: [], relationships: [] };
-  const call = <T>(name: keyof typeof PROMPTS, window: string) => deps.queue.add(() => runExtractor<T>(PROMPTS[name], window, deps)) as Promise<T>;
+  const call = <T>(name: ExtractorName, window: string) => deps.queue.add(() => runExtractor<T>(PROMPTS[name], window, deps)) as Promise<T>;
+  const perWindow = <T>(name: ExtractorName): Promise<T[]> => (extractors.includes(name) ? Promise.all(windows.map((w) => call<T>(name, w))) : Promise.resolve([]));
   const [classification, qaPerWindow, entitiesPerWindow, relationshipsPerWindow] = await Promise.all([
-    call<Classification>('classification', windows[0]!),
-    Promise.all(windows.map((w) => call<QaPairs>('qa', w))),
-    Promise.all(windows.map((w) => call<Entities>('entities', w))),
-    Promise.all(windows.map((w) => call<Relationships>('relationships', w))),
+    extractors.includes('classification') ? call<Classification>('classification', windows[0]!) : null,
+    perWindow<QaPairs>('qa'),
+    perWindow<Entities>('entities'),
+    perWindow<Relationships>('relationships'),
   ]);
-  const inTaxonomy = (TAXONOMY as readonly string[]).includes(classification.label);
-  if (!inTaxonomy) countEvent('taxonomy_miss');
+  const inTaxonomy = classification !== null && (TAXONOMY as readonly string[]).includes(classification.label);
+  if (classification !== null && !inTaxonomy) countEvent('taxonomy_miss');
   return {
-    classification: { ...classification, in_taxonomy: inTaxonomy },
+    classification: classification === null ? null : { ...classification, in_taxonomy: inTaxonomy },
     qa: qaPerWindow.flatMap((w) => w.pairs).map((pair, idx) => ({ idx, ...pair })),
     ...curated(entitiesPerWindow.flatMap((w) => w.entities), relationshipsPerWindow.flatMap((w) => w.relationships), deps.aliases),
   };

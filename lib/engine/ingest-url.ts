@@ -1,0 +1,138 @@
+// One passed feed URL, from fetch to linked rows: the URL counterpart of ingest-file.ts.
+//
+//   safe fetch -> memo check on the fetched bytes -> clean (the /extract cleaner) -> chunk ->
+//   extract (classification, entity mentions) -> embed -> rows durable -> backlink -> memo
+//
+// The outer memo is keyed by the URL's identity and holds the sha256 of the fetched bytes:
+// the same bytes on a later walk change nothing and spend no tokens (full_reprocess bypasses
+// it). The reference_items row is keyed by uuid5 of ref:{url}; its chunks and mentions are
+// keyed by that id exactly as a document's are by its id. Every fetch goes through the
+// SSRF-safe fetch, so a hostile ledger row fails its own item with a named error.
+
+import { cleanHtml } from '../../stages/convert/html.ts';
+import { chunkText } from '../../stages/chunk.ts';
+import { embedOwners } from '../../stages/embed.ts';
+import { extractDocument, type ExtractorName } from '../../stages/extract/index.ts';
+import { linkFeedRows } from '../../stages/backlink.ts';
+import type { UrlItem } from '../../stages/source-urls.ts';
+import { upsertItemRows } from '../../stages/upsert.ts';
+import type { Database } from '../db/database.ts';
+import type { Sink } from '../db/sink.ts';
+import { contentChunks, entityMentions, recordEmbeddings, referenceItems, type Row, type TableSpec } from '../db/tables.ts';
+import { referenceItemKey } from '../ids.ts';
+import type { Logger } from '../log.ts';
+import { safeFetch, type FetchedPage, type FetchPolicy } from '../net/safe-fetch.ts';
+import { sha256Hex } from './admit.ts';
+import { atStage } from './ingest-file.ts';
+import { chunkRowsOf, embeddingInputs, itemKeys, mentionRowsOf, type ItemRows, type RowOwner } from './item-rows.ts';
+import type { Models } from './models.ts';
+import { countEvent, currentRunContext } from './run-context.ts';
+import type { StateStore } from './store.ts';
+
+/** The extractors a feed article gets: what it is about and who it names (docs/DECISIONS.md). */
+export const URL_EXTRACTORS: readonly ExtractorName[] = Object.freeze(['classification', 'entities']);
+
+export const urlIdentity = (url: string): string => `url:${url}`;
+
+/** A fetched page the cleaner found nothing in: one item fails, by name. */
+export class UnusablePageError extends Error {
+  readonly code: 'empty_page' | 'not_html';
+  constructor(code: 'empty_page' | 'not_html', message: string) {
+    super(message);
+    this.name = 'UnusablePageError';
+    this.code = code;
+  }
+}
+
+export interface UrlIngestDeps {
+  db: Database;
+  sink: Sink;
+  store: StateStore;
+  models: Models;
+  fetch: FetchPolicy;
+  log: Logger;
+}
+
+export interface IngestedUrl {
+  kind: 'changed' | 'unchanged';
+  referenceItemId: string;
+}
+
+export async function ingestUrl(item: UrlItem, deps: UrlIngestDeps): Promise<IngestedUrl> {
+  const { opId, fullReprocess } = currentRunContext();
+  const key = urlIdentity(item.url);
+  const referenceItemId = referenceItemKey(item.url);
+  const page = await atStage('fetch', () => safeFetch(item.url, deps.fetch));
+  const sha256 = sha256Hex(page.bytes);
+  const { memo: previous, healed } = deps.store.getItem(key);
+  if (healed) countEvent('memo_heal');
+  if (previous !== undefined && !fullReprocess && previous.sha256 === sha256) {
+    await linkBack(item, referenceItemId, deps);
+    return { kind: 'unchanged', referenceItemId };
+  }
+
+  const { rows, keys } = await pageRows(item, page, sha256, referenceItemId, opId, deps);
+  await atStage('upsert', () => upsertItemRows(deps.sink, deps.db, rows, keys, previous?.rows));
+  await linkBack(item, referenceItemId, deps);
+  await atStage('memo', () =>
+    deps.store.putItem(key, {
+      // A URL has no file stat: size is the body's, and the stat fields stay empty.
+      sha256, size: page.bytes.length, mtimeNs: '0', ino: '0',
+      // The item memo's owner field: for a URL, its reference item.
+      sourceDocumentId: referenceItemId, mediaType: page.mediaType, opId, rows: keys,
+    }),
+  );
+  return { kind: 'changed', referenceItemId };
+}
+
+async function pageRows(item: UrlItem, page: FetchedPage, sha256: string, referenceItemId: string, opId: string, deps: UrlIngestDeps) {
+  const cleaned = await atStage('clean', () => {
+    const result = cleanHtml(decodeDeclared(page));
+    if (result.verdict === 'empty' || result.verdict === 'not_html') {
+      throw new UnusablePageError(result.verdict === 'empty' ? 'empty_page' : 'not_html', `the page holds no article text (${result.verdict})`);
+    }
+    return result;
+  });
+  const chunks = await atStage('chunk', () => chunkText(cleaned.text));
+  const { models } = deps;
+  const extraction = await atStage('extract', () =>
+    extractDocument(cleaned.text, { client: models.llm, model: models.model, identity: models.identity, store: deps.store, queue: models.queue }, URL_EXTRACTORS),
+  );
+  const owner: RowOwner = { column: 'reference_item_id', id: referenceItemId };
+  const chunkRows = chunkRowsOf(owner, chunks, opId);
+  const mentionRows = mentionRowsOf(owner, extraction.entities, opId);
+  const toEmbed = embeddingInputs({ chunks: chunkRows, mentions: mentionRows });
+  const embeddingRows = await atStage('embed', () => embedOwners(toEmbed, opId, { client: models.embedder, db: deps.db, queue: models.queue }));
+  const rows: ItemRows = new Map<TableSpec, Row[]>([
+    [
+      referenceItems,
+      [{
+        id: referenceItemId, url: item.url, title: cleaned.title ?? item.feedTitle, content_sha256: sha256,
+        classification: extraction.classification, fetched_at: new Date().toISOString(), op_id: opId,
+      }],
+    ],
+    [contentChunks, chunkRows],
+    [entityMentions, mentionRows],
+    [recordEmbeddings, embeddingRows],
+  ]);
+  return { rows, keys: itemKeys(rows, toEmbed) };
+}
+
+/** The charset the response declared wins over a meta tag (as in browsers); else the cleaner sniffs the bytes. */
+function decodeDeclared(page: FetchedPage): string | Uint8Array {
+  if (page.charset === null) return page.bytes;
+  try {
+    return new TextDecoder(page.charset).decode(page.bytes);
+  } catch {
+    return page.bytes;
+  }
+}
+
+/** The per-item backlink; a fault defers it to the reconciliation pass instead of failing the item. */
+async function linkBack(item: UrlItem, referenceItemId: string, deps: UrlIngestDeps): Promise<void> {
+  try {
+    await linkFeedRows(deps.db, item.url, referenceItemId);
+  } catch (error) {
+    deps.log.info({ url: item.url, err: (error as Error).message }, 'backlink deferred to the reconciliation pass');
+  }
+}

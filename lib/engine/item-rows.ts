@@ -1,0 +1,51 @@
+// Rows any source item derives the same way from its text, whoever owns them: content chunks
+// and entity mentions belong to a source document (a file) or to a reference item (a feed
+// URL), and the embeddings of both are owned like the rows they embed.
+
+import type { Chunk } from '../../stages/chunk.ts';
+import type { EmbeddingInput } from '../../stages/embed.ts';
+import type { DocumentExtraction } from '../../stages/extract/index.ts';
+import { keysOf, type RowKeys } from '../../stages/upsert.ts';
+import { chunkKey, entityMentionKey } from '../ids.ts';
+import { recordEmbeddings, type Row, type TableSpec } from '../db/tables.ts';
+
+export type ItemRows = Map<TableSpec, Row[]>;
+
+/** Whose derived rows these are: the owner's id in its own column, the other owner column null. */
+export interface RowOwner {
+  column: 'source_document_id' | 'reference_item_id';
+  id: string;
+}
+
+const ownedBy = (owner: RowOwner) => ({ source_document_id: null, reference_item_id: null, [owner.column]: owner.id });
+
+export function chunkRowsOf(owner: RowOwner, chunks: readonly Chunk[], opId: string) {
+  return chunks.map((c) => ({
+    id: chunkKey(owner.id, c.idx), ...ownedBy(owner), idx: c.idx, text: c.text, char_start: c.charStart, char_end: c.charEnd, op_id: opId,
+  }));
+}
+
+export function mentionRowsOf(owner: RowOwner, entities: DocumentExtraction['entities'], opId: string) {
+  return entities.map((e) => ({
+    id: entityMentionKey(owner.id, e.canonical_name, e.type), ...ownedBy(owner),
+    canonical_name: e.canonical_name, entity_type: e.type, surface_form: e.surface_form, confidence: e.confidence, metadata: {}, op_id: opId,
+  }));
+}
+
+/** What is embedded: each chunk's text, each answered Q&A pair, each mention's canonical name. */
+export function embeddingInputs(rows: {
+  chunks: readonly { id: string; text: string }[];
+  qa?: readonly { id: string; question_text: string; answer_text: string | null }[];
+  mentions: readonly { id: string; canonical_name: string }[];
+}): EmbeddingInput[] {
+  return [
+    ...rows.chunks.map((r) => ({ ownerKind: 'content_chunk' as const, ownerId: r.id, text: r.text })),
+    ...(rows.qa ?? []).map((r) => ({ ownerKind: 'q_a_extraction' as const, ownerId: r.id, text: `Q: ${r.question_text}\nA: ${r.answer_text}` })),
+    ...rows.mentions.map((r) => ({ ownerKind: 'entity_mention' as const, ownerId: r.id, text: r.canonical_name })),
+  ];
+}
+
+/** Keys of every row the item owns, including embeddings kept because their text did not change. */
+export function itemKeys(rows: ItemRows, embedded: readonly EmbeddingInput[]): RowKeys {
+  return { ...keysOf(rows), [recordEmbeddings.name]: embedded.map((e) => `${e.ownerKind}:${e.ownerId}`) };
+}

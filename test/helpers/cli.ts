@@ -1,0 +1,18 @@
+// Runs the real `ingest` CLI in a child process. Asynchronous on purpose: spawnSync would block
+// this process's event loop, and with it any server the test runs in process (the mock, a trap).
+
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+
+export const BIN = path.resolve(import.meta.dirname, '..', '..', 'bin', 'ingest.ts');
+
+export function runIngest(args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.on('data', (c) => (stderr += c));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
