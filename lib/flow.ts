@@ -238,7 +238,7 @@ async function walkCorpus(
 
   const ingestOneUrl = async (item: UrlItem): Promise<void> => {
     try {
-      const ingested = await ingestUrl(item, { db, sink, store, models: engine.models, fetch: config.fetch, log });
+      const ingested = await ingestUrl(item, { db, sink, store, models: engine.models, aliases: engine.aliases, fetch: config.fetch, log });
       landedReferenceIds.add(ingested.referenceItemId);
       summary.items[ingested.kind] += 1;
     } catch (error) {

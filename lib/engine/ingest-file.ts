@@ -5,7 +5,7 @@
 import type { Converter, MediaType } from '../../stages/convert/index.ts';
 import { chunkText } from '../../stages/chunk.ts';
 import type { FileItem } from '../../stages/source.ts';
-import { extractDocument, isAnswered } from '../../stages/extract/index.ts';
+import { extractDeps, extractDocument, isAnswered } from '../../stages/extract/index.ts';
 import { embedOwners } from '../../stages/embed.ts';
 import type { RowKeys } from '../../stages/upsert.ts';
 import { entityRelationshipKey, qaKey } from '../ids.ts';
@@ -70,9 +70,7 @@ export async function ingestFile(
   const chunks = await atStage('chunk', () => chunkText(converted.text));
   const { models } = deps;
   const extraction = await atStage('extract', () =>
-    extractDocument(converted.text, {
-      client: models.llm, model: models.model, identity: models.identity, store: deps.store, queue: models.queue, aliases: deps.aliases,
-    }),
+    extractDocument(converted.text, extractDeps(models, deps.store, deps.aliases)),
   );
 
   const owner: RowOwner = { column: 'source_document_id', id: sourceDocumentId };

@@ -12,7 +12,7 @@
 import { cleanHtml } from '../../stages/convert/html.ts';
 import { chunkText } from '../../stages/chunk.ts';
 import { embedOwners } from '../../stages/embed.ts';
-import { extractDocument, type ExtractorName } from '../../stages/extract/index.ts';
+import { extractDeps, extractDocument, type ExtractorName } from '../../stages/extract/index.ts';
 import { linkFeedRows } from '../../stages/backlink.ts';
 import type { UrlItem } from '../../stages/source-urls.ts';
 import { upsertItemRows } from '../../stages/upsert.ts';
@@ -25,6 +25,7 @@ import { safeFetch, type FetchedPage, type FetchPolicy } from '../net/safe-fetch
 import { sha256Hex } from './admit.ts';
 import { atStage } from './ingest-file.ts';
 import { chunkRowsOf, embeddingInputs, itemKeys, mentionRowsOf, type ItemRows, type RowOwner } from './item-rows.ts';
+import type { AliasSnapshot } from './aliases.ts';
 import type { Models } from './models.ts';
 import { countEvent, currentRunContext } from './run-context.ts';
 import type { StateStore } from './store.ts';
@@ -49,6 +50,7 @@ export interface UrlIngestDeps {
   sink: Sink;
   store: StateStore;
   models: Models;
+  aliases: AliasSnapshot;
   fetch: FetchPolicy;
   log: Logger;
 }
@@ -96,7 +98,7 @@ async function pageRows(item: UrlItem, page: FetchedPage, sha256: string, refere
   const chunks = await atStage('chunk', () => chunkText(cleaned.text));
   const { models } = deps;
   const extraction = await atStage('extract', () =>
-    extractDocument(cleaned.text, { client: models.llm, model: models.model, identity: models.identity, store: deps.store, queue: models.queue }, URL_EXTRACTORS),
+    extractDocument(cleaned.text, extractDeps(models, deps.store, deps.aliases), URL_EXTRACTORS),
   );
   const owner: RowOwner = { column: 'reference_item_id', id: referenceItemId };
   const chunkRows = chunkRowsOf(owner, chunks, opId);

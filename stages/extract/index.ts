@@ -9,6 +9,7 @@
 
 import type PQueue from 'p-queue';
 import type { AliasSnapshot } from '../../lib/engine/aliases.ts';
+import type { Models } from '../../lib/engine/models.ts';
 import { countEvent } from '../../lib/engine/run-context.ts';
 import { runExtractor, type ExtractorContext } from '../../lib/llm/extract.ts';
 import { PROMPTS } from '../../lib/llm/prompts.ts';
@@ -35,6 +36,11 @@ export interface ExtractDeps extends ExtractorContext {
 /** The answered predicate of SPEC.md 1 rule 7, as schema/0002 spells it in SQL. */
 export function isAnswered(answer: string | null): answer is string {
   return answer !== null && /\S/.test(answer);
+}
+
+/** What the extractors need from an open engine, for one item. */
+export function extractDeps(models: Models, store: ExtractorContext['store'], aliases: AliasSnapshot): ExtractDeps {
+  return { client: models.llm, model: models.model, identity: models.identity, store, queue: models.queue, aliases };
 }
 
 export function extractionWindows(text: string): string[] {
