@@ -90,13 +90,17 @@ function extract(html: string, warnings: string[]): CleanedHtml {
   return { text, verdict, warnings, title: title ?? firstHeading(blocks) };
 }
 
-/** The headline repeats the title, which is returned on its own. */
+/**
+ * The headline repeats the title, which is returned on its own: one of the first blocks that
+ * the title contains (titles often add the site's name) goes.
+ */
 function dropTitleHeading(blocks: string[], title: string | null): string[] {
   if (title === null) return blocks;
-  const index = blocks.findIndex((block) => block.startsWith('#'));
-  if (index < 0 || index > 2) return blocks;
-  const heading = blocks[index]!.replace(/^#+ /, '');
-  return heading.length > 0 && title.includes(heading) ? blocks.filter((_, i) => i !== index) : blocks;
+  const index = blocks.slice(0, 3).findIndex((block) => {
+    const text = block.replace(/^#+ /, '');
+    return text.length >= 10 && text.length >= title.length * 0.4 && title.includes(text);
+  });
+  return index < 0 ? blocks : blocks.filter((_, i) => i !== index);
 }
 
 function firstHeading(blocks: string[]): string | null {

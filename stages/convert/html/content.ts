@@ -13,7 +13,7 @@ const MAX_PROSE_LINK_SHARE = 0.3;
 /** A boilerplate-signalled element is kept when it holds more than this share of the page's prose. */
 const KEEP_IF_PROSE_SHARE = 0.5;
 
-const BOILERPLATE_TAGS = new Set(['nav', 'aside', 'footer', 'header', 'menu', 'dialog', 'form']);
+const BOILERPLATE_TAGS = new Set(['nav', 'aside', 'footer', 'header', 'menu', 'dialog', 'form', 'figure', 'figcaption']);
 const BOILERPLATE_ROLES = new Set([
   'navigation', 'banner', 'contentinfo', 'complementary', 'search', 'menu', 'menubar', 'dialog', 'alertdialog', 'alert',
   'toolbar', 'tablist',
@@ -26,7 +26,8 @@ const FURNITURE_SIGNAL = new RegExp(
   [
     'comment', 'disqus', 'cookie', 'consent', 'gdpr', 'newsletter', 'subscri', 'social', 'share', 'sharing', 'related',
     'recommend', 'promo', 'sponsor', 'advert', 'popup', 'modal', 'signup', 'paywall', 'outbrain', 'taboola', 'breadcrumb',
-    'sr-only', 'visually-hidden', 'screen-reader', 'skip-link', 'print-only',
+    'sr-only', 'visually-hidden', 'screen-reader', 'skip-link', 'print-only', 'trending', 'most-read', 'mostread',
+    'most-popular', 'caption', 'credit',
   ].join('|'),
 );
 /**
@@ -36,7 +37,7 @@ const FURNITURE_SIGNAL = new RegExp(
 const LAYOUT_SIGNAL = /sidebar|footer|header|menu|navbar|navigation|banner|masthead|widget|pagination|pager|toolbar|byline|hidden/;
 const CONTENT_SIGNAL = /article|body|content|main|column|post|entry|story|text/;
 /** Short tokens that must be a whole class token (as a substring they match too much). */
-const LAYOUT_TOKENS = new Set(['nav', 'ad', 'ads', 'adv', 'tags', 'tag', 'meta', 'author', 'topbar']);
+const LAYOUT_TOKENS = new Set(['nav', 'ad', 'ads', 'adv', 'tags', 'tag', 'meta', 'author', 'topbar', 'rail', 'carousel', 'slider']);
 
 export function isBoilerplate(element: Element): boolean {
   if (BOILERPLATE_TAGS.has(element.tag) || BOILERPLATE_ROLES.has(element.role)) return true;
@@ -70,6 +71,9 @@ const PARAGRAPH_TAGS = new Set(['p', 'pre', 'blockquote', 'h1', 'h2', 'h3', 'h4'
 const ANCESTOR_SHARE = [1, 0.5, 1 / 6, 1 / 9];
 /** A sibling of the best block joins it when it scores at least this share of the best. */
 const SIBLING_SHARE = 0.2;
+/** Blocks scoring this share of the best are rivals; enough rivals in one ancestor make it the main block. */
+const RIVAL_SHARE = 0.75;
+const MIN_RIVALS = 3;
 
 /**
  * Chooses the main content the way Readability does, on prose measured in characters: every
@@ -118,6 +122,24 @@ export function selectMain(body: Element): Selection {
   }
   if (best === null) return { main: [], pruned };
 
+  // Several near-best blocks inside one ancestor are one article in chunks: take the ancestor.
+  const rivals = [...scores.keys()].filter((e) => e !== best && final(e) >= bestScore * RIVAL_SHARE);
+  if (rivals.length >= MIN_RIVALS) {
+    for (let ancestor = best.parent; ancestor !== null && ancestor !== body; ancestor = ancestor.parent) {
+      if (rivals.filter((rival) => contains(ancestor, rival)).length >= MIN_RIVALS) {
+        best = ancestor;
+        bestScore = Math.max(bestScore, final(ancestor));
+        break;
+      }
+    }
+  }
+  // A block alone in its parent is as good as the parent, whose siblings are the ones to weigh.
+  // Its siblings then compete with it at the same level, so it is scored at that level too.
+  if (best.parent !== null && best.parent !== body && onlyChild(best)) {
+    while (best.parent !== null && best.parent !== body && onlyChild(best)) best = best.parent;
+    bestScore = final(best);
+  }
+
   // An ancestor that scores higher still is the real container (the article's paragraphs were
   // split over several sub-blocks); stop once ancestors fall well below.
   let last = bestScore;
@@ -140,6 +162,16 @@ export function selectMain(body: Element): Selection {
     if (sibling === best || final(sibling) >= threshold || proseChars(sibling) >= 80) main.push(sibling);
   }
   return { main, pruned };
+}
+
+function contains(ancestor: Element, element: Element): boolean {
+  for (let e: Element | null = element; e !== null; e = e.parent) if (e === ancestor) return true;
+  return false;
+}
+
+function onlyChild(element: Element): boolean {
+  for (const sibling of element.parent!.children) if (sibling !== element && (typeof sibling === 'string' ? sibling.trim() !== '' : sibling.chars > 0)) return false;
+  return true;
 }
 
 function sumProse(element: Element, into: Map<Element, number>): number {
