@@ -65,6 +65,14 @@ function looksLikeHtml(text: string): boolean {
   return controls <= head.length / 100;
 }
 
+/**
+ * The whole document as readable text, with no main-content selection: for HTML that is all
+ * content by construction (a word-processor document converted to HTML).
+ */
+export function htmlToText(html: string): string {
+  return renderText(buildTree(html).body, { skip: () => false }).join('\n\n');
+}
+
 function extract(html: string, warnings: string[]): CleanedHtml {
   const page = buildTree(html);
   if (page.flattened) warnings.push('nesting_flattened');

@@ -10,22 +10,26 @@ class Writer {
   readonly blocks: string[] = [];
   private line = '';
   private prefix = '';
+  /** Inside a table cell, blocks and line breaks only separate words: the row is one line. */
+  flat = false;
 
   text(text: string): void {
     this.line += text;
   }
 
   lineBreak(): void {
-    this.line += '\n';
+    this.line += this.flat ? ' ' : '\n';
   }
 
   /** Starts a block; a marker ("# ", "- ") goes on its first line, even if a nested block has it. */
   startBlock(prefix: string): void {
+    if (this.flat) return this.text(' ');
     this.flush();
     if (prefix !== '') this.prefix = prefix;
   }
 
   endBlock(): void {
+    if (this.flat) return this.text(' ');
     this.flush();
     this.prefix = '';
   }
@@ -77,7 +81,9 @@ function walk(element: Element, writer: Writer, options: RenderOptions): void {
       const cells: string[] = [];
       for (const cell of child.children) {
         if (typeof cell === 'string' || options.skip(cell)) continue;
+        writer.flat = true;
         walk(cell, writer, options);
+        writer.flat = false;
         const text = writer.takeLine();
         if (text !== '') cells.push(text);
       }
@@ -96,12 +102,28 @@ function walk(element: Element, writer: Writer, options: RenderOptions): void {
   }
 }
 
-/** A row whose cells hold only running text (a data table, not a layout table). */
+/**
+ * A row of a data table: every cell holds running text, or one paragraph of it (word
+ * processors wrap cell text in <p>). A layout table's cells hold several blocks or tables.
+ */
 function isDataRow(row: Element): boolean {
   for (const cell of row.children) {
     if (typeof cell === 'string' || cell === LINE_BREAK) continue;
     if (cell.tag !== 'td' && cell.tag !== 'th') return false;
-    if (cell.chars !== cell.inlineChars) return false;
+    if (cell.chars !== cell.inlineChars && textBlocks(cell, 2) > 1) return false;
   }
   return true;
+}
+
+/** Blocks with text of their own under an element (a table counts as many), counted up to limit. */
+function textBlocks(element: Element, limit: number): number {
+  let count = 0;
+  for (const child of element.children) {
+    if (typeof child === 'string' || !child.block) continue;
+    if (child.tag === 'table') return limit;
+    if (child.inlineChars > 0) count += 1;
+    count += textBlocks(child, limit - count);
+    if (count >= limit) return limit;
+  }
+  return count;
 }
