@@ -85,13 +85,12 @@ const MIN_RIVALS = 3;
  * the page's prose (a site that wraps the whole page in a <form>).
  */
 export function selectMain(body: Element): Selection {
-  const subtreeProse = new Map<Element, number>();
-  const totalProse = sumProse(body, subtreeProse);
+  const totalProse = sumProse(body);
   const pruned = new Set<Element>();
-  const scores = new Map<Element, number>();
+  const scored: Element[] = [];
 
   const visit = (element: Element) => {
-    if (element !== body && isBoilerplate(element) && subtreeProse.get(element)! <= totalProse * KEEP_IF_PROSE_SHARE) {
+    if (element !== body && isBoilerplate(element) && element.prose <= totalProse * KEEP_IF_PROSE_SHARE) {
       pruned.add(element);
       return;
     }
@@ -99,7 +98,8 @@ export function selectMain(body: Element): Selection {
     if (prose > 0) {
       let container: Element | null = PARAGRAPH_TAGS.has(element.tag) ? element.parent : element;
       for (let level = 0; level < ANCESTOR_SHARE.length && container !== null; level++) {
-        scores.set(container, (scores.get(container) ?? 0) + prose * ANCESTOR_SHARE[level]!);
+        if (container.score === 0) scored.push(container);
+        container.score += prose * ANCESTOR_SHARE[level]!;
         container = container.parent;
       }
     }
@@ -107,13 +107,10 @@ export function selectMain(body: Element): Selection {
   };
   visit(body);
 
-  const final = (element: Element) => {
-    const score = scores.get(element) ?? 0;
-    return element.chars === 0 ? 0 : score * (1 - element.linkChars / element.chars);
-  };
+  const final = (element: Element) => (element.chars === 0 ? 0 : element.score * (1 - element.linkChars / element.chars));
   let best: Element | null = null;
   let bestScore = 0;
-  for (const element of scores.keys()) {
+  for (const element of scored) {
     const score = final(element);
     if (score > bestScore) {
       best = element;
@@ -123,7 +120,7 @@ export function selectMain(body: Element): Selection {
   if (best === null) return { main: [], pruned };
 
   // Several near-best blocks inside one ancestor are one article in chunks: take the ancestor.
-  const rivals = [...scores.keys()].filter((e) => e !== best && final(e) >= bestScore * RIVAL_SHARE);
+  const rivals = scored.filter((e) => e !== best && final(e) >= bestScore * RIVAL_SHARE);
   if (rivals.length >= MIN_RIVALS) {
     for (let ancestor = best.parent; ancestor !== null && ancestor !== body; ancestor = ancestor.parent) {
       if (rivals.filter((rival) => contains(ancestor, rival)).length >= MIN_RIVALS) {
@@ -174,9 +171,9 @@ function onlyChild(element: Element): boolean {
   return true;
 }
 
-function sumProse(element: Element, into: Map<Element, number>): number {
+function sumProse(element: Element): number {
   let total = element.block ? proseChars(element) : 0;
-  for (const child of element.children) if (typeof child !== 'string') total += sumProse(child, into);
-  into.set(element, total);
+  for (const child of element.children) if (typeof child !== 'string') total += sumProse(child);
+  element.prose = total;
   return total;
 }

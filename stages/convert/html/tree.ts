@@ -27,6 +27,9 @@ export class Element {
   inlineLinkChars = 0;
   /** Sentence punctuation in the inline text, in any script. */
   inlinePunct = 0;
+  /** Prose characters in the subtree, and the content score (both set by content.ts). */
+  prose = 0;
+  score = 0;
 
   constructor(tag: string, signal: string, role: string, parent: Element | null) {
     this.tag = tag;
@@ -44,6 +47,9 @@ export interface Page {
   /** Elements deeper than MAX_DEPTH were flattened into their ancestor. */
   flattened: boolean;
 }
+
+/** The attributes the cleaner reads; others are not even collected. */
+const ATTRIBUTES = new Set(['class', 'id', 'role', 'itemprop', 'style', 'hidden', 'aria-hidden', 'type', 'property', 'name', 'content']);
 
 /** Deeper than this, elements are not built: their text joins the deepest built ancestor. */
 export const MAX_DEPTH = 160;
@@ -94,6 +100,12 @@ function impliedClose(opening: string, open: string): boolean {
 /** A line break inside running text (<br>, and block edges below MAX_DEPTH). */
 export const LINE_BREAK = new Element('br', '', '', null);
 
+/** Adds a line break unless one ends the children already (two in a row read as one). */
+function addLineBreak(element: Element): void {
+  const kids = element.children;
+  if (kids[kids.length - 1] !== LINE_BREAK) kids.push(LINE_BREAK);
+}
+
 function isSpace(code: number): boolean {
   return code <= 32 || code === 160 || (code >= 0x2000 && code <= 0x200b) || code === 0x3000 || code === 0x202f ||
     code === 0x205f || code === 0xfeff || code === 0x1680 || code === 0x85;
@@ -135,7 +147,8 @@ export function buildTree(html: string): Page {
   let tagName = '';
   let attrName = '';
   let attrValue = '';
-  let attrs = new Map<string, string>();
+  let attrWanted = false;
+  const attrs = new Map<string, string>();
 
   const addText = (text: string) => {
     if (inTitle) title += text;
@@ -195,7 +208,7 @@ export function buildTree(html: string): Page {
       current = target;
       depth -= 1;
     } else if (depth >= MAX_DEPTH && !INLINE.has(name)) {
-      current.children.push(LINE_BREAK);
+      addLineBreak(current);
     }
   };
 
@@ -219,7 +232,7 @@ export function buildTree(html: string): Page {
       return;
     }
     if (name === 'br' || name === 'hr') {
-      current.children.push(LINE_BREAK);
+      addLineBreak(current);
       if (name === 'br') return;
     }
     if (VOID.has(name)) return;
@@ -240,13 +253,15 @@ export function buildTree(html: string): Page {
     if ((FORMATTING.has(name) && cls === undefined && id === undefined) || depth >= MAX_DEPTH) {
       if (depth >= MAX_DEPTH) {
         flattened = true;
-        if (!INLINE.has(name)) current.children.push(LINE_BREAK);
+        if (!INLINE.has(name)) addLineBreak(current);
       }
       targets.push(current);
       return;
     }
-    const signal = `${cls ?? ''} ${id ?? ''} ${attrs.get('itemprop') ?? ''}`.toLowerCase();
-    const element = new Element(name, signal, (attrs.get('role') ?? '').toLowerCase(), current);
+    const itemprop = attrs.get('itemprop');
+    const signal = cls === undefined && id === undefined && itemprop === undefined ? '' : `${cls ?? ''} ${id ?? ''} ${itemprop ?? ''}`.toLowerCase();
+    const role = attrs.get('role');
+    const element = new Element(name, signal, role === undefined ? '' : role.toLowerCase(), current);
     current.children.push(element);
     targets.push(current);
     current = element;
@@ -256,19 +271,20 @@ export function buildTree(html: string): Page {
   const tokenizer = new Tokenizer({ decodeEntities: true }, {
     onopentagname(start, end) {
       tagName = html.slice(start, end).toLowerCase();
-      attrs = new Map();
+      attrs.clear();
     },
     onattribname(start, end) {
       attrName = html.slice(start, end).toLowerCase();
+      attrWanted = ATTRIBUTES.has(attrName) && !attrs.has(attrName);
     },
     onattribdata(start, end) {
-      attrValue += html.slice(start, end);
+      if (attrWanted) attrValue += html.slice(start, end);
     },
     onattribentity(code) {
-      attrValue += String.fromCodePoint(code);
+      if (attrWanted) attrValue += String.fromCodePoint(code);
     },
     onattribend() {
-      if (!attrs.has(attrName)) attrs.set(attrName, attrValue);
+      if (attrWanted) attrs.set(attrName, attrValue);
       attrValue = '';
     },
     onopentagend() {
@@ -282,11 +298,11 @@ export function buildTree(html: string): Page {
     onclosetag(start, end) {
       const name = html.slice(start, end).toLowerCase();
       if (name === 'br') {
-        if (skip === 0) current.children.push(LINE_BREAK);
+        if (skip === 0) addLineBreak(current);
         return;
       }
       if (name === 'p' && !openCount.get('p')) {
-        if (skip === 0) current.children.push(LINE_BREAK);
+        if (skip === 0) addLineBreak(current);
         return;
       }
       if (!openCount.get(name)) return;
