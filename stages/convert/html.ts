@@ -22,8 +22,11 @@ export interface CleanedHtml {
   title?: string | null;
 }
 
-/** Input past this many characters is cut, and the result warns `truncated`. */
-export const MAX_INPUT_CHARS = 20 * 1024 * 1024;
+/**
+ * Input past this size (bytes, or characters for a string) is cut and the result warns
+ * `truncated`: the /extract body cap, and a bound on the cleaner's memory in the walk.
+ */
+export const MAX_INPUT = 20 * 1024 * 1024;
 /** A main block with fewer visible characters than this is too short to be an article. */
 export const THIN_CHARS = 250;
 /** Above this share of link characters, a block is a link list and is left out. */
@@ -34,19 +37,17 @@ const SNIFF_CHARS = 65_536;
 export function cleanHtml(input: string | Uint8Array): CleanedHtml {
   const warnings: string[] = [];
   try {
+    const truncated = input.length > MAX_INPUT;
     let html: string;
     if (typeof input === 'string') {
-      html = input;
+      html = truncated ? input.slice(0, MAX_INPUT) : input;
     } else {
-      const decoded = decodeHtml(input);
+      const decoded = decodeHtml(truncated ? input.subarray(0, MAX_INPUT) : input);
       if (decoded.warning !== null) warnings.push(decoded.warning);
       html = decoded.text;
     }
     if (!looksLikeHtml(html)) return { text: '', verdict: 'not_html', warnings, title: null };
-    if (html.length > MAX_INPUT_CHARS) {
-      html = html.slice(0, MAX_INPUT_CHARS);
-      warnings.push('truncated');
-    }
+    if (truncated) warnings.push('truncated');
     return extract(html, warnings);
   } catch {
     return { text: '', verdict: 'empty', warnings: [...warnings, 'parse_failed'], title: null };
