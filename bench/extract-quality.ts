@@ -10,7 +10,7 @@
 // at most a quarter of Readability's in the same run.
 
 import { spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -170,6 +170,9 @@ async function measurePages() {
 
 if (args['synthetic-case'] !== undefined) {
   measureSyntheticHere(args['synthetic-case'], Number(args['synthetic-mb']));
+} else if (!existsSync(path.join(path.resolve(args.bench), 'data', 'ground-truth.json'))) {
+  process.stderr.write(`extract-quality: no benchmark pages at ${path.resolve(args.bench)} (pass --bench DIR)\n`);
+  process.exitCode = 2;
 } else {
   const quality = await measurePages();
   const cleaner = quality.rows.find((r) => r.name === 'cleaner')!;

@@ -25,8 +25,6 @@ export class Element {
   inlineChars = 0;
   /** Of the inline characters, those inside links. */
   inlineLinkChars = 0;
-  /** Sentence punctuation in the inline text, in any script. */
-  inlinePunct = 0;
   /** Prose characters in the subtree, and the content score (both set by content.ts). */
   prose = 0;
   score = 0;
@@ -111,13 +109,6 @@ function isSpace(code: number): boolean {
     code === 0x205f || code === 0xfeff || code === 0x1680 || code === 0x85;
 }
 
-/** Sentence punctuation across scripts: Latin, CJK, Arabic, Devanagari, Ethiopic, Armenian, Greek... */
-function isPunct(code: number): boolean {
-  return code === 44 || code === 46 || code === 59 || code === 33 || code === 63 || code === 0x3001 || code === 0x3002 ||
-    code === 0xff0c || code === 0xff0e || code === 0xff01 || code === 0xff1f || code === 0x060c || code === 0x061f ||
-    code === 0x06d4 || code === 0x0964 || code === 0x1362 || code === 0x0589 || code === 0x037e;
-}
-
 function hidden(attrs: Map<string, string>): boolean {
   if (attrs.has('hidden') || attrs.get('aria-hidden') === 'true' || attrs.get('type') === 'hidden') return true;
   const style = attrs.get('style');
@@ -162,7 +153,6 @@ export function buildTree(html: string): Page {
   const close = (element: Element) => {
     // The element's own text is counted now that its children are complete.
     let text = 0;
-    let punct = 0;
     let chars = 0;
     let links = 0;
     let inline = 0;
@@ -171,10 +161,7 @@ export function buildTree(html: string): Page {
       if (typeof child === 'string') {
         for (let i = 0; i < child.length; i++) {
           const code = child.charCodeAt(i);
-          if (!isSpace(code)) {
-            text += 1;
-            if (isPunct(code)) punct += 1;
-          }
+          if (!isSpace(code)) text += 1;
         }
       } else {
         chars += child.chars;
@@ -182,7 +169,6 @@ export function buildTree(html: string): Page {
         if (!child.block) {
           inline += child.inlineChars;
           inlineLinks += child.inlineLinkChars;
-          punct += child.inlinePunct;
         }
       }
     }
@@ -191,7 +177,6 @@ export function buildTree(html: string): Page {
     element.linkChars = isLink ? element.chars : links;
     element.inlineChars = inline + text;
     element.inlineLinkChars = isLink ? element.inlineChars : inlineLinks;
-    element.inlinePunct = punct;
   };
 
   const pop = () => {
@@ -268,9 +253,21 @@ export function buildTree(html: string): Page {
     depth += 1;
   };
 
+  // Tag names are interned: the open-element stack of a deeply nested page holds millions.
+  const tagNames = new Map<string, string>();
+  const readName = (start: number, end: number) => {
+    const raw = html.slice(start, end);
+    let name = tagNames.get(raw);
+    if (name === undefined) {
+      name = raw.toLowerCase();
+      if (tagNames.size < 4096) tagNames.set(raw, name);
+    }
+    return name;
+  };
+
   const tokenizer = new Tokenizer({ decodeEntities: true }, {
     onopentagname(start, end) {
-      tagName = html.slice(start, end).toLowerCase();
+      tagName = readName(start, end);
       attrs.clear();
     },
     onattribname(start, end) {
@@ -296,7 +293,7 @@ export function buildTree(html: string): Page {
       tagName = '';
     },
     onclosetag(start, end) {
-      const name = html.slice(start, end).toLowerCase();
+      const name = readName(start, end);
       if (name === 'br') {
         if (skip === 0) addLineBreak(current);
         return;
