@@ -82,19 +82,20 @@ function extract(html: string, warnings: string[]): CleanedHtml {
 
   const selection = selectMain(page.body);
   const linkList = (element: Element) => element.block && element.chars > 0 && element.linkChars > element.chars * LINK_LIST_SHARE;
-  let blocks: string[];
-  if (selection.main.length > 0) {
-    const main = new Set(selection.main);
-    blocks = selection.main.flatMap((element) => renderText(element, { skip: (e) => selection.pruned.has(e) || (!main.has(e) && linkList(e)) }));
-    blocks = dropTitleHeading(blocks, title);
-  } else {
-    // No block of prose anywhere: the page's text without its furniture, else all of it.
+  const main = new Set(selection.main);
+  let blocks = dropTitleHeading(
+    selection.main.flatMap((element) => renderText(element, { skip: (e) => selection.pruned.has(e) || (!main.has(e) && linkList(e)) })),
+    title,
+  );
+  const found = blocks.length > 0;
+  if (!found) {
+    // No block of prose anywhere, or nothing left of it: the text without furniture, else all.
     warnings.push('no_main_block');
     blocks = renderText(page.body, { skip: isBoilerplate });
     if (blocks.length === 0) blocks = renderText(page.body, { skip: () => false });
   }
   const text = blocks.join('\n\n');
-  const verdict = text === '' ? 'empty' : selection.main.length > 0 && visibleChars(text) >= THIN_CHARS ? 'ok' : 'thin';
+  const verdict = text === '' ? 'empty' : found && visibleChars(text) >= THIN_CHARS ? 'ok' : 'thin';
   if (verdict !== 'ok' && page.body.linkChars > page.body.chars * LINK_LIST_SHARE) warnings.push('mostly_links');
   return { text, verdict, warnings, title: title ?? firstHeading(blocks) };
 }

@@ -66,7 +66,7 @@ export interface Selection {
 }
 
 /** Tags whose running text is a paragraph of their parent. */
-const PARAGRAPH_TAGS = new Set(['p', 'pre', 'blockquote', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'li', 'dd', 'dt', 'figcaption', 'td', 'th', 'span', 'font', 'a', 'b', 'strong', 'em', 'i']);
+const PARAGRAPH_TAGS = new Set(['p', 'pre', 'blockquote', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'li', 'dd', 'dt', 'td', 'th']);
 /** Share of prose credited to a container and its ancestors, by distance. */
 const ANCESTOR_SHARE = [1, 0.5, 1 / 6, 1 / 9];
 /** A sibling of the best block joins it when it scores at least this share of the best. */
@@ -74,6 +74,10 @@ const SIBLING_SHARE = 0.2;
 /** Blocks scoring this share of the best are rivals; enough rivals in one ancestor make it the main block. */
 const RIVAL_SHARE = 0.75;
 const MIN_RIVALS = 3;
+/** Only the strongest rivals are weighed (Readability's five), which bounds the work on any page. */
+const MAX_RIVALS = 5;
+/** A sibling whose own running text has this much prose joins the best block whatever its score. */
+const SIBLING_PROSE_CHARS = 80;
 
 /**
  * Chooses the main content the way Readability does, on prose measured in characters: every
@@ -120,7 +124,7 @@ export function selectMain(body: Element): Selection {
   if (best === null) return { main: [], pruned };
 
   // Several near-best blocks inside one ancestor are one article in chunks: take the ancestor.
-  const rivals = scored.filter((e) => e !== best && final(e) >= bestScore * RIVAL_SHARE);
+  const rivals = strongest(scored.filter((e) => e !== best && final(e) >= bestScore * RIVAL_SHARE), final, MAX_RIVALS);
   if (rivals.length >= MIN_RIVALS) {
     for (let ancestor = best.parent; ancestor !== null && ancestor !== body; ancestor = ancestor.parent) {
       if (rivals.filter((rival) => contains(ancestor, rival)).length >= MIN_RIVALS) {
@@ -156,9 +160,13 @@ export function selectMain(body: Element): Selection {
   const main: Element[] = [];
   for (const sibling of parent.children) {
     if (typeof sibling === 'string' || pruned.has(sibling)) continue;
-    if (sibling === best || final(sibling) >= threshold || proseChars(sibling) >= 80) main.push(sibling);
+    if (sibling === best || final(sibling) >= threshold || proseChars(sibling) >= SIBLING_PROSE_CHARS) main.push(sibling);
   }
   return { main, pruned };
+}
+
+function strongest(elements: Element[], score: (e: Element) => number, count: number): Element[] {
+  return elements.length <= count ? elements : elements.sort((a, b) => score(b) - score(a)).slice(0, count);
 }
 
 function contains(ancestor: Element, element: Element): boolean {
