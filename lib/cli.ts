@@ -12,6 +12,7 @@ import { mockCommand } from './commands/mock.ts';
 import { preflightCommand } from './commands/preflight.ts';
 import { serveCommand } from './commands/serve.ts';
 import { checkUrlCommand } from './commands/check-url.ts';
+import { extractCommand } from './commands/extract.ts';
 
 interface Command {
   usage: string;
@@ -48,6 +49,11 @@ const COMMANDS: Record<string, Command> = {
         await db.close();
       }
     },
+  },
+  extract: {
+    usage: 'ingest extract [FILE|-]',
+    summary: 'clean one HTML file (or stdin) to its main text, as POST /extract does; prints the result as JSON',
+    run: extractCommand,
   },
   preflight: {
     usage: 'ingest preflight',

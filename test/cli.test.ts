@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadMigrations } from '../lib/db/migrate.ts';
@@ -9,10 +9,11 @@ import { openTestDatabase } from './helpers/db.ts';
 
 const BIN = path.resolve(import.meta.dirname, '..', 'bin', 'ingest.ts');
 
-function ingest(args: string[], env: Record<string, string>) {
+function ingest(args: string[], env: Record<string, string>, input?: Uint8Array) {
   const result = spawnSync(process.execPath, [BIN, ...args], {
     env: { PATH: process.env.PATH ?? '', ...env },
     encoding: 'utf8',
+    input,
     timeout: 60_000,
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
@@ -53,6 +54,35 @@ test('db migrate applies the schema once and reports where the database lives', 
   } finally {
     await target.dispose();
     rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('extract cleans a file or stdin to JSON {text, verdict, warnings, title}; an unreadable file exits 1 naming it', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'ingest-extract-'));
+  try {
+    const page = `<html><head><meta charset="windows-1252"><title>Caf\u00e9 news</title></head><body><nav><a href="/">Home</a></nav>` +
+      `<article>${'<p>The caf\u00e9 opened on Monday, and the queue went round the block twice before noon.</p>'.repeat(4)}</article></body></html>`;
+    const file = path.join(dir, 'page.html');
+    writeFileSync(file, Buffer.from(page, 'latin1'));
+    const fromFile = ingest(['extract', file], {});
+    assert.is(fromFile.status, 0, fromFile.stderr);
+    const result = JSON.parse(fromFile.stdout) as { text: string; verdict: string; warnings: string[]; title: string };
+    assert.is(result.verdict, 'ok');
+    assert.equal(result.warnings, []);
+    assert.is(result.title, 'Caf\u00e9 news', 'the meta charset decoded the bytes');
+    assert.is(result.text.split('\n\n').length, 4);
+    assert.not.ok(result.text.includes('Home'));
+
+    const fromStdin = ingest(['extract', '-'], {}, Buffer.from('plain words, no markup'));
+    assert.is(fromStdin.status, 0, fromStdin.stderr);
+    assert.equal(JSON.parse(fromStdin.stdout), { text: '', verdict: 'not_html', warnings: ['charset_guessed'], title: null });
+
+    const missing = ingest(['extract', path.join(dir, 'absent.html')], {});
+    assert.is(missing.status, 1);
+    assert.match(missing.stderr, /cannot read .*absent\.html: ENOENT/);
+    assert.is(ingest(['extract', 'a', 'b'], {}).status, 2);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 

@@ -4,7 +4,7 @@
 
 import mammoth from 'mammoth';
 import { ConversionError } from './errors.ts';
-import { cleanHtml } from './html.ts';
+import { htmlToText } from './html.ts';
 import type { Converted } from './index.ts';
 import { checkZip, type ZipLimits } from './zip-guard.ts';
 
@@ -16,6 +16,7 @@ export async function convertDocx(bytes: Uint8Array, limits: ZipLimits): Promise
   } catch (error) {
     throw new ConversionError('corrupt', `unreadable DOCX: ${(error as Error).message}`);
   }
-  const cleaned = cleanHtml(`<body>${html}</body>`);
-  return { text: cleaned.text, title: /^# (.+)$/m.exec(cleaned.text)?.[1] ?? null };
+  // Every part of a document is content: no main-block selection, just readable text.
+  const text = htmlToText(html);
+  return { text, title: /^# (.+)$/m.exec(text)?.[1] ?? null };
 }

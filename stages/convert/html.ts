@@ -1,12 +1,17 @@
-// The in-process HTML cleaner (SPEC.md 1 stage 2; POST /extract uses it too). This is the
-// basic version: it keeps every visible text block in document order, readable as plain text
-// (headings marked with #, list items with -, table cells joined by |, blank lines between
-// blocks), and drops what is never content (script, style, template, hidden elements). The
-// main-content extraction that scores pages by text and link density is a later step.
+// The in-process HTML cleaner (SPEC.md 1 stage 2; POST /extract and the URL path use it too):
+// HTML in, the main content as readable plain text out, with a verdict and warnings that say
+// how much to trust it. The steps live in stages/convert/html/: decode (bytes to text by BOM
+// or declared charset), tree (one tokenizer pass into a light element tree, dropping what is
+// never content and measuring text and link characters), content (choosing the main block by
+// prose and link density and boilerplate markup) and render (blocks to text). The rules for
+// verdicts and warnings are in docs/DECISIONS.md ("HTML cleaner").
 //
 // It never throws: any input, however malformed, yields a verdict.
 
-import { Parser } from 'htmlparser2';
+import { isBoilerplate, selectMain } from './html/content.ts';
+import { decodeHtml } from './html/decode.ts';
+import { renderText } from './html/render.ts';
+import { buildTree, type Element } from './html/tree.ts';
 
 export type HtmlVerdict = 'ok' | 'thin' | 'empty' | 'not_html';
 
@@ -17,137 +22,102 @@ export interface CleanedHtml {
   title?: string | null;
 }
 
-/** Shorter than this, the text is too little to be an article. */
-const THIN_CHARS = 200;
-
-const DROPPED = new Set(['script', 'style', 'template', 'noscript', 'head', 'svg', 'math', 'iframe', 'object', 'canvas', 'select', 'button']);
-const VOID = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'source', 'track', 'wbr']);
-const BLOCKS = new Set([
-  'p', 'div', 'section', 'article', 'main', 'header', 'footer', 'nav', 'aside', 'blockquote', 'pre', 'figure', 'figcaption',
-  'ul', 'ol', 'dl', 'dt', 'dd', 'table', 'thead', 'tbody', 'tfoot', 'form', 'fieldset', 'address', 'details', 'summary',
-  'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'li', 'tr', 'body', 'html', 'hr', 'caption',
-]);
-
-function isHidden(attributes: Record<string, string>): boolean {
-  if ('hidden' in attributes) return true;
-  if (attributes['aria-hidden'] === 'true') return true;
-  const style = (attributes.style ?? '').replace(/\s+/g, '').toLowerCase();
-  return style.includes('display:none') || style.includes('visibility:hidden');
-}
-
-/** Decodes bytes by BOM or declared charset, else UTF-8 (and says so). */
-function decode(input: Uint8Array, warnings: string[]): string {
-  if (input[0] === 0xef && input[1] === 0xbb && input[2] === 0xbf) return new TextDecoder('utf-8').decode(input);
-  if (input[0] === 0xff && input[1] === 0xfe) return new TextDecoder('utf-16le').decode(input);
-  if (input[0] === 0xfe && input[1] === 0xff) return new TextDecoder('utf-16be').decode(input);
-  const head = new TextDecoder('latin1').decode(input.subarray(0, 4096));
-  const declared = /<meta[^>]+charset\s*=\s*["']?\s*([\w-]+)/i.exec(head)?.[1];
-  if (declared !== undefined) {
-    try {
-      return new TextDecoder(declared.toLowerCase()).decode(input);
-    } catch {
-      warnings.push('charset_unknown');
-    }
-  } else {
-    warnings.push('charset_guessed');
-  }
-  return new TextDecoder('utf-8').decode(input);
-}
+/**
+ * Input past this size (bytes, or characters for a string) is cut and the result warns
+ * `truncated`: the /extract body cap, and a bound on the cleaner's memory in the walk.
+ */
+export const MAX_INPUT = 20 * 1024 * 1024;
+/** A main block with fewer visible characters than this is too short to be an article. */
+export const THIN_CHARS = 250;
+/** Above this share of link characters, a block is a link list and is left out. */
+const LINK_LIST_SHARE = 0.5;
+/** Only the head is sniffed for markup and binary noise. */
+const SNIFF_CHARS = 65_536;
 
 export function cleanHtml(input: string | Uint8Array): CleanedHtml {
   const warnings: string[] = [];
   try {
-    const html = typeof input === 'string' ? input : decode(input, warnings);
-    if (!/<[a-zA-Z!/?]/.test(html.slice(0, 65_536)) || html.includes('\u0000')) {
-      return { text: '', verdict: 'not_html', warnings, title: null };
+    const truncated = input.length > MAX_INPUT;
+    let html: string;
+    if (typeof input === 'string') {
+      html = truncated ? input.slice(0, MAX_INPUT) : input;
+    } else {
+      const decoded = decodeHtml(truncated ? input.subarray(0, MAX_INPUT) : input);
+      if (decoded.warning !== null) warnings.push(decoded.warning);
+      html = decoded.text;
     }
+    if (!looksLikeHtml(html)) return { text: '', verdict: 'not_html', warnings, title: null };
+    if (truncated) warnings.push('truncated');
     return extract(html, warnings);
   } catch {
     return { text: '', verdict: 'empty', warnings: [...warnings, 'parse_failed'], title: null };
   }
 }
 
+/** Markup near the start, and not binary: control characters are rare in any real page. */
+function looksLikeHtml(text: string): boolean {
+  const head = text.length > SNIFF_CHARS ? text.slice(0, SNIFF_CHARS) : text;
+  if (!/<(?:!doctype|!--|\/?[a-z][a-z0-9-]*[\s/>])/i.test(head)) return false;
+  let controls = 0;
+  for (let i = 0; i < head.length; i++) {
+    const code = head.charCodeAt(i);
+    if (code < 32 && code !== 9 && code !== 10 && code !== 12 && code !== 13) controls += 1;
+  }
+  return controls <= head.length / 100;
+}
+
+/**
+ * The whole document as readable text, with no main-content selection: for HTML that is all
+ * content by construction (a word-processor document converted to HTML).
+ */
+export function htmlToText(html: string): string {
+  return renderText(buildTree(html).body, { skip: () => false }).join('\n\n');
+}
+
 function extract(html: string, warnings: string[]): CleanedHtml {
-  const blocks: string[] = [];
-  let line = '';
-  let title = '';
-  let inTitle = false;
-  // Depth inside dropped or hidden subtrees; text there is ignored.
-  let skipDepth = 0;
-  const stack: { name: string; skip: boolean }[] = [];
-  let rowCells: string[] | null = null;
-  let cell: string | null = null;
-  let prefix = '';
+  const page = buildTree(html);
+  if (page.flattened) warnings.push('nesting_flattened');
+  const title = page.title === '' ? null : page.title;
+  if (page.body.chars === 0) return { text: '', verdict: 'empty', warnings, title };
 
-  // Ends the current block; <br> breaks inside it become separate lines of the block.
-  const flush = () => {
-    const lines = line.split('\n').map((l) => l.replace(/[ \t\f\v\r\u00a0]+/g, ' ').trim()).filter((l) => l !== '');
-    if (lines.length > 0) blocks.push(prefix + lines.join('\n'));
-    line = '';
-    prefix = '';
-  };
-
-  const parser = new Parser(
-    {
-      onopentag(name, attributes) {
-        const skip = skipDepth > 0 || DROPPED.has(name) || isHidden(attributes);
-        if (!VOID.has(name)) stack.push({ name, skip });
-        // <title> lives in the dropped <head>: its text is read for the title only.
-        if (name === 'title') inTitle = true;
-        if (skip) {
-          if (!VOID.has(name)) skipDepth += 1;
-          return;
-        }
-        if (name === 'br') {
-          if (cell !== null) cell += ' ';
-          else line += '\n';
-          return;
-        }
-        if (name === 'tr') rowCells = [];
-        else if ((name === 'td' || name === 'th') && rowCells !== null) cell = '';
-        else if (BLOCKS.has(name)) {
-          flush();
-          if (/^h[1-6]$/.test(name)) prefix = `${'#'.repeat(Number(name[1]))} `;
-          else if (name === 'li') prefix = '- ';
-        }
-      },
-      ontext(text) {
-        if (inTitle) title += text;
-        if (skipDepth > 0) return;
-        if (cell !== null) cell += text;
-        else line += text;
-      },
-      onclosetag(name) {
-        if (name === 'title') inTitle = false;
-        if (VOID.has(name)) return;
-        // Unwind to the matching open tag; htmlparser2 closes implied tags for us.
-        const top = stack.pop();
-        if (top?.skip) {
-          skipDepth = Math.max(0, skipDepth - 1);
-          return;
-        }
-        if ((name === 'td' || name === 'th') && rowCells !== null && cell !== null) {
-          rowCells.push(cell.replace(/\s+/g, ' ').trim());
-          cell = null;
-        } else if (name === 'tr' && rowCells !== null) {
-          flush();
-          const cells = rowCells.filter((c) => c !== '');
-          if (cells.length > 0) blocks.push(cells.join(' | '));
-          rowCells = null;
-        } else if (BLOCKS.has(name)) {
-          flush();
-        }
-      },
-    },
-    { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
+  const selection = selectMain(page.body);
+  const linkList = (element: Element) => element.block && element.chars > 0 && element.linkChars > element.chars * LINK_LIST_SHARE;
+  const main = new Set(selection.main);
+  let blocks = dropTitleHeading(
+    selection.main.flatMap((element) => renderText(element, { skip: (e) => selection.pruned.has(e) || (!main.has(e) && linkList(e)) })),
+    title,
   );
-  parser.write(html);
-  parser.end();
-  flush();
-
+  const found = blocks.length > 0;
+  if (!found) {
+    // No block of prose anywhere, or nothing left of it: the text without furniture, else all.
+    warnings.push('no_main_block');
+    blocks = renderText(page.body, { skip: isBoilerplate });
+    if (blocks.length === 0) blocks = renderText(page.body, { skip: () => false });
+  }
   const text = blocks.join('\n\n');
-  const cleanTitle = title.replace(/\s+/g, ' ').trim() || (/^# (.+)$/m.exec(text)?.[1] ?? null);
-  if (text === '') return { text, verdict: 'empty', warnings, title: cleanTitle };
-  if (text.length < THIN_CHARS) return { text, verdict: 'thin', warnings, title: cleanTitle };
-  return { text, verdict: 'ok', warnings, title: cleanTitle };
+  const verdict = text === '' ? 'empty' : found && visibleChars(text) >= THIN_CHARS ? 'ok' : 'thin';
+  if (verdict !== 'ok' && page.body.linkChars > page.body.chars * LINK_LIST_SHARE) warnings.push('mostly_links');
+  return { text, verdict, warnings, title: title ?? firstHeading(blocks) };
+}
+
+/**
+ * The headline repeats the title, which is returned on its own: one of the first blocks that
+ * the title contains (titles often add the site's name) goes.
+ */
+function dropTitleHeading(blocks: string[], title: string | null): string[] {
+  if (title === null) return blocks;
+  const index = blocks.slice(0, 3).findIndex((block) => {
+    const text = block.replace(/^#+ /, '');
+    return text.length >= 10 && text.length >= title.length * 0.4 && title.includes(text);
+  });
+  return index < 0 ? blocks : blocks.filter((_, i) => i !== index);
+}
+
+function firstHeading(blocks: string[]): string | null {
+  for (const block of blocks) if (block.startsWith('#')) return block.replace(/^#+ /, '');
+  return null;
+}
+
+function visibleChars(text: string): number {
+  return text.replace(/\s+/g, '').length;
 }

@@ -1,0 +1,187 @@
+// Finding the main content block. Every signal is structural or density-based, so it works in
+// any language and script: how much running text a block has, how much of it sits inside
+// links, and what the markup says a block is (nav, aside, footer, roles, boilerplate class and
+// id tokens). Class and id tokens are markup vocabulary, not prose, so they are the same on a
+// Korean page as on an English one.
+
+import { Element } from './tree.ts';
+
+/** Running text shorter than this (visible characters) is a label, a link or a line, not prose. */
+const MIN_PROSE_CHARS = 25;
+/** Running text with a larger share of its characters inside links is navigation. */
+const MAX_PROSE_LINK_SHARE = 0.3;
+/** A boilerplate-signalled element is kept when it holds more than this share of the page's prose. */
+const KEEP_IF_PROSE_SHARE = 0.5;
+
+const BOILERPLATE_TAGS = new Set(['nav', 'aside', 'footer', 'header', 'menu', 'dialog', 'form', 'figure', 'figcaption']);
+const BOILERPLATE_ROLES = new Set([
+  'navigation', 'banner', 'contentinfo', 'complementary', 'search', 'menu', 'menubar', 'dialog', 'alertdialog', 'alert',
+  'toolbar', 'tablist',
+]);
+/**
+ * Class and id fragments of site furniture that no article body carries: sharing, comments,
+ * promotion, consent, recommendation widgets.
+ */
+const FURNITURE_SIGNAL = new RegExp(
+  [
+    'comment', 'disqus', 'cookie', 'consent', 'gdpr', 'newsletter', 'subscri', 'social', 'share', 'sharing', 'related',
+    'recommend', 'promo', 'sponsor', 'advert', 'popup', 'modal', 'signup', 'paywall', 'outbrain', 'taboola', 'breadcrumb',
+    'sr-only', 'visually-hidden', 'screen-reader', 'skip-link', 'print-only', 'trending', 'most-read', 'mostread',
+    'most-popular', 'caption', 'credit',
+  ].join('|'),
+);
+/**
+ * Fragments of layout furniture. Page wrappers often carry them as modifiers ("has-sidebar",
+ * "main-header"), so a content fragment in the same element cancels them.
+ */
+const LAYOUT_SIGNAL = /sidebar|footer|header|menu|navbar|navigation|banner|masthead|widget|pagination|pager|toolbar|byline|hidden/;
+const CONTENT_SIGNAL = /article|body|content|main|column|post|entry|story|text/;
+/** Short tokens that must be a whole class token (as a substring they match too much). */
+const LAYOUT_TOKENS = new Set(['nav', 'ad', 'ads', 'adv', 'tags', 'tag', 'meta', 'author', 'topbar', 'rail', 'carousel', 'slider']);
+
+export function isBoilerplate(element: Element): boolean {
+  if (BOILERPLATE_TAGS.has(element.tag) || BOILERPLATE_ROLES.has(element.role)) return true;
+  const signal = element.signal;
+  if (signal.length <= 2) return false;
+  if (FURNITURE_SIGNAL.test(signal)) return true;
+  if (CONTENT_SIGNAL.test(signal)) return false;
+  if (LAYOUT_SIGNAL.test(signal)) return true;
+  for (const token of signal.split(/[^a-z0-9]+/)) if (LAYOUT_TOKENS.has(token)) return true;
+  return false;
+}
+
+/** Prose characters of an element's own running text, or 0 when that text is not prose. */
+export function proseChars(element: Element): number {
+  const text = element.inlineChars;
+  if (text - element.inlineLinkChars < MIN_PROSE_CHARS) return 0;
+  if (element.inlineLinkChars > text * MAX_PROSE_LINK_SHARE) return 0;
+  return text;
+}
+
+export interface Selection {
+  /** The elements whose text is the main content, in document order; empty when none holds prose. */
+  main: Element[];
+  /** Boilerplate subtrees to leave out when rendering. */
+  pruned: Set<Element>;
+}
+
+/** Tags whose running text is a paragraph of their parent. */
+const PARAGRAPH_TAGS = new Set(['p', 'pre', 'blockquote', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'li', 'dd', 'dt', 'td', 'th']);
+/** Share of prose credited to a container and its ancestors, by distance. */
+const ANCESTOR_SHARE = [1, 0.5, 1 / 6, 1 / 9];
+/** A sibling of the best block joins it when it scores at least this share of the best. */
+const SIBLING_SHARE = 0.2;
+/** Blocks scoring this share of the best are rivals; enough rivals in one ancestor make it the main block. */
+const RIVAL_SHARE = 0.75;
+const MIN_RIVALS = 3;
+/** Only the strongest rivals are weighed (Readability's five), which bounds the work on any page. */
+const MAX_RIVALS = 5;
+/** A sibling whose own running text has this much prose joins the best block whatever its score. */
+const SIBLING_PROSE_CHARS = 80;
+
+/**
+ * Chooses the main content the way Readability does, on prose measured in characters: every
+ * paragraph of prose credits its container fully and the container's ancestors less and less,
+ * so the container that holds a dense run of paragraphs stands out even when a page has as
+ * much prose again spread over teasers and comments. A container's score shrinks with its
+ * link share. Siblings of the winner that also score well (an article split across several
+ * blocks) join it. Boilerplate subtrees are left out first, unless one of them holds most of
+ * the page's prose (a site that wraps the whole page in a <form>).
+ */
+export function selectMain(body: Element): Selection {
+  const totalProse = sumProse(body);
+  const pruned = new Set<Element>();
+  const scored: Element[] = [];
+
+  const visit = (element: Element) => {
+    if (element !== body && isBoilerplate(element) && element.prose <= totalProse * KEEP_IF_PROSE_SHARE) {
+      pruned.add(element);
+      return;
+    }
+    const prose = element.block ? proseChars(element) : 0;
+    if (prose > 0) {
+      let container: Element | null = PARAGRAPH_TAGS.has(element.tag) ? element.parent : element;
+      for (let level = 0; level < ANCESTOR_SHARE.length && container !== null; level++) {
+        if (container.score === 0) scored.push(container);
+        container.score += prose * ANCESTOR_SHARE[level]!;
+        container = container.parent;
+      }
+    }
+    for (const child of element.children) if (typeof child !== 'string') visit(child);
+  };
+  visit(body);
+
+  const final = (element: Element) => (element.chars === 0 ? 0 : element.score * (1 - element.linkChars / element.chars));
+  let best: Element | null = null;
+  let bestScore = 0;
+  for (const element of scored) {
+    const score = final(element);
+    if (score > bestScore) {
+      best = element;
+      bestScore = score;
+    }
+  }
+  if (best === null) return { main: [], pruned };
+
+  // Several near-best blocks inside one ancestor are one article in chunks: take the ancestor.
+  const rivals = strongest(scored.filter((e) => e !== best && final(e) >= bestScore * RIVAL_SHARE), final, MAX_RIVALS);
+  if (rivals.length >= MIN_RIVALS) {
+    for (let ancestor = best.parent; ancestor !== null && ancestor !== body; ancestor = ancestor.parent) {
+      if (rivals.filter((rival) => contains(ancestor, rival)).length >= MIN_RIVALS) {
+        best = ancestor;
+        bestScore = Math.max(bestScore, final(ancestor));
+        break;
+      }
+    }
+  }
+  // A block alone in its parent is as good as the parent, whose siblings are the ones to weigh.
+  // Its siblings then compete with it at the same level, so it is scored at that level too.
+  if (best.parent !== null && best.parent !== body && onlyChild(best)) {
+    while (best.parent !== null && best.parent !== body && onlyChild(best)) best = best.parent;
+    bestScore = final(best);
+  }
+
+  // An ancestor that scores higher still is the real container (the article's paragraphs were
+  // split over several sub-blocks); stop once ancestors fall well below.
+  let last = bestScore;
+  for (let parent = best.parent; parent !== null && parent !== body; parent = parent.parent) {
+    const score = final(parent);
+    if (score < last / 3) break;
+    if (score > bestScore) {
+      best = parent;
+      bestScore = score;
+    }
+    last = score;
+  }
+
+  const parent = best.parent;
+  if (parent === null) return { main: [best], pruned };
+  const threshold = Math.max(10, bestScore * SIBLING_SHARE);
+  const main: Element[] = [];
+  for (const sibling of parent.children) {
+    if (typeof sibling === 'string' || pruned.has(sibling)) continue;
+    if (sibling === best || final(sibling) >= threshold || proseChars(sibling) >= SIBLING_PROSE_CHARS) main.push(sibling);
+  }
+  return { main, pruned };
+}
+
+function strongest(elements: Element[], score: (e: Element) => number, count: number): Element[] {
+  return elements.length <= count ? elements : elements.sort((a, b) => score(b) - score(a)).slice(0, count);
+}
+
+function contains(ancestor: Element, element: Element): boolean {
+  for (let e: Element | null = element; e !== null; e = e.parent) if (e === ancestor) return true;
+  return false;
+}
+
+function onlyChild(element: Element): boolean {
+  for (const sibling of element.parent!.children) if (sibling !== element && (typeof sibling === 'string' ? sibling.trim() !== '' : sibling.chars > 0)) return false;
+  return true;
+}
+
+function sumProse(element: Element): number {
+  let total = element.block ? proseChars(element) : 0;
+  for (const child of element.children) if (typeof child !== 'string') total += sumProse(child);
+  element.prose = total;
+  return total;
+}

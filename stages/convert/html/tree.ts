@@ -1,0 +1,333 @@
+// A light element tree built straight from htmlparser2's tokenizer, in one pass. htmlparser2's
+// own Parser keeps its open-element stack with Array.unshift, which makes deeply nested input
+// quadratic (50,000 nested <div> take over a second); this builder pushes and pops instead, caps
+// the tree depth, and counts open elements by name so an unmatched end tag costs O(1).
+//
+// While building it already drops what is never content (scripts, styles, templates, forms'
+// controls, embedded objects, hidden elements) and measures every element as it closes: its
+// visible characters, the characters inside links, and the characters of its own inline text.
+
+import { Tokenizer } from 'htmlparser2';
+
+export class Element {
+  readonly tag: string;
+  /** Lower-cased class and id, the tokens the boilerplate rules read. */
+  readonly signal: string;
+  readonly role: string;
+  readonly parent: Element | null;
+  readonly children: (Element | string)[] = [];
+  readonly block: boolean;
+  /** Visible characters (whitespace excluded) in the whole subtree. */
+  chars = 0;
+  /** Of those, characters inside links. */
+  linkChars = 0;
+  /** Characters of text that is not inside a child block: this element's own running text. */
+  inlineChars = 0;
+  /** Of the inline characters, those inside links. */
+  inlineLinkChars = 0;
+  /** Prose characters in the subtree, and the content score (both set by content.ts). */
+  prose = 0;
+  score = 0;
+
+  constructor(tag: string, signal: string, role: string, parent: Element | null) {
+    this.tag = tag;
+    this.signal = signal;
+    this.role = role;
+    this.parent = parent;
+    this.block = !INLINE.has(tag);
+  }
+}
+
+export interface Page {
+  body: Element;
+  /** The <title> text, else og:title; whitespace collapsed. */
+  title: string;
+  /** Elements deeper than MAX_DEPTH were flattened into their ancestor. */
+  flattened: boolean;
+}
+
+/** The attributes the cleaner reads; others are not even collected. */
+const ATTRIBUTES = new Set(['class', 'id', 'role', 'itemprop', 'style', 'hidden', 'aria-hidden', 'type', 'property', 'name', 'content']);
+
+/** Deeper than this, elements are not built: their text joins the deepest built ancestor. */
+export const MAX_DEPTH = 160;
+
+/** Subtrees that never hold readable content. */
+const DROPPED = new Set([
+  'script', 'style', 'template', 'noscript', 'svg', 'math', 'iframe', 'frame', 'frameset', 'object', 'embed', 'applet',
+  'canvas', 'select', 'button', 'textarea', 'datalist', 'option', 'optgroup', 'audio', 'video', 'map', 'head', 'input',
+  'title',
+]);
+/** What may sit in <head>; any other start tag there ends the head, as in browsers. */
+const HEAD_CONTENT = new Set(['title', 'meta', 'link', 'script', 'style', 'base', 'noscript', 'template']);
+const VOID = new Set([
+  'area', 'base', 'basefont', 'br', 'col', 'command', 'embed', 'frame', 'hr', 'img', 'input', 'isindex', 'keygen',
+  'link', 'meta', 'param', 'source', 'track', 'wbr',
+]);
+/** Phrasing elements: their text runs on inside the enclosing block. */
+export const INLINE = new Set([
+  'a', 'abbr', 'acronym', 'b', 'bdi', 'bdo', 'big', 'cite', 'code', 'data', 'del', 'dfn', 'em', 'font', 'i', 'img', 'ins',
+  'kbd', 'label', 'mark', 'nobr', 'q', 'rp', 'rt', 'ruby', 's', 'samp', 'small', 'span', 'strike', 'strong', 'sub', 'sup',
+  'time', 'tt', 'u', 'var', 'wbr', 'picture', 'output', 'meter', 'progress',
+]);
+/** Inline elements with no class or id are not worth a node: their text goes to the parent. */
+const FORMATTING = new Set([
+  'abbr', 'acronym', 'b', 'bdi', 'bdo', 'big', 'cite', 'code', 'data', 'del', 'dfn', 'em', 'font', 'i', 'ins', 'kbd', 'mark',
+  'nobr', 'q', 'rp', 'rt', 'ruby', 's', 'samp', 'small', 'span', 'strike', 'strong', 'sub', 'sup', 'time', 'tt', 'u', 'var',
+]);
+
+/** An opening tag closes these when they are the current element (a subset of HTML's rules). */
+const P_CLOSERS = new Set([
+  'address', 'article', 'aside', 'blockquote', 'details', 'div', 'dl', 'fieldset', 'figcaption', 'figure', 'footer', 'form',
+  'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'main', 'nav', 'ol', 'p', 'pre', 'section', 'table', 'ul',
+]);
+const HEADINGS = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
+function impliedClose(opening: string, open: string): boolean {
+  if (open === 'p') return P_CLOSERS.has(opening);
+  switch (opening) {
+    case 'li': return open === 'li';
+    case 'dt': case 'dd': return open === 'dt' || open === 'dd';
+    case 'tr': return open === 'tr' || open === 'td' || open === 'th';
+    case 'td': case 'th': return open === 'td' || open === 'th';
+    case 'tbody': case 'tfoot': case 'thead': return open === 'tbody' || open === 'thead' || open === 'tr' || open === 'td' || open === 'th';
+    case 'a': return open === 'a';
+    default: return HEADINGS.has(opening) && HEADINGS.has(open);
+  }
+}
+
+/** A line break inside running text (<br>, and block edges below MAX_DEPTH). */
+export const LINE_BREAK = new Element('br', '', '', null);
+
+/** Adds a line break unless one ends the children already (two in a row read as one). */
+function addLineBreak(element: Element): void {
+  const kids = element.children;
+  if (kids[kids.length - 1] !== LINE_BREAK) kids.push(LINE_BREAK);
+}
+
+function isSpace(code: number): boolean {
+  return code <= 32 || code === 160 || (code >= 0x2000 && code <= 0x200b) || code === 0x3000 || code === 0x202f ||
+    code === 0x205f || code === 0xfeff || code === 0x1680 || code === 0x85;
+}
+
+function hidden(attrs: Map<string, string>): boolean {
+  if (attrs.has('hidden') || attrs.get('aria-hidden') === 'true' || attrs.get('type') === 'hidden') return true;
+  const style = attrs.get('style');
+  if (style === undefined) return false;
+  const compact = style.replace(/\s+/g, '').toLowerCase();
+  return compact.includes('display:none') || compact.includes('visibility:hidden');
+}
+
+/** Builds the tree of a whole document. Never throws on well-typed input. */
+export function buildTree(html: string): Page {
+  const body = new Element('body', '', '', null);
+  let title = '';
+  let ogTitle = '';
+  let flattened = false;
+
+  // The open-element stack: tag names, and the element each entry writes into (an entry that
+  // built no node writes into its parent's element). skip > 0 while inside a dropped subtree.
+  const names: string[] = [];
+  const targets: Element[] = [];
+  const openCount = new Map<string, number>();
+  let current = body;
+  let depth = 0;
+  let skip = 0;
+  let skipRoot = '';
+  let inTitle = false;
+
+  let tagName = '';
+  let attrName = '';
+  let attrValue = '';
+  let attrWanted = false;
+  const attrs = new Map<string, string>();
+
+  const addText = (text: string) => {
+    if (inTitle) title += text;
+    if (skip > 0) return;
+    const kids = current.children;
+    const last = kids.length - 1;
+    if (last >= 0 && typeof kids[last] === 'string') kids[last] += text;
+    else kids.push(text);
+  };
+
+  const close = (element: Element) => {
+    // The element's own text is counted now that its children are complete.
+    let text = 0;
+    let chars = 0;
+    let links = 0;
+    let inline = 0;
+    let inlineLinks = 0;
+    for (const child of element.children) {
+      if (typeof child === 'string') {
+        for (let i = 0; i < child.length; i++) {
+          const code = child.charCodeAt(i);
+          if (!isSpace(code)) text += 1;
+        }
+      } else {
+        chars += child.chars;
+        links += child.linkChars;
+        if (!child.block) {
+          inline += child.inlineChars;
+          inlineLinks += child.inlineLinkChars;
+        }
+      }
+    }
+    const isLink = element.tag === 'a';
+    element.chars = chars + text;
+    element.linkChars = isLink ? element.chars : links;
+    element.inlineChars = inline + text;
+    element.inlineLinkChars = isLink ? element.inlineChars : inlineLinks;
+  };
+
+  const pop = () => {
+    const name = names.pop()!;
+    const target = targets.pop()!;
+    openCount.set(name, openCount.get(name)! - 1);
+    if (name === 'title') inTitle = false;
+    if (skip > 0) {
+      skip -= 1;
+      return;
+    }
+    if (target !== current) {
+      close(current);
+      current = target;
+      depth -= 1;
+    } else if (depth >= MAX_DEPTH && !INLINE.has(name)) {
+      addLineBreak(current);
+    }
+  };
+
+  const open = (name: string) => {
+    if (skip > 0 && skipRoot === 'head' && !HEAD_CONTENT.has(name)) {
+      while (skip > 0) pop();
+    }
+    while (names.length > 0 && skip === 0 && impliedClose(name, names[names.length - 1]!)) pop();
+    if (name === 'title' && title === '' && !openCount.get('svg')) inTitle = true;
+    if (name === 'meta') {
+      const property = attrs.get('property') ?? attrs.get('name');
+      if ((property === 'og:title' || property === 'twitter:title') && ogTitle === '') ogTitle = attrs.get('content') ?? '';
+    }
+    if (skip > 0) {
+      if (!VOID.has(name)) {
+        names.push(name);
+        targets.push(current);
+        openCount.set(name, (openCount.get(name) ?? 0) + 1);
+        skip += 1;
+      }
+      return;
+    }
+    if (name === 'br' || name === 'hr') {
+      addLineBreak(current);
+      if (name === 'br') return;
+    }
+    if (VOID.has(name)) return;
+    names.push(name);
+    openCount.set(name, (openCount.get(name) ?? 0) + 1);
+    if (DROPPED.has(name) || hidden(attrs)) {
+      targets.push(current);
+      skip = 1;
+      skipRoot = name;
+      return;
+    }
+    if (name === 'html' || name === 'body') {
+      targets.push(current);
+      return;
+    }
+    const cls = attrs.get('class');
+    const id = attrs.get('id');
+    if ((FORMATTING.has(name) && cls === undefined && id === undefined) || depth >= MAX_DEPTH) {
+      if (depth >= MAX_DEPTH) {
+        flattened = true;
+        if (!INLINE.has(name)) addLineBreak(current);
+      }
+      targets.push(current);
+      return;
+    }
+    const itemprop = attrs.get('itemprop');
+    const signal = cls === undefined && id === undefined && itemprop === undefined ? '' : `${cls ?? ''} ${id ?? ''} ${itemprop ?? ''}`.toLowerCase();
+    const role = attrs.get('role');
+    const element = new Element(name, signal, role === undefined ? '' : role.toLowerCase(), current);
+    current.children.push(element);
+    targets.push(current);
+    current = element;
+    depth += 1;
+  };
+
+  // Tag names are interned: the open-element stack of a deeply nested page holds millions.
+  const tagNames = new Map<string, string>();
+  const readName = (start: number, end: number) => {
+    const raw = html.slice(start, end);
+    let name = tagNames.get(raw);
+    if (name === undefined) {
+      name = raw.toLowerCase();
+      if (tagNames.size < 4096) tagNames.set(raw, name);
+    }
+    return name;
+  };
+
+  const tokenizer = new Tokenizer({ decodeEntities: true }, {
+    onopentagname(start, end) {
+      tagName = readName(start, end);
+      attrs.clear();
+    },
+    onattribname(start, end) {
+      attrName = html.slice(start, end).toLowerCase();
+      attrWanted = ATTRIBUTES.has(attrName) && !attrs.has(attrName);
+    },
+    onattribdata(start, end) {
+      if (attrWanted) attrValue += html.slice(start, end);
+    },
+    onattribentity(code) {
+      if (attrWanted) attrValue += String.fromCodePoint(code);
+    },
+    onattribend() {
+      if (attrWanted) attrs.set(attrName, attrValue);
+      attrValue = '';
+    },
+    onopentagend() {
+      open(tagName);
+      tagName = '';
+    },
+    onselfclosingtag() {
+      open(tagName);
+      tagName = '';
+    },
+    onclosetag(start, end) {
+      const name = readName(start, end);
+      if (name === 'br') {
+        if (skip === 0) addLineBreak(current);
+        return;
+      }
+      if (name === 'p' && !openCount.get('p')) {
+        if (skip === 0) addLineBreak(current);
+        return;
+      }
+      if (!openCount.get(name)) return;
+      while (names.length > 0) {
+        const top = names[names.length - 1];
+        pop();
+        if (top === name) break;
+      }
+    },
+    ontext(start, end) {
+      addText(html.slice(start, end));
+    },
+    ontextentity(code) {
+      addText(String.fromCodePoint(code));
+    },
+    oncdata() {},
+    oncomment() {},
+    ondeclaration() {},
+    onprocessinginstruction() {},
+    onend() {},
+  });
+  tokenizer.write(html);
+  tokenizer.end();
+  while (names.length > 0) pop();
+  while (current !== body) {
+    close(current);
+    current = current.parent!;
+  }
+  close(body);
+  return { body, title: (title || ogTitle).replace(/\s+/g, ' ').trim(), flattened };
+}

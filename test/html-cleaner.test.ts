@@ -1,0 +1,230 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import fc from 'fast-check';
+import { cleanHtml, htmlToText, MAX_INPUT, type CleanedHtml } from '../stages/convert/html.ts';
+
+const VERDICTS = ['ok', 'thin', 'empty', 'not_html'];
+const WARNINGS = ['truncated', 'no_main_block', 'charset_guessed', 'charset_unknown', 'mostly_links', 'nesting_flattened'];
+
+/** What every result must satisfy, whatever went in. */
+function assertWellFormed(result: CleanedHtml): void {
+  assert.ok(VERDICTS.includes(result.verdict), result.verdict);
+  for (const warning of result.warnings) assert.ok(WARNINGS.includes(warning), warning);
+  assert.is(new Set(result.warnings).size, result.warnings.length, 'no warning twice');
+  assert.is(typeof result.text, 'string');
+  assert.is(result.text, result.text.trim(), 'no surrounding whitespace');
+  assert.not.match(result.text, /\n{3,}/, 'blocks are separated by exactly one blank line');
+  assert.not.match(result.text, /[ \t]\n|\n[ \t]|\r/, 'lines are trimmed');
+  assert.not.match(result.text, /[ \t]{2,}/, 'whitespace is collapsed');
+  if (result.verdict === 'empty' || result.verdict === 'not_html') assert.is(result.text, '');
+  else assert.ok(result.text.length > 0);
+}
+
+const paragraph = (n: number) =>
+  `<p>Paragraph ${n} of the report explains, in plain words and at some length, what the committee decided and why it matters to the region.</p>`;
+const ARTICLE = `<!doctype html><html><head><title>Budget approved | The Gazette</title><meta charset="utf-8"></head><body>
+  <header class="site-header"><a href="/">The Gazette</a> <a href="/news">News</a> <a href="/sport">Sport</a></header>
+  <nav><ul><li><a href="/a">World</a></li><li><a href="/b">Business</a></li></ul></nav>
+  <div id="cookie-consent">We use cookies to improve your experience on this website, please accept them all now.</div>
+  <main><article>
+    <h1>Budget approved</h1>
+    <div class="share-bar"><a href="/s/fb">Share on a social network</a> <a href="/s/mail">Send by mail to a friend</a></div>
+    ${paragraph(1)}${paragraph(2)}
+    <h2>What &amp; why</h2>
+    ${paragraph(3)}
+    <ul><li>First point</li><li>Second point</li></ul>
+    <table><tr><th>Year</th><th>Amount</th></tr><tr><td>2024</td><td>1,200</td></tr></table>
+    ${paragraph(4)}
+    <script>document.write('never shown')</script><style>.x{color:red}</style>
+    <p style="display: none">Hidden paragraph that only scripts reveal to readers of this page.</p>
+    <template><p>Template text that is never rendered by any browser at all.</p></template>
+  </article></main>
+  <aside class="related"><h3>Related</h3><p>Another story that is long enough to look like prose to a simple counter.</p></aside>
+  <section id="comments"><p>Reader comment: I disagree with every single word of this article, honestly.</p></section>
+  <footer><p>Copyright The Gazette, all rights reserved, reproduction forbidden without permission.</p></footer>
+</body></html>`;
+
+test('an article page: the main text is kept, the page furniture is dropped', () => {
+  const result = cleanHtml(ARTICLE);
+  assertWellFormed(result);
+  assert.is(result.verdict, 'ok');
+  assert.equal(result.warnings, []);
+  assert.is(result.title, 'Budget approved | The Gazette');
+  for (const n of [1, 2, 3, 4]) assert.ok(result.text.includes(`Paragraph ${n} of the report`), `paragraph ${n}`);
+  for (const furniture of ['News', 'Business', 'cookies', 'Share on', 'Another story', 'Reader comment', 'Copyright', 'never shown', 'color:red', 'Hidden paragraph', 'Template text']) {
+    assert.not.ok(result.text.includes(furniture), furniture);
+  }
+  assert.not.match(result.text, /^# Budget approved$/m, 'the headline repeats the title, which is returned apart');
+});
+
+test('structure stays readable: blank lines between blocks, headings, list items, table rows, entities decoded', () => {
+  const { text } = cleanHtml(ARTICLE);
+  const blocks = text.split('\n\n');
+  assert.ok(blocks.includes('## What & why'), text);
+  assert.ok(blocks.includes('- First point') && blocks.includes('- Second point'), text);
+  assert.ok(blocks.includes('Year | Amount') && blocks.includes('2024 | 1,200'), text);
+  assert.ok(blocks.indexOf('## What & why') < blocks.indexOf('- First point'), 'document order');
+  const lines = cleanHtml(`<article>${paragraph(1)}<p>Line one<br>line two &eacute;&#x4E2D;&nbsp;end</p></article>`).text;
+  assert.match(lines, /\n\nLine one\nline two é中 end$/);
+});
+
+test('the main block is found by density in any script, without words to recognise', () => {
+  const japanese = '<p>東京都は、来年度の予算案を発表し、教育と防災に重点を置く方針を示した。関係者によると、財源の確保が今後の課題となる。</p>';
+  const arabic = '<p>أعلنت الحكومة اليوم عن خطة جديدة لدعم التعليم في المناطق الريفية، وقالت إن التنفيذ سيبدأ الشهر المقبل.</p>';
+  const links = Array.from({ length: 12 }, (_, i) => `<li><a href="/${i}">링크 ${i}</a></li>`).join('');
+  for (const prose of [japanese, arabic]) {
+    const html = `<div class="x1"><ul>${links}</ul></div><div class="x2">${prose.repeat(6)}</div><div class="x3"><ul>${links}</ul></div>`;
+    const result = cleanHtml(html);
+    assertWellFormed(result);
+    assert.is(result.verdict, 'ok');
+    assert.not.ok(result.text.includes('링크'), 'the link lists are left out');
+    assert.is(result.text.split('\n\n').length, 6);
+  }
+});
+
+test('an article split over sibling blocks, and sibling prose beside the best block, are kept whole', () => {
+  const html = `<div class="story"><div class="chunk">${paragraph(1)}${paragraph(2)}</div><div class="ad-slot"><a href="/ad">Buy now</a></div>` +
+    `<div class="chunk">${paragraph(3)}${paragraph(4)}</div><div class="chunk">${paragraph(5)}${paragraph(6)}</div>` +
+    `<div class="chunk">${paragraph(7)}${paragraph(8)}</div></div><div class="teasers"><p><a href="/t">A teaser headline that links away</a></p></div>`;
+  const { text } = cleanHtml(html);
+  for (let n = 1; n <= 8; n++) assert.ok(text.includes(`Paragraph ${n} `), `paragraph ${n}`);
+  assert.not.ok(text.includes('Buy now'));
+  assert.not.ok(text.includes('teaser'));
+});
+
+test('verdicts: ok, thin, empty, not_html', () => {
+  assert.is(cleanHtml(ARTICLE).verdict, 'ok');
+  const thin = cleanHtml('<html><body><article><p>Short note posted by the editor this morning.</p></article></body></html>');
+  assert.is(thin.verdict, 'thin');
+  assert.is(thin.text, 'Short note posted by the editor this morning.');
+  for (const empty of ['<html><body><script>var a = 1;</script><div hidden>gone</div></body></html>', '<p>   </p>', '<!doctype html>']) {
+    const result = cleanHtml(empty);
+    assert.is(result.verdict, 'empty', empty);
+    assertWellFormed(result);
+  }
+  for (const notHtml of ['just a sentence of plain text, no markup at all', '', '{"json": true}', 'a < b and c > d']) {
+    assert.is(cleanHtml(notHtml).verdict, 'not_html', notHtml);
+  }
+  const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0x3c, 0x70, 0x3e, 1, 2, 3, 0, 0]);
+  assert.is(cleanHtml(png).verdict, 'not_html');
+});
+
+test('warnings: no_main_block and mostly_links on a page of links; nesting_flattened on deep markup', () => {
+  const hub = `<html><body>${Array.from({ length: 40 }, (_, i) => `<div><a href="/p${i}">Section ${i}</a></div>`).join('')}<p>Menu</p></body></html>`;
+  const result = cleanHtml(hub);
+  assertWellFormed(result);
+  assert.is(result.verdict, 'thin');
+  assert.equal(result.warnings, ['no_main_block', 'mostly_links']);
+  assert.ok(result.text.includes('Section 39'), 'with no main block, the visible text is returned');
+
+  const depth = 100_000;
+  const deep = cleanHtml(`<div>${'<div><span class="s">'.repeat(depth)}${paragraph(1).repeat(3)}${'</span></div>'.repeat(depth)}</div>`);
+  assertWellFormed(deep);
+  assert.ok(deep.warnings.includes('nesting_flattened'));
+  assert.ok(deep.text.includes('Paragraph 1 of the report'));
+});
+
+test('warnings: truncated past the size cap, for strings and for bytes', () => {
+  const big = `<article>${paragraph(1)}<p>${'word '.repeat(MAX_INPUT / 5)}</p><p>TAIL-MARKER</p></article>`;
+  const fromString = cleanHtml(big);
+  assert.ok(fromString.warnings.includes('truncated'));
+  assert.not.ok(fromString.text.includes('TAIL-MARKER'));
+  assert.ok(fromString.text.startsWith('Paragraph 1'));
+  const fromBytes = cleanHtml(Buffer.from(`<meta charset="utf-8">${big}`));
+  assert.equal(fromBytes.warnings, ['truncated']);
+  assert.not.ok(cleanHtml(ARTICLE).warnings.includes('truncated'));
+});
+
+test('charset: BOM, meta charset and http-equiv are honoured for bytes; guesses are flagged', () => {
+  const body = (s: string) => `<article><p>${s} ${'and the rest of a long enough sentence. '.repeat(8)}</p></article>`;
+  const latin = Buffer.concat([Buffer.from('<meta charset="windows-1252">'), Buffer.from(body('Caf_')).map((b) => (b === 0x5f ? 0xe9 : b))]);
+  const decoded = cleanHtml(latin);
+  assert.ok(decoded.text.startsWith('Café and'), decoded.text);
+  assert.equal(decoded.warnings, []);
+
+  const cyrillic = Buffer.concat([
+    Buffer.from('<meta http-equiv="Content-Type" content="text/html; charset=windows-1251">'),
+    Buffer.from(body('#')).map((b) => b),
+  ]);
+  const privet = Buffer.from([0xcf, 0xf0, 0xe8, 0xe2, 0xe5, 0xf2]);
+  const withWord = Buffer.concat([cyrillic.subarray(0, cyrillic.indexOf('#')), privet, cyrillic.subarray(cyrillic.indexOf('#') + 1)]);
+  assert.ok(cleanHtml(withWord).text.startsWith('Привет and'));
+
+  const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(body('Grüße'), 'utf16le')]);
+  assert.ok(cleanHtml(utf16).text.startsWith('Grüße and'));
+  assert.equal(cleanHtml(utf16).warnings, []);
+  const bom8 = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(body('日本語'))]);
+  assert.ok(cleanHtml(bom8).text.startsWith('日本語 and'));
+
+  const undeclaredUtf8 = cleanHtml(Buffer.from(body('Ελληνικά')));
+  assert.ok(undeclaredUtf8.text.startsWith('Ελληνικά and'));
+  assert.equal(undeclaredUtf8.warnings, ['charset_guessed']);
+  const undeclaredLatin = cleanHtml(Buffer.from(body('Caf_')).map((b) => (b === 0x5f ? 0xe9 : b)));
+  assert.ok(undeclaredLatin.text.startsWith('Café and'), 'invalid UTF-8 falls back to windows-1252');
+  assert.equal(undeclaredLatin.warnings, ['charset_guessed']);
+  const unknown = cleanHtml(Buffer.from(`<meta charset="x-martian">${body('Plain')}`));
+  assert.equal(unknown.warnings, ['charset_unknown']);
+  assert.ok(unknown.text.startsWith('Plain and'));
+});
+
+test('htmlToText keeps a whole document: every block, no main-block selection', () => {
+  const text = htmlToText(`<h1>Guide</h1><nav>Contents</nav><p>Short.</p><table><tr><td><p>Mon</p></td><td><p>Setup</p></td></tr></table>`);
+  assert.is(text, '# Guide\n\nContents\n\nShort.\n\nMon | Setup');
+});
+
+// ---- properties ------------------------------------------------------------------------------
+
+const TAGS = ['div', 'p', 'span', 'a', 'ul', 'li', 'table', 'tr', 'td', 'h2', 'article', 'nav', 'section', 'br', 'b', 'pre', 'blockquote'];
+const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'ünïcode', '中文', 'слово', 'كلمة', '&amp;', '&lt;', '&#x263A;'];
+const SECRET = 'SECRETWORD';
+const markup: fc.Arbitrary<string> = fc.letrec<{ node: string }>((tie) => ({
+  node: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 12 }).map((w) => ` ${w.join(' ')} `),
+    fc.tuple(fc.constantFrom(...TAGS), fc.constantFrom('', ' class="content"', ' class="share"', ' id="comments"', ' role="navigation"'), fc.array(tie('node'), { maxLength: 5 }), fc.boolean())
+      .map(([tag, attr, kids, closed]) => `<${tag}${attr}>${kids.join('')}${closed ? `</${tag}>` : ''}`),
+    fc.constantFrom(`<script>${SECRET}</script>`, `<style>${SECRET}</style>`, `<div hidden>${SECRET}</div>`, `<p style="display:none">${SECRET}</p>`, '</div>', '</p>', '<!-- c -->'),
+  ),
+})).node;
+
+test('property: never throws on arbitrary strings and bytes, and the output is always well formed', () => {
+  fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 2000 }), (s) => assertWellFormed(cleanHtml(s))), { numRuns: 300 });
+  fc.assert(fc.property(fc.uint8Array({ maxLength: 2000 }), (b) => assertWellFormed(cleanHtml(b))), { numRuns: 300 });
+  fc.assert(fc.property(fc.string({ maxLength: 300 }), (s) => assertWellFormed(cleanHtml(`<p>${s}</p><div class="${s}">${s}</div>`))), { numRuns: 200 });
+});
+
+test('property: on random markup, output words come from the visible text only; dropped content never leaks', () => {
+  const visible = new Set(['alpha', 'beta', 'gamma', 'delta', 'ünïcode', '中文', 'слово', 'كلمة', '&', '<', '☺', '#', '##', '-', '|']);
+  fc.assert(
+    fc.property(fc.array(markup, { minLength: 1, maxLength: 6 }), (parts) => {
+      const html = `<html><body>${parts.join('')}</body></html>`;
+      const result = cleanHtml(html);
+      assertWellFormed(result);
+      assert.not.ok(result.text.includes(SECRET), html);
+      for (const word of result.text.split(/\s+/)) if (word !== '') assert.ok(visible.has(word), `${word} in ${html}`);
+    }),
+    { numRuns: 400 },
+  );
+});
+
+test('property: the same markup as a string or as UTF-8 bytes gives the same text', () => {
+  fc.assert(
+    fc.property(fc.array(markup, { minLength: 1, maxLength: 6 }), (parts) => {
+      const html = `<meta charset="utf-8">${parts.join('')}`;
+      assert.is(cleanHtml(Buffer.from(html)).text, cleanHtml(html).text);
+    }),
+    { numRuns: 200 },
+  );
+});
+
+test('property: any nesting depth of any tags, closed or not, never throws', () => {
+  fc.assert(
+    fc.property(fc.constantFrom(...TAGS, 'table', 'svg', 'select', 'font'), fc.integer({ min: 1, max: 20_000 }), fc.boolean(), (tag, depth, closed) => {
+      const html = `${`<${tag}>`.repeat(depth)}alpha beta${closed ? `</${tag}>`.repeat(depth) : ''}`;
+      assertWellFormed(cleanHtml(html));
+    }),
+    { numRuns: 40 },
+  );
+});
+
+test.run();
