@@ -12,6 +12,7 @@ import type { Logger } from '../lib/log.ts';
 import { requireBearer } from './auth.ts';
 import { HttpError, sendError } from './errors.ts';
 import { extractRoute } from './extract.ts';
+import type { ExtractPool } from './extract-pool.ts';
 import { healthRoute } from './health.ts';
 import { producerRunRoute } from './producer-run.ts';
 import { perMinute, type RateLimit } from './rate-limit.ts';
@@ -25,6 +26,7 @@ export interface AppDeps {
   engine: EngineWorker;
   registry: WalkRegistry;
   directive: FailureDirective;
+  extractPool: ExtractPool;
 }
 
 type Handler = (req: IncomingMessage & { params?: Record<string, string> }, res: ServerResponse) => Promise<void>;
@@ -65,6 +67,6 @@ export function createApp(deps: AppDeps) {
     })) as never)
     .post('/walk', handle(walkRoute(deps), trigger(perMinute(config.rateLimits.walk))) as never)
     .get('/walk-status/:requestId', handle(walkStatusRoute(deps.registry), trigger()) as never)
-    .post('/extract', handle(extractRoute, { secret: config.secrets.extractApiToken, secretName: 'EXTRACT_API_TOKEN', disabledError: 'extract_disabled', limit: perMinute(config.rateLimits.extract) }) as never)
+    .post('/extract', handle(extractRoute(deps.extractPool), { secret: config.secrets.extractApiToken, secretName: 'EXTRACT_API_TOKEN', disabledError: 'extract_disabled', limit: perMinute(config.rateLimits.extract) }) as never)
     .post('/producer-run', handle(producerRunRoute(), trigger(perMinute(config.rateLimits.producerRun))) as never);
 }

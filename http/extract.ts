@@ -1,15 +1,16 @@
 // POST /extract (SPEC.md 4): HTML in, {text, verdict, warnings} out, through the same cleaner
 // as the walk. Accepts raw text/html (bytes, so a meta charset is honoured) or JSON
-// {"html": "...", "url"?: "..."}. No fetch is ever performed. 20 MB cap.
+// {"html": "...", "url"?: "..."}. No fetch is ever performed. 20 MB cap. The cleaning runs in
+// the extract thread pool, never on the main thread.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { cleanHtml } from '../stages/convert/html.ts';
 import { readBody } from './body.ts';
 import { HttpError, sendJson } from './errors.ts';
+import type { ExtractPool } from './extract-pool.ts';
 
 export const EXTRACT_MAX_BYTES = 20 * 1024 * 1024;
 
-export async function extractRoute(req: IncomingMessage, res: ServerResponse): Promise<void> {
+export const extractRoute = (pool: ExtractPool) => async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'text/html' && type !== 'application/json' && type !== 'application/xhtml+xml') {
     throw new HttpError(415, 'unsupported_media_type', 'send text/html, or application/json with an "html" field');
@@ -27,6 +28,5 @@ export async function extractRoute(req: IncomingMessage, res: ServerResponse): P
     if (typeof html !== 'string') throw new HttpError(400, 'html_missing', 'the JSON body needs an "html" string');
     input = html;
   }
-  const { text, verdict, warnings } = cleanHtml(input);
-  sendJson(res, 200, { text, verdict, warnings });
-}
+  sendJson(res, 200, await pool.clean(input));
+};

@@ -9,6 +9,7 @@ import { WalkRegistry } from '../lib/engine/registry.ts';
 import { EngineWorker } from '../lib/engine/worker-handle.ts';
 import type { Logger } from '../lib/log.ts';
 import { createApp } from './app.ts';
+import { createExtractPool } from './extract-pool.ts';
 
 export interface Sidecar {
   readonly url: string;
@@ -20,7 +21,8 @@ export interface Sidecar {
 export async function startSidecar(config: Config, log: Logger): Promise<Sidecar> {
   const engine = new EngineWorker(config, log);
   await engine.ready;
-  const app = createApp({ config, log, engine, registry: new WalkRegistry(), directive: new FailureDirective() });
+  const extractPool = createExtractPool(config.extract);
+  const app = createApp({ config, log, engine, registry: new WalkRegistry(), directive: new FailureDirective(), extractPool });
   const server: Server = await new Promise((resolve, reject) => {
     app.listen(config.http.port, config.http.host, (error?: Error) => (error ? reject(error) : resolve(app.server!)));
   });
@@ -37,6 +39,7 @@ export async function startSidecar(config: Config, log: Logger): Promise<Sidecar
       await engine.shutdown(graceMs);
       server.closeAllConnections();
       await closed;
+      await extractPool.close();
     },
   };
 }

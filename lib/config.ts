@@ -57,6 +57,8 @@ export interface Config {
     readonly producer: string;
   };
   readonly http: { readonly host: string; readonly port: number };
+  /** The /extract thread pool: threads cleaning at once, and requests allowed to wait for one. */
+  readonly extract: { readonly threads: number; readonly maxQueue: number };
   /** INGEST_APP_URL: where the pipeline-run webhook goes; null writes pipeline_runs directly. */
   readonly appUrl: string | null;
   /** INGEST_CORPUS_BUCKET: file:///dir or s3://bucket/prefix; null means the directory is authoritative. */
@@ -184,6 +186,10 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     http: {
       host: read('INGEST_HOST') ?? '127.0.0.1',
       port: integer('INGEST_PORT', DEFAULT_PORT, 0, 65535),
+    },
+    extract: {
+      threads: integer('INGEST_EXTRACT_THREADS', 1, 1, 64),
+      maxQueue: integer('INGEST_EXTRACT_QUEUE', 16, 0, 10_000),
     },
     appUrl: url('INGEST_APP_URL', ['http:', 'https:'], 'http(s)://host/'),
     corpusBucket: url('INGEST_CORPUS_BUCKET', ['file:', 's3:'], 'file:///dir or s3://bucket/prefix'),
