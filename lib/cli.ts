@@ -11,6 +11,7 @@ import { walkCommand } from './commands/walk.ts';
 import { mockCommand } from './commands/mock.ts';
 import { preflightCommand } from './commands/preflight.ts';
 import { serveCommand } from './commands/serve.ts';
+import { benchCorpusCommand } from './commands/bench-corpus.ts';
 
 interface Command {
   usage: string;
@@ -57,6 +58,11 @@ const COMMANDS: Record<string, Command> = {
     usage: 'ingest mock [--host H] [--port N] [--latency-ms N] [--fault-rate F]',
     summary: 'run the mock model server (tier 1) alone',
     run: mockCommand,
+  },
+  'bench corpus': {
+    usage: 'ingest bench corpus --docs N [--mix md:70,pdf:10,docx:10,xlsx:5,html:5] [--seed S] OUT',
+    summary: 'write a deterministic synthetic corpus of N documents for the benchmarks (bench/README.md)',
+    run: (args) => benchCorpusCommand(args),
   },
   'state verify': {
     usage: 'ingest state verify',
