@@ -27,8 +27,7 @@ import { openEngine, type OpenEngine } from '../lib/engine/open.ts';
 import { walk, type WalkSummary } from '../lib/flow.ts';
 import { startMockServer, type MockServer } from '../mock/server.ts';
 import { openTestDatabase } from '../test/helpers/db.ts';
-import { buildDocument, corpusFiles, DEFAULT_MIX, mixPattern, parseMix, relPathOf } from './corpus/generate.ts';
-import { renderDocument } from './corpus/render.ts';
+import { buildDocument, DEFAULT_MIX, mixPattern, parseMix, relPathOf } from './corpus/generate.ts';
 import { LogHistogram, printTable, rate, writeJson } from './report.ts';
 
 const { values: args } = parseArgs({
@@ -36,7 +35,9 @@ const { values: args } = parseArgs({
     docs: { type: 'string', default: '1000' },
     mix: { type: 'string', default: DEFAULT_MIX },
     seed: { type: 'string', default: '1' },
-    corpus: { type: 'string' }, // internal: the parent hands each engine's child its corpus
+    // Internal: the parent hands each engine's child its two corpora.
+    corpus: { type: 'string' },
+    'little-corpus': { type: 'string' },
     'latency-ms': { type: 'string', default: '400' },
     concurrency: { type: 'string', default: '8' },
     'little-docs': { type: 'string', default: '300' },
@@ -76,6 +77,7 @@ const rssMb = () => Math.round(process.memoryUsage.rss() / 2 ** 20);
 
 /** Writes the first `docs` documents of the corpus under `dir` (streamed). */
 async function writeCorpus(dir: string, docs: number): Promise<void> {
+  const { corpusFiles } = await import('./corpus/render.ts');
   for await (const file of corpusFiles({ docs, mix: MIX, seed: SEED })) {
     await mkdir(path.dirname(path.join(dir, file.relPath)), { recursive: true });
     await writeFile(path.join(dir, file.relPath), file.bytes);
@@ -84,6 +86,8 @@ async function writeCorpus(dir: string, docs: number): Promise<void> {
 
 /** Rewrites every hundredth document with other content of the same type; returns how many. */
 async function touchOnePercent(dir: string): Promise<number> {
+  // Loaded only now: the document libraries must not count in the cold walk's memory.
+  const { renderDocument } = await import('./corpus/render.ts');
   const pattern = mixPattern(MIX);
   let touched = 0;
   for (let index = 0; index < DOCS; index += 100) {
@@ -148,7 +152,7 @@ async function freshEngine(root: string, name: string, concurrency?: number): Pr
   };
 }
 
-async function runEngine(corpus: string): Promise<EngineResult> {
+async function runEngine(corpus: string, littleCorpus: string): Promise<EngineResult> {
   const root = mkdtempSync(path.join(tmpdir(), 'ingest-bench-walk-'));
   const mockOptions = { latencyMs: 0 };
   const mock = await startMockServer(mockOptions);
@@ -168,8 +172,6 @@ async function runEngine(corpus: string): Promise<EngineResult> {
       await main.dispose();
     }
     // Little's law on a corpus of its own (the first LITTLE_DOCS documents), cold, under latency.
-    const littleCorpus = path.join(root, 'little-corpus');
-    await writeCorpus(littleCorpus, LITTLE_DOCS);
     mockOptions.latencyMs = LATENCY_MS;
     const slow = await freshEngine(root, 'little', CONCURRENCY);
     let little: PhaseResult;
@@ -190,9 +192,9 @@ async function runEngine(corpus: string): Promise<EngineResult> {
 }
 
 /** Runs this file for one engine in a child process and reads its result from stdout. */
-function runChild(engine: string, corpus: string): Promise<EngineResult> {
+function runChild(engine: string, corpus: string, littleCorpus: string): Promise<EngineResult> {
   const forwarded = process.argv.slice(2).filter((a, i, all) => a !== '--json' && all[i - 1] !== '--json');
-  const child = spawn(process.execPath, [import.meta.filename, ...forwarded, '--engine', engine, '--corpus', corpus], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [import.meta.filename, ...forwarded, '--engine', engine, '--corpus', corpus, '--little-corpus', littleCorpus], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
   return new Promise((resolve, reject) =>
@@ -226,7 +228,7 @@ function report(results: EngineResult[]): void {
 }
 
 if (args.engine !== undefined) {
-  process.stdout.write(JSON.stringify(await runEngine(args.corpus!)));
+  process.stdout.write(JSON.stringify(await runEngine(args.corpus!, args['little-corpus']!)));
 } else {
   const engines = ['pglite', ...(process.env.ENGINE_DB_DSN ? ['postgres'] : [])];
   const results: EngineResult[] = [];
@@ -235,8 +237,10 @@ if (args.engine !== undefined) {
     for (const engine of engines) {
       // Each engine walks its own copy: the touched phase rewrites files.
       const corpus = path.join(scratch, engine);
+      const little = path.join(scratch, `${engine}-little`);
       await writeCorpus(corpus, DOCS);
-      results.push(await runChild(engine, corpus));
+      await writeCorpus(little, LITTLE_DOCS);
+      results.push(await runChild(engine, corpus, little));
     }
   } finally {
     rmSync(scratch, { recursive: true, force: true });

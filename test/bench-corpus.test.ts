@@ -7,10 +7,8 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import {
-  buildDocument, corpusFiles, CorpusMixError, mixPattern, parseMix, relPathOf, type CorpusFile, type CorpusType,
-} from '../bench/corpus/generate.ts';
-import { renderDocument } from '../bench/corpus/render.ts';
+import { buildDocument, CorpusMixError, mixPattern, parseMix, relPathOf, type CorpusType } from '../bench/corpus/generate.ts';
+import { corpusFiles, renderDocument, type CorpusFile } from '../bench/corpus/render.ts';
 import { createConverter, mediaTypeFor } from '../stages/convert/index.ts';
 
 const ALL_TYPES = parseMix('md:1,pdf:1,docx:1,xlsx:1,html:1');

@@ -8,8 +8,6 @@
 // same names recur across many documents (stage 5 has mentions to resolve); tables (a sheet
 // per table in workbooks, a table in DOCX).
 
-import { renderDocument } from './render.ts';
-
 export type CorpusType = 'md' | 'pdf' | 'docx' | 'xlsx' | 'html';
 export const CORPUS_TYPES: readonly CorpusType[] = ['md', 'pdf', 'docx', 'xlsx', 'html'];
 export const DEFAULT_MIX = 'md:70,pdf:10,docx:10,xlsx:5,html:5';
@@ -32,12 +30,6 @@ export interface CorpusDocument {
   sections: Section[];
   qa: { question: string; answer: string | null }[];
   tables: Table[];
-}
-
-export interface CorpusFile {
-  relPath: string;
-  type: CorpusType;
-  bytes: Buffer;
 }
 
 export class CorpusMixError extends Error {
@@ -161,14 +153,4 @@ export interface CorpusOptions {
 /** Where document `index` lives: a thousand documents per folder. */
 export function relPathOf(index: number, type: CorpusType): string {
   return `part-${String(Math.floor(index / 1000)).padStart(4, '0')}/doc-${String(index).padStart(7, '0')}.${type}`;
-}
-
-/** The corpus, one file at a time: nothing is built before the consumer asks for it. */
-export async function* corpusFiles(options: CorpusOptions): AsyncGenerator<CorpusFile> {
-  const pattern = mixPattern(options.mix);
-  for (let index = 0; index < options.docs; index++) {
-    const type = pattern[index % pattern.length]!;
-    const document = buildDocument(options.seed, index, type);
-    yield { relPath: relPathOf(index, type), type, bytes: await renderDocument(document) };
-  }
 }

@@ -1,11 +1,11 @@
-// One corpus document as the bytes of its type, through the same libraries real documents come
+// The corpus as files: one document as the bytes of its type, through the same libraries real documents come
 // from (pdfkit, docx, exceljs). Output is deterministic: fixed metadata dates, and zip
 // containers rewritten with fixed entry timestamps.
 
 import { Document, HeadingLevel, Packer, Paragraph, Table, TableCell, TableRow } from 'docx';
 import ExcelJS from 'exceljs';
 import PDFDocument from 'pdfkit';
-import type { CorpusDocument } from './generate.ts';
+import { buildDocument, mixPattern, relPathOf, type CorpusDocument, type CorpusOptions, type CorpusType } from './generate.ts';
 import { normaliseZip } from './zip.ts';
 
 const EPOCH = new Date(0);
@@ -110,5 +110,20 @@ export async function renderDocument(doc: CorpusDocument): Promise<Buffer> {
       return docx(doc);
     case 'xlsx':
       return xlsx(doc);
+  }
+}
+
+export interface CorpusFile {
+  relPath: string;
+  type: CorpusType;
+  bytes: Buffer;
+}
+
+/** The corpus, one file at a time: nothing is built before the consumer asks for it. */
+export async function* corpusFiles(options: CorpusOptions): AsyncGenerator<CorpusFile> {
+  const pattern = mixPattern(options.mix);
+  for (let index = 0; index < options.docs; index++) {
+    const type = pattern[index % pattern.length]!;
+    yield { relPath: relPathOf(index, type), type, bytes: await renderDocument(buildDocument(options.seed, index, type)) };
   }
 }
