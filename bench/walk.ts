@@ -59,6 +59,8 @@ interface PhaseResult {
   failed: number;
   modelCalls: number;
   rows: Record<string, number>;
+  /** The first failures, "path stage:code": a failed item is retried by every later walk. */
+  failures: string[];
   stages?: Record<string, { p50: number; p99: number; n: number }>;
   rssMb?: { beforeWalk: number; quarters: number[]; peak: number };
 }
@@ -122,7 +124,7 @@ async function phase(engine: OpenEngine, corpus: string, mock: MockServer, detai
   if (summary.status !== 'completed') throw new Error(`walk failed: ${summary.error}`);
   return {
     seconds: summary.durationMs / 1000, changed: summary.items.changed, unchanged: summary.items.unchanged, failed: summary.items.failed,
-    modelCalls: calls() - callsBefore, rows: summary.rows,
+    modelCalls: calls() - callsBefore, rows: summary.rows, failures: summary.failures.slice(0, 5).map((f) => `${f.path} ${f.stage}:${f.code}`),
     ...(detail
       ? {
           stages: Object.fromEntries([...stages].map(([name, h]) => [name, { p50: h.quantile(0.5), p99: h.quantile(0.99), n: h.count }])),
@@ -224,7 +226,7 @@ function report(results: EngineResult[]): void {
   printTable(['engine', ...stages], results.map((r) => [r.engine, ...stages.map((s) => { const x = r.cold.stages?.[s]; return x ? `${fmt(x.p50, 2)} / ${fmt(x.p99, 2)}` : '-'; })]));
   console.log('\nRSS MB through the cold walk (before, at each quarter, peak):');
   printTable(['engine', 'rss'], results.map((r) => [r.engine, [r.cold.rssMb!.beforeWalk, ...r.cold.rssMb!.quarters, r.cold.rssMb!.peak].join(' / ')]));
-  console.log(`\nnode ${process.version}; failed items: ${results.map((r) => `${r.engine} ${r.cold.failed}`).join(', ')}`);
+  console.log(`\nnode ${process.version}; failed items in the cold walk: ${results.map((r) => `${r.engine} ${r.cold.failed} ${r.cold.failures.join(', ')}`).join('; ')}`);
 }
 
 if (args.engine !== undefined) {
