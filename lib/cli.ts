@@ -13,6 +13,7 @@ import { preflightCommand } from './commands/preflight.ts';
 import { serveCommand } from './commands/serve.ts';
 import { checkUrlCommand } from './commands/check-url.ts';
 import { extractCommand } from './commands/extract.ts';
+import { benchCorpusCommand } from './commands/bench-corpus.ts';
 
 interface Command {
   usage: string;
@@ -69,6 +70,11 @@ const COMMANDS: Record<string, Command> = {
     usage: 'ingest check-url URL...',
     summary: 'apply the SSRF policy to each URL (DNS only, no connection); one JSON line per URL',
     run: checkUrlCommand,
+  },
+  'bench corpus': {
+    usage: 'ingest bench corpus --docs N [--mix md:70,pdf:10,docx:10,xlsx:5,html:5] [--seed S] OUT',
+    summary: 'write a deterministic synthetic corpus of N documents for the benchmarks (bench/README.md)',
+    run: (args) => benchCorpusCommand(args),
   },
   'state verify': {
     usage: 'ingest state verify',

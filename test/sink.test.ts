@@ -3,7 +3,8 @@ import * as assert from 'uvu/assert';
 import { fromSql } from 'pgvector';
 import { randomUUID } from 'node:crypto';
 import { Sink } from '../lib/db/sink.ts';
-import { contentChunks, recordEmbeddings, sourceDocuments, type Row } from '../lib/db/tables.ts';
+import { CopyValueError } from '../lib/db/copy-binary.ts';
+import { contentChunks, entityMentions, recordEmbeddings, referenceItems, sourceDocuments, type Row } from '../lib/db/tables.ts';
 import { UnknownColumnError, UPSERT_STRATEGIES, upsertRows } from '../lib/db/upsert.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
 
@@ -93,13 +94,51 @@ for (const strategy of UPSERT_STRATEGIES) {
   });
 }
 
-test('a vector of the wrong dimension is refused by the database', async () => {
+for (const strategy of UPSERT_STRATEGIES) {
+  test(`${strategy}: a vector of the wrong dimension is refused by the database`, async () => {
+    try {
+      await upsertRows(t.db, recordEmbeddings, [{ owner_kind: 'content_chunk', owner_id: randomUUID(), model: 'm', embedding: [1, 2, 3], op_id: randomUUID() }], strategy);
+      assert.unreachable('expected the insert to fail');
+    } catch (error) {
+      assert.match((error as Error).message, /expected 1024 dimensions/);
+    }
+  });
+
+  test(`${strategy}: every column type the sink knows lands as written`, async () => {
+    const op = randomUUID();
+    const doc = randomUUID();
+    const ref = randomUUID();
+    const fetchedAt = new Date('2026-03-04T05:06:07.891Z');
+    await upsertRows(t.db, sourceDocuments, [{ ...documentRow(doc, op), byte_size: 2 ** 40 + 3 }], strategy);
+    await upsertRows(t.db, referenceItems, [{ id: ref, url: 'https://example.org/a', title: null, content_sha256: 'h', classification: { x: [1, null, 'é'] }, fetched_at: fetchedAt, op_id: op }], strategy);
+    await upsertRows(t.db, entityMentions, [{
+      id: randomUUID(), source_document_id: doc, canonical_name: 'Ada Lovelace', entity_type: 'person', surface_form: 'Ada',
+      confidence: 0.8125, metadata: { curation_pinned: false }, op_id: op,
+    }], strategy);
+    const { rows } = await t.db.query<{ byte_size: string; fetched_at: string; classification: unknown; confidence: number; metadata: unknown }>(
+      `SELECT d.byte_size::text, to_char(r.fetched_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS fetched_at, r.classification, m.confidence, m.metadata
+         FROM source_documents d, reference_items r, entity_mentions m`,
+    );
+    assert.equal(rows, [{ byte_size: String(2 ** 40 + 3), fetched_at: fetchedAt.toISOString(), classification: { x: [1, null, 'é'] }, confidence: 0.8125, metadata: { curation_pinned: false } }]);
+  });
+}
+
+test('binary: a value that does not fit its column is a named error before anything is sent', async () => {
+  const row = { owner_kind: 'content_chunk', owner_id: 'not-a-uuid', model: 'm', embedding: float32Vector(1), op_id: randomUUID() };
   try {
-    await upsertRows(t.db, recordEmbeddings, [{ owner_kind: 'content_chunk', owner_id: randomUUID(), model: 'm', embedding: [1, 2, 3], op_id: randomUUID() }], 'unnest');
-    assert.unreachable('expected the insert to fail');
+    await upsertRows(t.db, recordEmbeddings, [row], 'binary');
+    assert.unreachable('expected CopyValueError');
   } catch (error) {
-    assert.match((error as Error).message, /expected 1024 dimensions/);
+    assert.instance(error, CopyValueError);
+    assert.match((error as Error).message, /record_embeddings\.owner_id \(uuid\): "not-a-uuid" is not a uuid/);
   }
+  try {
+    await upsertRows(t.db, recordEmbeddings, [{ ...row, owner_id: randomUUID(), embedding: ['0.5', ...new Array(1023).fill(0)] }], 'binary');
+    assert.unreachable('expected CopyValueError');
+  } catch (error) {
+    assert.instance(error, CopyValueError);
+  }
+  assert.is(await count('record_embeddings'), 0);
 });
 
 test('a row with a column the table spec does not know is a named error', async () => {
@@ -164,6 +203,28 @@ test('sink: embeddings go through the measured vector path of the engine and rou
   await sink.write(recordEmbeddings, [{ owner_kind: 'q_a_extraction', owner_id: owner, model: 'text-embedding-3-large', embedding, op_id: op }]);
   const { rows } = await t.db.query<{ embedding: string }>('SELECT embedding::text AS embedding FROM record_embeddings WHERE owner_id = $1', [owner]);
   assert.equal(Float32Array.from(fromSql(rows[0]!.embedding) as number[]), embedding);
+  await sink.close();
+});
+
+test('sink: on the binary vector path a malformed embedding fails its own write; the batch around it lands', async () => {
+  const sink = new Sink(t.db, { batchRows: 1000, flushMs: 10 });
+  const op = randomUUID();
+  const doc = randomUUID();
+  const embedding = (owner: string, vector: unknown) => ({ owner_kind: 'content_chunk', owner_id: owner, model: 'text-embedding-3-large', embedding: vector, op_id: op });
+  const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
+  const results = await Promise.allSettled([
+    sink.write(sourceDocuments, [documentRow(doc, op)]),
+    sink.write(recordEmbeddings, [embedding(a, float32Vector(1))]),
+    sink.write(recordEmbeddings, [embedding(b, [Number.NaN, ...new Array(1023).fill(0)])]),
+    sink.write(recordEmbeddings, [embedding(c, float32Vector(3)), embedding(a, float32Vector(4))]),
+  ]);
+  assert.equal(results.map((r) => r.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+  assert.match(String((results[2] as PromiseRejectedResult).reason), /NaN not allowed in vector/);
+  const { rows } = await t.db.query<{ owner_id: string; embedding: string }>('SELECT owner_id::text, embedding::text FROM record_embeddings ORDER BY owner_id');
+  assert.equal(rows.map((r) => r.owner_id), [a, c].sort());
+  // a was written twice (two items); the later write won.
+  assert.equal(Float32Array.from(fromSql(rows.find((r) => r.owner_id === a)!.embedding) as number[]), float32Vector(4));
+  assert.is(await count('source_documents'), 1);
   await sink.close();
 });
 

@@ -12,8 +12,8 @@ export interface Queryable {
   query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>>;
   /** Runs a script of several statements with no parameters (migrations). */
   exec(sql: string): Promise<void>;
-  /** COPY rows in PostgreSQL text format into `table (columns)`. */
-  copyIn(table: string, columns: readonly string[], text: string): Promise<void>;
+  /** COPY rows into `table (columns)`: a string in PostgreSQL's text format, bytes in its binary format (PGCOPY). */
+  copyIn(table: string, columns: readonly string[], data: string | Uint8Array): Promise<void>;
 }
 
 export interface Database extends Queryable {
@@ -23,6 +23,12 @@ export interface Database extends Queryable {
   /** Runs fn inside BEGIN/COMMIT on one connection; ROLLBACK when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+}
+
+/** The COPY statement for `copyIn`'s data: text format for a string, binary for bytes. */
+export function copyStatement(table: string, columns: readonly string[], source: string, data: string | Uint8Array): string {
+  const format = typeof data === 'string' ? '' : ' WITH (FORMAT binary)';
+  return `COPY ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) FROM ${source}${format}`;
 }
 
 export function quoteIdent(name: string): string {

@@ -11,7 +11,7 @@ import { vector } from '@electric-sql/pglite-pgvector';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { leaseHolder, tryAcquireLease, type LeaseHold } from '../engine/lease.ts';
-import { quoteIdent, type Database, type Queryable, type QueryResult } from './database.ts';
+import { copyStatement, type Database, type Queryable, type QueryResult } from './database.ts';
 
 type PGliteQueryable = Pick<PGlite | Transaction, 'query' | 'exec'>;
 
@@ -24,11 +24,9 @@ function wrap(target: PGliteQueryable): Queryable {
     async exec(sql: string): Promise<void> {
       await target.exec(sql);
     },
-    async copyIn(table: string, columns: readonly string[], text: string): Promise<void> {
+    async copyIn(table: string, columns: readonly string[], data: string | Uint8Array): Promise<void> {
       // PGlite's COPY reads its input from the virtual file /dev/blob.
-      await target.query(`COPY ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) FROM '/dev/blob'`, [], {
-        blob: new Blob([text]),
-      });
+      await target.query(copyStatement(table, columns, `'/dev/blob'`, data), [], { blob: new Blob([data as string | Uint8Array<ArrayBuffer>]) });
     },
   };
 }

@@ -5,7 +5,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { describeDsn } from '../config.ts';
-import { quoteIdent, type Database, type Queryable, type QueryResult } from './database.ts';
+import { copyStatement, type Database, type Queryable, type QueryResult } from './database.ts';
 
 type PgQueryable = pg.Pool | pg.PoolClient;
 
@@ -18,10 +18,10 @@ function wrap(target: PgQueryable, withClient: <T>(fn: (client: pg.PoolClient) =
     async exec(sql: string): Promise<void> {
       await target.query(sql);
     },
-    copyIn: (table, columns, text) =>
+    copyIn: (table, columns, data) =>
       withClient(async (client) => {
-        const sql = `COPY ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) FROM STDIN`;
-        await pipeline(Readable.from([text]), client.query(copyFrom(sql)));
+        const chunk = typeof data === 'string' ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+        await pipeline(Readable.from([chunk]), client.query(copyFrom(copyStatement(table, columns, 'STDIN', data))));
       }),
   };
 }

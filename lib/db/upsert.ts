@@ -1,20 +1,22 @@
 // Bulk UPSERT of rows into one table: INSERT ... ON CONFLICT (key) DO UPDATE, row-only writes.
 //
-// Three statement shapes are implemented because the fastest differs by engine and by row
-// kind; bench/sink-strategies.ts measures them side by side and DEFAULT_STRATEGY holds the
+// Four statement shapes are implemented because the fastest differs by engine and by row
+// kind; bench/sink-strategies.ts measures them side by side and MEASURED_STRATEGY holds the
 // measured winner per engine (figures in bench/README.md):
 //   values - multi-row INSERT ... VALUES ($1, $2, ...), (...), bounded by the 65,535 parameters
 //   unnest - INSERT ... SELECT FROM unnest($1::text[], ...), one array parameter per column
-//   copy   - COPY into a session temp table, then INSERT ... SELECT ... ON CONFLICT
+//   copy   - COPY (text format) into a session temp table, then INSERT ... SELECT ... ON CONFLICT
+//   binary - the same through COPY ... (FORMAT binary): no value is printed or parsed as text
 // A batch that holds one key twice would fail ("cannot affect row a second time"), so rows are
 // deduplicated first, the last one winning.
 
 import { toSql as vectorToSql } from 'pgvector';
+import { encodeCopyBinary } from './copy-binary.ts';
 import { quoteIdent, type Database, type Engine, type Queryable } from './database.ts';
 import { rowKey, type Column, type ColumnType, type Row, type TableSpec } from './tables.ts';
 
-export type UpsertStrategy = 'values' | 'unnest' | 'copy';
-export const UPSERT_STRATEGIES: readonly UpsertStrategy[] = ['values', 'unnest', 'copy'];
+export type UpsertStrategy = 'values' | 'unnest' | 'copy' | 'binary';
+export const UPSERT_STRATEGIES: readonly UpsertStrategy[] = ['values', 'unnest', 'copy', 'binary'];
 
 /**
  * The measured winner per engine and row kind (bench/README.md, "Sink write strategy"). Rows
@@ -22,8 +24,8 @@ export const UPSERT_STRATEGIES: readonly UpsertStrategy[] = ['values', 'unnest',
  * text[] parameters make unnest the slowest shape for them.
  */
 const MEASURED_STRATEGY: Readonly<Record<Engine, { text: UpsertStrategy; vector: UpsertStrategy }>> = Object.freeze({
-  pglite: { text: 'unnest', vector: 'copy' },
-  postgres: { text: 'unnest', vector: 'values' },
+  pglite: { text: 'unnest', vector: 'binary' },
+  postgres: { text: 'unnest', vector: 'binary' },
 });
 
 export function defaultStrategy(engine: Engine, spec: TableSpec): UpsertStrategy {
@@ -62,7 +64,10 @@ export async function upsertRows(db: Queryable, spec: TableSpec, rows: readonly 
       await upsertUnnest(db, spec, unique);
       break;
     case 'copy':
-      await upsertCopy(db, spec, unique);
+      await upsertStaged(db, spec, copyPayload(spec, unique, 'text'));
+      break;
+    case 'binary':
+      await upsertStaged(db, spec, copyPayload(spec, unique, 'binary'));
       break;
   }
   return unique.length;
@@ -131,18 +136,23 @@ async function upsertUnnest(db: Queryable, spec: TableSpec, rows: readonly Row[]
   );
 }
 
-async function upsertCopy(db: Queryable | Database, spec: TableSpec, rows: readonly Row[]): Promise<void> {
+/** The rows as COPY data for `db.copyIn`, in the spec's column order. */
+export function copyPayload(spec: TableSpec, rows: readonly Row[], format: 'text' | 'binary'): string | Buffer {
+  if (format === 'binary') return encodeCopyBinary(spec.name, spec.columns, rows);
+  const lines = rows.map((row) => spec.columns.map((column) => copyField(encode(column.type, row[column.name]))).join('\t'));
+  return `${lines.join('\n')}\n`;
+}
+
+/** COPY `data` (text or binary format) into a session staging table, then upsert from it. */
+async function upsertStaged(db: Queryable | Database, spec: TableSpec, data: string | Uint8Array): Promise<void> {
   // The staging table lives in the session and is emptied at commit, so COPY and INSERT must
   // share one transaction (and, on a pool, one connection).
-  if ('transaction' in db) return db.transaction((tx) => upsertCopy(tx, spec, rows));
+  if ('transaction' in db) return db.transaction((tx) => upsertStaged(tx, spec, data));
   const staging = `ingest_stage_${spec.name}`;
   await db.exec(
     `CREATE TEMP TABLE IF NOT EXISTS ${quoteIdent(staging)} (LIKE ${quoteIdent(spec.name)} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`,
   );
-  const text = rows
-    .map((row) => spec.columns.map((column) => copyField(encode(column.type, row[column.name]))).join('\t'))
-    .join('\n');
-  await db.copyIn(staging, spec.columns.map((c) => c.name), `${text}\n`);
+  await db.copyIn(staging, spec.columns.map((c) => c.name), data);
   await db.query(`INSERT INTO ${quoteIdent(spec.name)} (${columnList(spec)}) SELECT ${columnList(spec)} FROM ${quoteIdent(staging)} ${conflictClause(spec)}`);
 }
 

@@ -33,11 +33,22 @@ export class StageError extends Error {
   }
 }
 
+/** Told how long each stage of each item took (the walk benchmark's per-stage p50/p99). */
+export type StageObserver = (stage: string, milliseconds: number) => void;
+let stageObserver: StageObserver | null = null;
+
+export function observeStages(observer: StageObserver | null): void {
+  stageObserver = observer;
+}
+
 export async function atStage<T>(stage: string, work: () => Promise<T> | T): Promise<T> {
+  const started = stageObserver === null ? 0 : performance.now();
   try {
     return await work();
   } catch (error) {
     throw error instanceof StageError ? error : new StageError(stage, error);
+  } finally {
+    stageObserver?.(stage, performance.now() - started);
   }
 }
 

@@ -1,0 +1,252 @@
+// Whole walks on the mock tier, per database engine, each engine in a child process of its
+// own so that its peak RSS is its own:
+//
+//   cold     every document new, mock latency 0: docs/s, rows/s per table, model calls/s,
+//            p50/p99 per stage, RSS sampled through the walk (at each quarter and the peak)
+//   warm     the unchanged corpus again: ms per file (target <= 0.1), model calls and rows (0)
+//   touched  1 % of the documents rewritten: only those re-run
+//   little   a fresh cold walk with mock latency L and model concurrency C: model calls/s as
+//            a fraction of the Little's-law bound C / L (target >= 0.9)
+//
+//   node bench/walk.ts [--docs N] [--mix M] [--seed S] [--latency-ms L]
+//                      [--concurrency C] [--little-docs N] [--json FILE]
+//
+// PGlite always; PostgreSQL too when ENGINE_DB_DSN is set (scripts/pg-with-vector.sh).
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import { loadConfig } from '../lib/config.ts';
+import type { Database } from '../lib/db/database.ts';
+import { observeStages } from '../lib/engine/ingest-file.ts';
+import { openEngine, type OpenEngine } from '../lib/engine/open.ts';
+import { walk, type WalkSummary } from '../lib/flow.ts';
+import { startMockServer, type MockServer } from '../mock/server.ts';
+import { openTestDatabase } from '../test/helpers/db.ts';
+import { buildDocument, DEFAULT_MIX, mixPattern, parseMix, relPathOf } from './corpus/generate.ts';
+import { LogHistogram, printTable, rate, writeJson } from './report.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    docs: { type: 'string', default: '1000' },
+    mix: { type: 'string', default: DEFAULT_MIX },
+    seed: { type: 'string', default: '1' },
+    // Internal: the parent hands each engine's child its two corpora.
+    corpus: { type: 'string' },
+    'little-corpus': { type: 'string' },
+    'latency-ms': { type: 'string', default: '400' },
+    concurrency: { type: 'string', default: '8' },
+    'little-docs': { type: 'string', default: '300' },
+    engine: { type: 'string' },
+    json: { type: 'string' },
+  },
+});
+const DOCS = Number(args.docs);
+const SEED = Number(args.seed);
+const MIX = parseMix(args.mix);
+const LATENCY_MS = Number(args['latency-ms']);
+const CONCURRENCY = Number(args.concurrency);
+const LITTLE_DOCS = Math.min(DOCS, Number(args['little-docs']));
+
+interface PhaseResult {
+  seconds: number;
+  changed: number;
+  unchanged: number;
+  failed: number;
+  modelCalls: number;
+  rows: Record<string, number>;
+  /** The first failures, "path stage:code": a failed item is retried by every later walk. */
+  failures: string[];
+  stages?: Record<string, { p50: number; p99: number; n: number }>;
+  rssMb?: { beforeWalk: number; quarters: number[]; peak: number };
+}
+
+interface EngineResult {
+  engine: string;
+  cold: PhaseResult;
+  warm: PhaseResult;
+  touched: PhaseResult & { touchedFiles: number };
+  little: PhaseResult & { latencyMs: number; concurrency: number; docs: number; boundCallsPerSecond: number };
+  stateStoreBytes: number;
+  peakRssMb: number;
+}
+
+const rssMb = () => Math.round(process.memoryUsage.rss() / 2 ** 20);
+
+/** Writes the first `docs` documents of the corpus under `dir` (streamed). */
+async function writeCorpus(dir: string, docs: number): Promise<void> {
+  const { corpusFiles } = await import('./corpus/render.ts');
+  for await (const file of corpusFiles({ docs, mix: MIX, seed: SEED })) {
+    await mkdir(path.dirname(path.join(dir, file.relPath)), { recursive: true });
+    await writeFile(path.join(dir, file.relPath), file.bytes);
+  }
+}
+
+/** Rewrites every hundredth document with other content of the same type; returns how many. */
+async function touchOnePercent(dir: string): Promise<number> {
+  // Loaded only now: the document libraries must not count in the cold walk's memory.
+  const { renderDocument } = await import('./corpus/render.ts');
+  const pattern = mixPattern(MIX);
+  let touched = 0;
+  for (let index = 0; index < DOCS; index += 100) {
+    const type = pattern[index % pattern.length]!;
+    await writeFile(path.join(dir, relPathOf(index, type)), await renderDocument(buildDocument(SEED + 1, index, type)));
+    touched += 1;
+  }
+  return touched;
+}
+
+async function phase(engine: OpenEngine, corpus: string, mock: MockServer, detail: boolean): Promise<PhaseResult> {
+  const calls = () => mock.stats.messages + mock.stats.embeddings;
+  const callsBefore = calls();
+  const stages = new Map<string, LogHistogram>();
+  const quarters: number[] = [];
+  let peak = rssMb();
+  const beforeWalk = peak;
+  const sampler = setInterval(() => (peak = Math.max(peak, rssMb())), 100);
+  if (detail) observeStages((stage, ms) => (stages.get(stage) ?? stages.set(stage, new LogHistogram()).get(stage)!).add(ms));
+  let summary: WalkSummary;
+  try {
+    summary = await walk(engine, {
+      sourcePath: corpus,
+      onProgress: ({ done }) => {
+        if (detail && done % Math.max(1, Math.floor(DOCS / 4)) === 0) quarters.push(rssMb());
+      },
+    });
+  } finally {
+    clearInterval(sampler);
+    observeStages(null);
+  }
+  if (summary.status !== 'completed') throw new Error(`walk failed: ${summary.error}`);
+  return {
+    seconds: summary.durationMs / 1000, changed: summary.items.changed, unchanged: summary.items.unchanged, failed: summary.items.failed,
+    modelCalls: calls() - callsBefore, rows: summary.rows, failures: summary.failures.slice(0, 5).map((f) => `${f.path} ${f.stage}:${f.code}`),
+    ...(detail
+      ? {
+          stages: Object.fromEntries([...stages].map(([name, h]) => [name, { p50: h.quantile(0.5), p99: h.quantile(0.99), n: h.count }])),
+          rssMb: { beforeWalk, quarters, peak: Math.max(peak, rssMb()) },
+        }
+      : {}),
+  };
+}
+
+/** An engine on a fresh database: PGlite in its own data directory, PostgreSQL in a fresh schema. */
+async function freshEngine(root: string, name: string, concurrency?: number): Promise<{ engine: OpenEngine; dispose(): Promise<void> }> {
+  const dsn = args.engine === 'postgres' ? process.env.ENGINE_DB_DSN : undefined;
+  const config = loadConfig({
+    INGEST_DATA_DIR: path.join(root, name), INGEST_LOG_LEVEL: 'silent',
+    ...(concurrency === undefined ? {} : { INGEST_MODEL_CONCURRENCY: String(concurrency) }),
+    ...(dsn === undefined ? {} : { ENGINE_DB_DSN: dsn }),
+  }, root);
+  let scratch: { db: Database; dispose(): Promise<void> } | null = null;
+  if (dsn !== undefined) scratch = await openTestDatabase();
+  const engine = await openEngine(config, pino({ level: 'silent' }), scratch === null ? {} : { db: scratch.db });
+  return {
+    engine,
+    async dispose() {
+      await engine.close();
+      await scratch?.dispose();
+    },
+  };
+}
+
+async function runEngine(corpus: string, littleCorpus: string): Promise<EngineResult> {
+  const root = mkdtempSync(path.join(tmpdir(), 'ingest-bench-walk-'));
+  const mockOptions = { latencyMs: 0 };
+  const mock = await startMockServer(mockOptions);
+  Object.assign(process.env, {
+    ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: 'bench-mock', OPENAI_BASE_URL: `${mock.url}/v1`, OPENAI_API_KEY: 'bench-mock',
+  });
+  try {
+    const main = await freshEngine(root, 'main');
+    let cold: PhaseResult, warm: PhaseResult, touched: PhaseResult, touchedFiles: number, stateStoreBytes: number;
+    try {
+      cold = await phase(main.engine, corpus, mock, true);
+      warm = await phase(main.engine, corpus, mock, false);
+      touchedFiles = await touchOnePercent(corpus);
+      touched = await phase(main.engine, corpus, mock, false);
+      stateStoreBytes = statSync(path.join(main.engine.config.stateStorePath, 'state.mdb')).blocks * 512;
+    } finally {
+      await main.dispose();
+    }
+    // Little's law on a corpus of its own (the first LITTLE_DOCS documents), cold, under latency.
+    mockOptions.latencyMs = LATENCY_MS;
+    const slow = await freshEngine(root, 'little', CONCURRENCY);
+    let little: PhaseResult;
+    try {
+      little = await phase(slow.engine, littleCorpus, mock, false);
+    } finally {
+      await slow.dispose();
+    }
+    return {
+      engine: args.engine!, cold, warm, touched: { ...touched, touchedFiles }, stateStoreBytes,
+      little: { ...little, latencyMs: LATENCY_MS, concurrency: CONCURRENCY, docs: LITTLE_DOCS, boundCallsPerSecond: CONCURRENCY / (LATENCY_MS / 1000) },
+      peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+    };
+  } finally {
+    await mock.close();
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/** Runs this file for one engine in a child process and reads its result from stdout. */
+function runChild(engine: string, corpus: string, littleCorpus: string): Promise<EngineResult> {
+  const forwarded = process.argv.slice(2).filter((a, i, all) => a !== '--json' && all[i - 1] !== '--json');
+  const child = spawn(process.execPath, [import.meta.filename, ...forwarded, '--engine', engine, '--corpus', corpus, '--little-corpus', littleCorpus], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+  return new Promise((resolve, reject) =>
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as EngineResult) : reject(new Error(`the ${engine} walk benchmark exited with ${code}`)))),
+  );
+}
+
+function report(results: EngineResult[]): void {
+  const fmt = (x: number, digits = 1) => (Number.isFinite(x) ? x.toFixed(digits) : '-');
+  const sumRows = (p: PhaseResult) => Object.values(p.rows).reduce((a, b) => a + b, 0);
+  console.log(`\nWalks of ${DOCS} documents (mix ${args.mix}, seed ${SEED}), mock tier:`);
+  printTable(
+    ['engine', 'cold docs/s', 'cold calls/s', 'warm ms/file', 'warm calls / rows', 'touched: re-run / calls', `Little (L ${LATENCY_MS} ms, C ${CONCURRENCY}): calls/s / bound`, 'peak RSS MB (before walk)', 'state store MB'],
+    results.map((r) => [
+      r.engine, fmt(r.cold.changed / r.cold.seconds), fmt(r.cold.modelCalls / r.cold.seconds),
+      fmt((r.warm.seconds * 1000) / DOCS, 3), `${r.warm.modelCalls} / ${sumRows(r.warm)}`,
+      `${r.touched.changed} of ${r.touched.touchedFiles} / ${r.touched.modelCalls}`,
+      `${fmt(r.little.modelCalls / r.little.seconds)} / ${fmt(r.little.boundCallsPerSecond)} = ${fmt(r.little.modelCalls / r.little.seconds / r.little.boundCallsPerSecond, 2)}`,
+      `${r.peakRssMb} (${r.cold.rssMb!.beforeWalk})`, fmt(r.stateStoreBytes / 2 ** 20),
+    ]),
+  );
+  console.log('\nCold walk, rows/s per table:');
+  const tables = [...new Set(results.flatMap((r) => Object.keys(r.cold.rows)))];
+  printTable(['engine', ...tables], results.map((r) => [r.engine, ...tables.map((t) => rate((r.cold.rows[t] ?? 0) / r.cold.seconds))]));
+  console.log('\nCold walk, per stage p50 / p99 ms (per item):');
+  const stages = [...new Set(results.flatMap((r) => Object.keys(r.cold.stages ?? {})))];
+  printTable(['engine', ...stages], results.map((r) => [r.engine, ...stages.map((s) => { const x = r.cold.stages?.[s]; return x ? `${fmt(x.p50, 2)} / ${fmt(x.p99, 2)}` : '-'; })]));
+  console.log('\nRSS MB through the cold walk (before, at each quarter, peak):');
+  printTable(['engine', 'rss'], results.map((r) => [r.engine, [r.cold.rssMb!.beforeWalk, ...r.cold.rssMb!.quarters, r.cold.rssMb!.peak].join(' / ')]));
+  console.log(`\nnode ${process.version}; failed items in the cold walk: ${results.map((r) => `${r.engine} ${r.cold.failed} ${r.cold.failures.join(', ')}`).join('; ')}`);
+}
+
+if (args.engine !== undefined) {
+  process.stdout.write(JSON.stringify(await runEngine(args.corpus!, args['little-corpus']!)));
+} else {
+  const engines = ['pglite', ...(process.env.ENGINE_DB_DSN ? ['postgres'] : [])];
+  const results: EngineResult[] = [];
+  const scratch = mkdtempSync(path.join(tmpdir(), 'ingest-bench-corpus-'));
+  try {
+    for (const engine of engines) {
+      // Each engine walks its own copy: the touched phase rewrites files.
+      const corpus = path.join(scratch, engine);
+      const little = path.join(scratch, `${engine}-little`);
+      await writeCorpus(corpus, DOCS);
+      await writeCorpus(little, LITTLE_DOCS);
+      results.push(await runChild(engine, corpus, little));
+    }
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  report(results);
+  await writeJson(args.json, 'walk', { docs: DOCS, mix: args.mix, seed: SEED, results });
+}
