@@ -37,7 +37,7 @@ function walk(corpus: string, ...flags: string[]) {
 test('the example corpus walks into rows of every type, then a second walk does nothing', async () => {
   const first = walk(EXAMPLES);
   assert.is(first.status, 0, first.stderr);
-  assert.match(first.stdout, /items: 8 seen, 8 changed, 0 unchanged, 0 failed/);
+  assert.match(first.stdout, /items: 8 seen, 8 changed, 0 unchanged, 0 failed/, `${first.stdout}\n${first.stderr.slice(-4000)}`);
   assert.match(first.stdout, /rows written: source_documents 8, content_chunks \d+/);
   const second = walk(EXAMPLES, '--json');
   const summary = JSON.parse(second.stdout) as WalkSummary;
