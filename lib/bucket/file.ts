@@ -36,5 +36,6 @@ export function fileBucket(url: URL, log: Logger): CorpusBucket {
       const stats = await stat(target, { bigint: true });
       return versionOf(Number(stats.size), stats.mtimeNs);
     },
+    close() {},
   };
 }

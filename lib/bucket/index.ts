@@ -23,6 +23,8 @@ export interface CorpusBucket {
   download(key: string, to: string): Promise<void>;
   /** Stores the bytes of the file `from` under `key`; resolves with the object's new version. */
   upload(key: string, from: string): Promise<string>;
+  /** Releases the connections it holds. */
+  close(): void;
 }
 
 export class BucketError extends Error {

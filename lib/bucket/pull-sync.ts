@@ -84,6 +84,10 @@ async function removeUnlisted(corpus: string, listed: Set<string>, manifest: Syn
 /** Pull-sync of `corpus` from the configured bucket; null when no bucket is configured or the walk is idle. */
 export async function syncCorpus(config: Pick<Config, 'corpusBucket' | 's3' | 'stateStorePath'>, corpus: string | null, log: Logger): Promise<SyncReport | null> {
   const bucket = openBucket(config, log);
-  if (bucket === null || corpus === null) return null;
-  return pullSync(bucket, corpus, config.stateStorePath, log);
+  if (bucket === null) return null;
+  try {
+    return corpus === null ? null : await pullSync(bucket, corpus, config.stateStorePath, log);
+  } finally {
+    bucket.close();
+  }
 }

@@ -58,5 +58,8 @@ export function s3Bucket(url: URL, options: Config['s3'], log: Logger): CorpusBu
         .catch((error: unknown) => { throw named('upload', key, error); });
       return put.ETag ?? '';
     },
+    close() {
+      client.destroy();
+    },
   };
 }
