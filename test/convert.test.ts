@@ -1,6 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ConversionError, createConverter, mediaTypeFor, type Converter, type MediaType } from '../stages/convert/index.ts';
+import { workbookAfterSheets } from '../stages/convert/xlsx.ts';
+import { checkZip } from '../stages/convert/zip-guard.ts';
 import { docxBomb, flateBombPdf, makeDocx, makePdf, makeXlsx, xlsxWithCells } from './helpers/documents.ts';
 
 const PDF: MediaType = 'application/pdf';
@@ -101,6 +103,19 @@ test('a sheet that declares a huge dimension but holds little converts normally'
     assert.equal(result.text.split('\n'), ['# Data', '1 | 2', '1 | 2', '1 | 2']);
   } finally {
     await converter.close();
+  }
+});
+
+test('a workbook stored with xl/workbook.xml after its sheets is read whole, and its cells still count', async () => {
+  const written = await makeXlsx();
+  const order = await checkZip(written, { maxEntries: 100, maxInflatedBytes: 1e8 });
+  assert.ok(workbookAfterSheets(order), `exceljs stores workbook.xml last: ${order.join(', ')}`);
+  assert.not.ok(workbookAfterSheets(await checkZip(await xlsxWithCells(1, 1, 'A1'), { maxEntries: 100, maxInflatedBytes: 1e8 })));
+  const tight = createConverter({ maxCells: 5 });
+  try {
+    assert.is((await failure(tight, written, XLSX)).code, 'too_many_cells');
+  } finally {
+    await tight.close();
   }
 });
 

@@ -12,7 +12,8 @@ export interface ZipLimits {
   maxInflatedBytes: number;
 }
 
-export async function checkZip(bytes: Uint8Array, limits: ZipLimits): Promise<void> {
+/** Checks the container; resolves with its entry names in directory order. */
+export async function checkZip(bytes: Uint8Array, limits: ZipLimits): Promise<string[]> {
   const zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
     yauzl.fromBuffer(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), { lazyEntries: true, validateEntrySizes: true }, (error, file) =>
       error ? reject(new ConversionError('corrupt', `not a readable zip container: ${error.message}`)) : resolve(file)),
@@ -22,13 +23,16 @@ export async function checkZip(bytes: Uint8Array, limits: ZipLimits): Promise<vo
       throw new ConversionError('too_many_entries', `the zip holds ${zip.entryCount} entries, over the limit of ${limits.maxEntries}`);
     }
     let inflated = 0;
+    const names: string[] = [];
     for await (const entry of entries(zip)) {
+      names.push(entry.fileName);
       if (inflated + entry.uncompressedSize > limits.maxInflatedBytes) {
         throw new ConversionError('zip_bomb', `entries declare more than ${limits.maxInflatedBytes} inflated bytes`);
       }
       if (entry.fileName.endsWith('/')) continue;
       inflated = await drain(zip, entry, inflated, limits.maxInflatedBytes);
     }
+    return names;
   } finally {
     zip.close();
   }
