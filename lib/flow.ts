@@ -1,8 +1,10 @@
 // The walk, top to bottom as the data flows (SPEC.md 1, DESIGN.md 5):
 //
 //   run record (in_progress) -> idle check -> bind the state store to the database ->
-//   for each source item (files, then passed feed URLs), at most `walk.inFlight` at a time:
-//       admit (memo check) -> convert -> identity -> chunk -> sink (durable) -> memo commit
+//   for each source item (files, then passed feed URLs):
+//       memo check by stat, inline (an unchanged item ends here and takes no slot); then, at
+//       most `walk.inFlight` at a time: admit (bytes hash) -> convert -> identity -> chunk ->
+//       sink (durable) -> memo commit
 //   -> settle barrier (every item done, the sink drained) -> flow-scope passes, each contained
 //   -> URL backlink reconciliation -> stale-row cleanup -> run record (terminal status)
 //
@@ -17,7 +19,7 @@ import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import { Sink } from './db/sink.ts';
 import type { Logger } from './log.ts';
-import { admitFile, fileIdentity, retiredIdentity } from './engine/admit.ts';
+import { admitFile, fileIdentity, recallFile, retiredIdentity, unchangedByStat } from './engine/admit.ts';
 import { bindStoreToDatabase } from './engine/binding.ts';
 import type { AliasSnapshot } from './engine/aliases.ts';
 import { DocumentIdentity } from './engine/identity.ts';
@@ -27,7 +29,7 @@ import { publishRunContext, type RunContext, type RunCounters } from './engine/r
 import type { Models } from './engine/models.ts';
 import type { ItemMemo, StateStore } from './engine/store.ts';
 import type { RunRecorder } from './runs/record.ts';
-import { ConversionError, mediaTypeFor, type Converter } from '../stages/convert/index.ts';
+import { ConversionError, mediaTypeFor, type Converter, type MediaType } from '../stages/convert/index.ts';
 import { reconcileUrlBacklinks } from '../stages/backlink.ts';
 import { removeVanishedDocuments } from '../stages/cleanup.ts';
 import { walkFiles, type FileItem } from '../stages/source.ts';
@@ -188,13 +190,7 @@ async function walkCorpus(
     log.warn({ path, stage: stageError.stage, code: stageError.code, err: stageError.message }, 'item failed');
   };
 
-  const ingestOne = async (item: FileItem): Promise<void> => {
-    const mediaType = mediaTypeFor(item.relPath);
-    if (mediaType === null) {
-      summary.items.dropped += 1;
-      log.info({ path: item.relPath }, 'item dropped: unrecognised file type');
-      return;
-    }
+  const ingestOne = async (item: FileItem, mediaType: MediaType): Promise<void> => {
     const key = fileIdentity(item.relPath);
     let previous: ItemMemo | undefined;
     try {
@@ -246,15 +242,38 @@ async function walkCorpus(
     }
   };
 
+  const finished = () => {
+    done += 1;
+    onProgress?.({ seen: summary.items.seen, done });
+  };
   const enqueue = async (work: () => Promise<void>): Promise<void> => {
-    summary.items.seen += 1;
     // Backpressure: the walk reads no further while every in-flight slot is taken.
     await queue.onSizeLessThan(1);
     void queue.add(async () => {
       await work();
-      done += 1;
-      onProgress?.({ seen: summary.items.seen, done });
+      finished();
     });
+  };
+
+  /** Settles an item that needs no slot (unchanged by stat, or of no known type), or queues it. */
+  const admitOne = async (item: FileItem): Promise<void> => {
+    summary.items.seen += 1;
+    const mediaType = mediaTypeFor(item.relPath);
+    if (mediaType === null) {
+      summary.items.dropped += 1;
+      log.info({ path: item.relPath }, 'item dropped: unrecognised file type');
+      finished();
+      return;
+    }
+    const stamp = recallFile(item, store);
+    if (unchangedByStat(stamp, item, run.fullReprocess)) {
+      // The fast path of an unchanged walk: no read, no slot, nothing else.
+      liveDocumentIds.add(stamp.sourceDocumentId);
+      summary.items.unchanged += 1;
+      finished();
+      return;
+    }
+    await enqueue(() => ingestOne(item, mediaType));
   };
 
   const onSkip = ({ relPath }: { relPath: string }) => {
@@ -265,10 +284,11 @@ async function walkCorpus(
   try {
     for await (const item of walkFiles(sourcePath, log, onSkip)) {
       seen.add(fileIdentity(item.relPath));
-      await enqueue(() => ingestOne(item));
+      await admitOne(item);
     }
     for await (const item of passedUrls(db)) {
       seen.add(urlIdentity(item.url));
+      summary.items.seen += 1;
       await enqueue(() => ingestOneUrl(item));
     }
   } finally {

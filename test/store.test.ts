@@ -34,7 +34,43 @@ test('item memos persist across reopen and are committed when put resolves', asy
   await store.close();
   const again = await openStateStore(dir);
   assert.equal(again.getItem('file:a.md'), { memo, healed: false });
+  const { rows: _rows, ...stamp } = memo;
+  assert.equal(again.getItemStamp('file:a.md'), { stamp, healed: false });
   assert.equal([...again.itemKeys()], ['file:a.md']);
+  await again.removeItem('file:a.md');
+  assert.equal(again.getItem('file:a.md'), { memo: undefined, healed: false });
+  await again.close();
+});
+
+test('a format 1 store, row keys inside each memo, is upgraded in place on open', async () => {
+  const root = open({ path: path.join(dir, 'state.mdb'), maxDbs: 4, compression: false });
+  await rawDb(root, 'meta').put('format_version', 1);
+  await rawDb(root, 'items').put('file:a.md', memo);
+  await rawDb(root, 'items').put('file:junk.md', { sha256: 42 });
+  await rawDb(root, 'memos').put('extract:x', { kept: true });
+  await root.close();
+  const before = await inspectStateStore(dir);
+  assert.equal([before.formatVersion, before.items, before.invalidItems], [1, 2, 1]);
+
+  const store = await openStateStore(dir);
+  assert.equal(store.getItem('file:a.md'), { memo, healed: false });
+  assert.equal([...store.itemKeys()], ['file:a.md']);
+  assert.equal(store.getMemo('extract:x'), { kept: true });
+  await store.close();
+  const after = await inspectStateStore(dir);
+  assert.equal([after.formatVersion, after.items, after.invalidItems], [STATE_FORMAT_VERSION, 1, 0]);
+});
+
+test('a stamp whose row keys are missing is healed as a whole', async () => {
+  const store = await openStateStore(dir);
+  await store.putItem('file:a.md', memo);
+  await store.close();
+  const root = open({ path: path.join(dir, 'state.mdb'), maxDbs: 4, compression: false });
+  await rawDb(root, 'item_rows').remove('file:a.md');
+  await root.close();
+  const again = await openStateStore(dir);
+  assert.equal(again.getItem('file:a.md'), { memo: undefined, healed: true });
+  assert.equal(again.getItemStamp('file:a.md'), { stamp: undefined, healed: false });
   await again.close();
 });
 
@@ -63,6 +99,18 @@ test('an unreadable item memo is removed and reported as healed', async () => {
   const store = await openStateStore(dir);
   assert.equal(store.getItem('file:bad.md'), { memo: undefined, healed: true });
   assert.equal(store.getItem('file:bad.md'), { memo: undefined, healed: false });
+  await store.close();
+});
+
+test('an item memo whose bytes no longer decode is removed and reported as healed', async () => {
+  await (await openStateStore(dir)).close();
+  const root = open({ path: path.join(dir, 'state.mdb'), maxDbs: 4, compression: false });
+  // 0xc1 is the one byte msgpack never uses: the decoder refuses it.
+  await root.openDB<Buffer, string>({ name: 'items', encoding: 'binary' }).put('file:torn.md', Buffer.from([0xc1, 0xc1]));
+  await root.close();
+  const store = await openStateStore(dir);
+  assert.equal(store.getItem('file:torn.md'), { memo: undefined, healed: true });
+  assert.equal(store.getItem('file:torn.md'), { memo: undefined, healed: false });
   await store.close();
 });
 

@@ -2,11 +2,14 @@
 // nothing further: no read when size, mtime and inode all match the memo (full_reprocess is
 // the escape hatch for an edit that preserved all three), and no model call or row write
 // when the bytes hash to the memo's sha256.
+//
+// The stat check is synchronous on purpose: it is the whole cost of an unchanged item, so the
+// walk runs it inline, before the item takes an in-flight slot (lib/flow.ts).
 
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { FileItem } from '../../stages/source.ts';
-import type { ItemMemo, StateStore } from './store.ts';
+import type { ItemMemo, ItemStamp, StateStore } from './store.ts';
 import { countEvent } from './run-context.ts';
 
 export type Admission =
@@ -21,15 +24,23 @@ export const isRetiredIdentity = (key: string): boolean => key.startsWith('retir
 
 export const sha256Hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
-function statMatches(memo: ItemMemo, item: FileItem): boolean {
-  return memo.size === item.size && memo.mtimeNs === String(item.mtimeNs) && memo.ino === String(item.ino);
+/** The item's memo stamp; an unreadable memo is dropped (and counted as healed), so the item re-runs. */
+export function recallFile(item: FileItem, store: StateStore): ItemStamp | undefined {
+  const { stamp, healed } = store.getItemStamp(fileIdentity(item.relPath));
+  if (healed) countEvent('memo_heal');
+  return stamp;
 }
 
+/** True when size, mtime and inode all match the memo: the item is unchanged, unread. */
+export function unchangedByStat(stamp: ItemStamp | undefined, item: FileItem, fullReprocess: boolean): stamp is ItemStamp {
+  return stamp !== undefined && !fullReprocess && stamp.size === item.size && stamp.mtimeNs === String(item.mtimeNs) && stamp.ino === String(item.ino);
+}
+
+/** Reads and hashes an item the stat check could not clear. */
 export async function admitFile(item: FileItem, store: StateStore, fullReprocess: boolean): Promise<Admission> {
   const key = fileIdentity(item.relPath);
   const { memo, healed } = store.getItem(key);
   if (healed) countEvent('memo_heal');
-  if (memo !== undefined && !fullReprocess && statMatches(memo, item)) return { kind: 'unchanged', memo };
   const bytes = await readFile(item.absPath);
   const sha256 = sha256Hex(bytes);
   if (memo !== undefined && !fullReprocess && memo.sha256 === sha256) {

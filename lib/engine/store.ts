@@ -1,10 +1,13 @@
 // The engine state store (ENGINE_DB, DESIGN.md 6): an LMDB environment in a directory. This is
 // the only module that imports lmdb.
 //
-// It keeps three things:
+// It keeps four things:
 //   - meta: the store's format version and the id of the database its memos describe;
-//   - items: the outer memo of each source item (identity -> bytes hash, stat, the rows it
-//     emitted, the op_id of its last material change);
+//   - items: the stamp of each source item's outer memo (identity -> bytes hash, stat, its
+//     document, the op_id of its last material change);
+//   - item_rows: the keys of the rows each item emitted, apart from its stamp because an
+//     unchanged walk reads every stamp and no row key (format 2; format 1 kept them together
+//     and is upgraded in place on open);
 //   - memos: inner memo values (extractor outputs, embeddings), keyed by content hash.
 // The store cannot be rebuilt from the database: losing it means a full re-extraction.
 
@@ -12,11 +15,13 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { open, type Database as LmdbDatabase, type RootDatabase } from 'lmdb';
 
-export const STATE_FORMAT_VERSION = 1;
+export const STATE_FORMAT_VERSION = 2;
+/** The format whose item memos held their row keys inline; upgraded on open. */
+const FORMAT_WITH_INLINE_ROWS = 1;
 const STORE_FILE = 'state.mdb';
 
-/** The outer memo of one source item. */
-export interface ItemMemo {
+/** What an unchanged walk needs of an item's outer memo. */
+export interface ItemStamp {
   sha256: string;
   size: number;
   /** stat identity for the no-read fast path: nanosecond mtime and inode, as decimal strings. */
@@ -26,6 +31,10 @@ export interface ItemMemo {
   mediaType: string;
   /** op_id of the walk that last changed this item's rows. */
   opId: string;
+}
+
+/** The outer memo of one source item. */
+export interface ItemMemo extends ItemStamp {
   /** Keys of the rows this item emitted, per table, so rows it stops emitting are deleted by key. */
   rows: Record<string, string[]>;
 }
@@ -44,7 +53,9 @@ export interface StateStore {
   readonly path: string;
   /** The item's memo, or undefined when absent; an unreadable entry is removed and reported as healed. */
   getItem(key: string): { memo: ItemMemo | undefined; healed: boolean };
-  /** Resolves once the entry is committed to disk. */
+  /** The item's stamp alone (no row keys to decode), healed the same way. */
+  getItemStamp(key: string): { stamp: ItemStamp | undefined; healed: boolean };
+  /** Resolves once the stamp and the row keys are committed to disk, together. */
   putItem(key: string, memo: ItemMemo): Promise<void>;
   removeItem(key: string): Promise<void>;
   /** Every item key, streamed from disk. */
@@ -61,59 +72,115 @@ export interface StateStore {
   close(): Promise<void>;
 }
 
-export function isItemMemo(value: unknown): value is ItemMemo {
+const STAMP_STRINGS = ['sha256', 'mtimeNs', 'ino', 'sourceDocumentId', 'mediaType', 'opId'] as const;
+
+function isItemStamp(value: unknown): value is ItemStamp {
   if (value === null || typeof value !== 'object') return false;
   const m = value as Record<string, unknown>;
-  const strings = ['sha256', 'mtimeNs', 'ino', 'sourceDocumentId', 'mediaType', 'opId'];
-  if (!strings.every((k) => typeof m[k] === 'string')) return false;
-  if (typeof m.size !== 'number' || m.rows === null || typeof m.rows !== 'object') return false;
-  return Object.values(m.rows as object).every((keys) => Array.isArray(keys) && keys.every((k) => typeof k === 'string'));
+  return STAMP_STRINGS.every((k) => typeof m[k] === 'string') && typeof m.size === 'number';
+}
+
+function isRowKeys(value: unknown): value is ItemMemo['rows'] {
+  if (value === null || typeof value !== 'object') return false;
+  return Object.values(value).every((keys) => Array.isArray(keys) && keys.every((k) => typeof k === 'string'));
+}
+
+function stampOf(memo: ItemMemo): ItemStamp {
+  const { rows: _rows, ...stamp } = memo;
+  return stamp;
+}
+
+type Dbs = Record<'meta' | 'items' | 'itemRows' | 'memos', LmdbDatabase<unknown, string>>;
+
+function openDbs(root: RootDatabase): Dbs {
+  const db = (name: string) => root.openDB<unknown, string>({ name, encoding: 'msgpack' });
+  return { meta: db('meta'), items: db('items'), itemRows: db('item_rows'), memos: db('memos') };
 }
 
 export async function openStateStore(dir: string): Promise<StateStore> {
   await mkdir(dir, { recursive: true });
   const storePath = path.join(dir, STORE_FILE);
-  const root: RootDatabase = open({ path: storePath, maxDbs: 4, compression: false });
+  const root: RootDatabase = open({ path: storePath, maxDbs: 5, compression: false });
   try {
-    const meta = root.openDB<unknown, string>({ name: 'meta', encoding: 'msgpack' });
-    const found = meta.get('format_version');
-    if (found === undefined) await meta.put('format_version', STATE_FORMAT_VERSION);
+    const dbs = openDbs(root);
+    const found = dbs.meta.get('format_version');
+    if (found === undefined) await dbs.meta.put('format_version', STATE_FORMAT_VERSION);
+    else if (found === FORMAT_WITH_INLINE_ROWS) await splitInlineRows(root, dbs);
     else if (found !== STATE_FORMAT_VERSION) throw new StateStoreVersionError(dir, found);
-    const items = root.openDB<unknown, string>({ name: 'items', encoding: 'msgpack' });
-    const memos = root.openDB<unknown, string>({ name: 'memos', encoding: 'msgpack' });
-    return facade(dir, root, meta, items, memos);
+    return facade(dir, root, dbs);
   } catch (error) {
     await root.close();
     throw error;
   }
 }
 
-function facade(
-  dir: string,
-  root: RootDatabase,
-  meta: LmdbDatabase<unknown, string>,
-  items: LmdbDatabase<unknown, string>,
-  memos: LmdbDatabase<unknown, string>,
-): StateStore {
+/** Format 1 -> 2 in one transaction: each memo's row keys move to item_rows. */
+async function splitInlineRows(root: RootDatabase, { meta, items, itemRows }: Dbs): Promise<void> {
+  await root.transaction(() => {
+    for (const { key, value } of items.getRange()) {
+      const rows = (value as { rows?: unknown } | null)?.rows;
+      if (isItemStamp(value) && isRowKeys(rows)) {
+        items.put(key, stampOf(value as ItemMemo));
+        itemRows.put(key, rows);
+      } else {
+        // Not a memo: it would have been healed on read; it goes now.
+        items.remove(key);
+      }
+    }
+    meta.put('format_version', STATE_FORMAT_VERSION);
+  });
+}
+
+function facade(dir: string, root: RootDatabase, { meta, items, itemRows, memos }: Dbs): StateStore {
+  /** Reads a value; bytes that no longer decode count as a value of the wrong shape. */
+  const read = (db: LmdbDatabase<unknown, string>, key: string): unknown => {
+    try {
+      return db.get(key);
+    } catch {
+      return null;
+    }
+  };
+  const drop = (key: string) => {
+    items.removeSync(key);
+    itemRows.removeSync(key);
+  };
+  const getItemStamp = (key: string) => {
+    const stamp = read(items, key);
+    if (stamp === undefined) return { stamp: undefined, healed: false };
+    if (isItemStamp(stamp)) return { stamp, healed: false };
+    drop(key);
+    return { stamp: undefined, healed: true };
+  };
   return {
     path: dir,
+    getItemStamp,
     getItem(key) {
-      const value = items.get(key);
-      if (value === undefined) return { memo: undefined, healed: false };
-      if (isItemMemo(value)) return { memo: value, healed: false };
-      items.removeSync(key);
+      const { stamp, healed } = getItemStamp(key);
+      if (stamp === undefined) return { memo: undefined, healed };
+      const rows = read(itemRows, key);
+      if (isRowKeys(rows)) return { memo: { ...stamp, rows }, healed: false };
+      drop(key);
       return { memo: undefined, healed: true };
     },
     async putItem(key, memo) {
-      await items.put(key, memo);
+      await root.transaction(() => {
+        items.put(key, stampOf(memo));
+        itemRows.put(key, memo.rows);
+      });
     },
     async removeItem(key) {
-      await items.remove(key);
+      await root.transaction(() => {
+        items.remove(key);
+        itemRows.remove(key);
+      });
     },
     itemKeys: () => items.getKeys(),
     itemCount: () => items.getKeysCount(),
     async clearItems() {
-      await items.clearAsync();
+      await root.transaction(() => {
+        items.clearSync();
+        itemRows.clearSync();
+      });
     },
     boundDatabaseId() {
       const id = meta.get('database_id');
@@ -146,21 +213,21 @@ export interface StateStoreReport {
 
 /** Reads a store without changing it (even one of another format version). */
 export async function inspectStateStore(dir: string): Promise<StateStoreReport> {
-  const root = open({ path: path.join(dir, STORE_FILE), maxDbs: 4, compression: false, readOnly: true });
+  const root = open({ path: path.join(dir, STORE_FILE), maxDbs: 5, compression: false, readOnly: true });
   try {
-    const meta = root.openDB<unknown, string>({ name: 'meta', encoding: 'msgpack' });
-    const items = root.openDB<unknown, string>({ name: 'items', encoding: 'msgpack' });
-    const memos = root.openDB<unknown, string>({ name: 'memos', encoding: 'msgpack' });
+    const { meta, items, itemRows, memos } = openDbs(root);
+    const formatVersion = meta.get('format_version');
     let count = 0;
     let invalid = 0;
-    for (const { value } of items.getRange()) {
+    for (const { key, value } of items.getRange()) {
       count += 1;
-      if (!isItemMemo(value)) invalid += 1;
+      const rows = formatVersion === FORMAT_WITH_INLINE_ROWS ? (value as { rows?: unknown } | null)?.rows : itemRows.get(key);
+      if (!isItemStamp(value) || !isRowKeys(rows)) invalid += 1;
     }
     const bound = meta.get('database_id');
     return {
       path: dir,
-      formatVersion: meta.get('format_version'),
+      formatVersion,
       expectedFormatVersion: STATE_FORMAT_VERSION,
       items: count,
       invalidItems: invalid,
