@@ -42,7 +42,7 @@ test.after.each(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const context = () => ({ client: new Anthropic({ baseURL: mock.url, apiKey: 'k', maxRetries: 0 }), model: 'm', identity: `${mock.url}:m`, store });
+const context = () => ({ client: new Anthropic({ baseURL: mock.url, apiKey: 'k', maxRetries: 0 }), model: 'm', identity: `${mock.url}:m`, store, queue: new PQueue({ concurrency: 1 }) });
 
 test('an invalid output gets one corrective re-ask that shows the model its error', async () => {
   let calls = 0;

@@ -9,6 +9,7 @@
 
 import { createHash } from 'node:crypto';
 import type Anthropic from '@anthropic-ai/sdk';
+import type PQueue from 'p-queue';
 import type { StateStore } from '../engine/store.ts';
 import { countEvent, currentRunContext } from '../engine/run-context.ts';
 import type { ExtractorPrompt } from './prompts.ts';
@@ -31,6 +32,12 @@ export interface ExtractorContext {
   /** `{base_url}:{model}` (lib/llm/client.ts llmIdentity). */
   identity: string;
   store: StateStore;
+  /**
+   * Bounds the model calls in flight across the whole walk. A slot is held for the request
+   * alone (its retries included), never for the memo read or write around it: a slot held
+   * through a disk commit is model concurrency lost (Little's law, bench/README.md).
+   */
+  queue: PQueue;
   retry?: RetryPolicy;
 }
 
@@ -66,7 +73,7 @@ export async function runExtractor<T>(prompt: ExtractorPrompt, text: string, con
 async function callModel(prompt: ExtractorPrompt, text: string, context: ExtractorContext, valid: Validator<unknown>): Promise<unknown> {
   const messages: Anthropic.MessageParam[] = [{ role: 'user', content: text }];
   const ask = () =>
-    withRetry(
+    context.queue.add(() => withRetry(
       (signal) =>
         context.client.messages.create(
           {
@@ -81,7 +88,7 @@ async function callModel(prompt: ExtractorPrompt, text: string, context: Extract
         ),
       context.retry,
       () => countEvent('model_retry'),
-    );
+    ));
   const first = await ask();
   const firstCall = toolCall(first, prompt.tool);
   if (firstCall !== undefined && valid(firstCall.input)) return firstCall.input;

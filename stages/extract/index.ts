@@ -7,7 +7,6 @@
 // and relationships are merged across windows. Mentions of admin-curated entities take their
 // curated canonical name from the alias snapshot, and relationships follow their endpoints.
 
-import type PQueue from 'p-queue';
 import type { AliasSnapshot } from '../../lib/engine/aliases.ts';
 import type { Models } from '../../lib/engine/models.ts';
 import { countEvent } from '../../lib/engine/run-context.ts';
@@ -28,8 +27,6 @@ export interface DocumentExtraction {
 }
 
 export interface ExtractDeps extends ExtractorContext {
-  /** Bounds the model calls in flight across the whole walk. */
-  queue: PQueue;
   aliases?: AliasSnapshot;
 }
 
@@ -54,7 +51,7 @@ export const ALL_EXTRACTORS: readonly ExtractorName[] = Object.freeze(['classifi
 export async function extractDocument(text: string, deps: ExtractDeps, extractors: readonly ExtractorName[] = ALL_EXTRACTORS): Promise<DocumentExtraction> {
   const windows = extractionWindows(text);
   if (windows.length === 0) return { classification: null, qa: [], entities: [], relationships: [] };
-  const call = <T>(name: ExtractorName, window: string) => deps.queue.add(() => runExtractor<T>(PROMPTS[name], window, deps)) as Promise<T>;
+  const call = <T>(name: ExtractorName, window: string) => runExtractor<T>(PROMPTS[name], window, deps);
   const perWindow = <T>(name: ExtractorName): Promise<T[]> => (extractors.includes(name) ? Promise.all(windows.map((w) => call<T>(name, w))) : Promise.resolve([]));
   const [classification, qaPerWindow, entitiesPerWindow, relationshipsPerWindow] = await Promise.all([
     extractors.includes('classification') ? call<Classification>('classification', windows[0]!) : null,
