@@ -1,5 +1,6 @@
 // Whole walks on the mock tier, per database engine, each engine in a child process of its
-// own so that its peak RSS is its own:
+// own so that its peak RSS is its own, against a mock model server in a process of its own
+// (bench/mock-process.ts), as a real model API would be:
 //
 //   cold     every document new, mock latency 0: docs/s, rows/s per table, model calls/s,
 //            p50/p99 per stage, RSS sampled through the walk (at each quarter and the peak)
@@ -25,9 +26,9 @@ import type { Database } from '../lib/db/database.ts';
 import { observeStages } from '../lib/engine/ingest-file.ts';
 import { openEngine, type OpenEngine } from '../lib/engine/open.ts';
 import { walk, type WalkSummary } from '../lib/flow.ts';
-import { startMockServer, type MockServer } from '../mock/server.ts';
 import { openTestDatabase } from '../test/helpers/db.ts';
 import { buildDocument, DEFAULT_MIX, mixPattern, parseMix, relPathOf } from './corpus/generate.ts';
+import { startMockProcess, type MockProcess } from './mock-process.ts';
 import { LogHistogram, printTable, rate, writeJson } from './report.ts';
 
 const { values: args } = parseArgs({
@@ -100,9 +101,8 @@ async function touchOnePercent(dir: string): Promise<number> {
   return touched;
 }
 
-async function phase(engine: OpenEngine, corpus: string, mock: MockServer, detail: boolean): Promise<PhaseResult> {
-  const calls = () => mock.stats.messages + mock.stats.embeddings;
-  const callsBefore = calls();
+async function phase(engine: OpenEngine, corpus: string, mock: MockProcess, detail: boolean): Promise<PhaseResult> {
+  const callsBefore = await mock.calls();
   const stages = new Map<string, LogHistogram>();
   const quarters: number[] = [];
   let peak = rssMb();
@@ -124,7 +124,7 @@ async function phase(engine: OpenEngine, corpus: string, mock: MockServer, detai
   if (summary.status !== 'completed') throw new Error(`walk failed: ${summary.error}`);
   return {
     seconds: summary.durationMs / 1000, changed: summary.items.changed, unchanged: summary.items.unchanged, failed: summary.items.failed,
-    modelCalls: calls() - callsBefore, rows: summary.rows, failures: summary.failures.slice(0, 5).map((f) => `${f.path} ${f.stage}:${f.code}`),
+    modelCalls: (await mock.calls()) - callsBefore, rows: summary.rows, failures: summary.failures.slice(0, 5).map((f) => `${f.path} ${f.stage}:${f.code}`),
     ...(detail
       ? {
           stages: Object.fromEntries([...stages].map(([name, h]) => [name, { p50: h.quantile(0.5), p99: h.quantile(0.99), n: h.count }])),
@@ -154,33 +154,46 @@ async function freshEngine(root: string, name: string, concurrency?: number): Pr
   };
 }
 
-async function runEngine(corpus: string, littleCorpus: string): Promise<EngineResult> {
-  const root = mkdtempSync(path.join(tmpdir(), 'ingest-bench-walk-'));
-  const mockOptions = { latencyMs: 0 };
-  const mock = await startMockServer(mockOptions);
+/** Points the model clients at a mock model server (the environment is the only seam). */
+function useMock(mock: MockProcess): void {
   Object.assign(process.env, {
     ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: 'bench-mock', OPENAI_BASE_URL: `${mock.url}/v1`, OPENAI_API_KEY: 'bench-mock',
   });
+}
+
+async function runEngine(corpus: string, littleCorpus: string): Promise<EngineResult> {
+  const root = mkdtempSync(path.join(tmpdir(), 'ingest-bench-walk-'));
   try {
-    const main = await freshEngine(root, 'main');
+    const fast = await startMockProcess(0);
     let cold: PhaseResult, warm: PhaseResult, touched: PhaseResult, touchedFiles: number, stateStoreBytes: number;
     try {
-      cold = await phase(main.engine, corpus, mock, true);
-      warm = await phase(main.engine, corpus, mock, false);
-      touchedFiles = await touchOnePercent(corpus);
-      touched = await phase(main.engine, corpus, mock, false);
-      stateStoreBytes = statSync(path.join(main.engine.config.stateStorePath, 'state.mdb')).blocks * 512;
+      useMock(fast);
+      const main = await freshEngine(root, 'main');
+      try {
+        cold = await phase(main.engine, corpus, fast, true);
+        warm = await phase(main.engine, corpus, fast, false);
+        touchedFiles = await touchOnePercent(corpus);
+        touched = await phase(main.engine, corpus, fast, false);
+        stateStoreBytes = statSync(path.join(main.engine.config.stateStorePath, 'state.mdb')).blocks * 512;
+      } finally {
+        await main.dispose();
+      }
     } finally {
-      await main.dispose();
+      await fast.close();
     }
     // Little's law on a corpus of its own (the first LITTLE_DOCS documents), cold, under latency.
-    mockOptions.latencyMs = LATENCY_MS;
-    const slow = await freshEngine(root, 'little', CONCURRENCY);
+    const slowMock = await startMockProcess(LATENCY_MS);
     let little: PhaseResult;
     try {
-      little = await phase(slow.engine, littleCorpus, mock, false);
+      useMock(slowMock);
+      const slow = await freshEngine(root, 'little', CONCURRENCY);
+      try {
+        little = await phase(slow.engine, littleCorpus, slowMock, false);
+      } finally {
+        await slow.dispose();
+      }
     } finally {
-      await slow.dispose();
+      await slowMock.close();
     }
     return {
       engine: args.engine!, cold, warm, touched: { ...touched, touchedFiles }, stateStoreBytes,
@@ -188,7 +201,6 @@ async function runEngine(corpus: string, littleCorpus: string): Promise<EngineRe
       peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
     };
   } finally {
-    await mock.close();
     rmSync(root, { recursive: true, force: true });
   }
 }
