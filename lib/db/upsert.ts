@@ -27,7 +27,7 @@ export function strategiesFor(engine: Engine): readonly UpsertStrategy[] {
 }
 
 /**
- * The measured winner per engine and row kind (bench/README.md, "Sink write strategy"). Rows
+ * The measured winner per engine and row kind (bench/README.md, "Sink"). Rows
  * with a vector column are a different workload: parsing 1,024 floats dominates, and large
  * text[] parameters make unnest the slowest shape for them.
  */
