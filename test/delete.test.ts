@@ -3,8 +3,8 @@ import * as assert from 'uvu/assert';
 import { randomUUID } from 'node:crypto';
 import { deleteRowsByKey } from '../lib/db/delete.ts';
 import { entityMentions, recordEmbeddings, rowKey, sourceDocuments, type Row } from '../lib/db/tables.ts';
-import { UPSERT_STRATEGIES, upsertRows } from '../lib/db/upsert.ts';
-import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
+import { strategiesFor, upsertRows } from '../lib/db/upsert.ts';
+import { openTestDatabase, targetEngine, type TestDatabase } from './helpers/db.ts';
 
 let t: TestDatabase;
 const DOC = randomUUID();
@@ -52,7 +52,7 @@ test('a pinned (curated) mention is never deleted by a walk', async () => {
   assert.equal(await names(), ['Curated Corp']);
 });
 
-for (const strategy of UPSERT_STRATEGIES) {
+for (const strategy of strategiesFor(targetEngine)) {
   test(`${strategy}: an upsert never overwrites a pinned mention`, async () => {
     const pinned = mention('Curated Corp', { curation_pinned: true, merged_from: ['x'] });
     await upsertRows(t.db, entityMentions, [pinned], 'values');

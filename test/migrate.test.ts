@@ -41,6 +41,14 @@ test('every table of the specification exists, with vector(1024) embeddings', as
   assert.is(rows[0]?.type, 'vector(1024)');
 });
 
+test('embeddings are stored inline (PLAIN), not in the TOAST table, on both engines', async () => {
+  await migrate(t.db);
+  const { rows } = await t.db.query<{ storage: string }>(
+    `SELECT attstorage::text AS storage FROM pg_attribute WHERE attrelid = 'record_embeddings'::regclass AND attname = 'embedding'`,
+  );
+  assert.is(rows[0]?.storage, 'p');
+});
+
 test('no foreign key points into entity_mentions or entity_relationships', async () => {
   await migrate(t.db);
   const { rows } = await t.db.query<{ n: number }>(

@@ -5,8 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { Sink } from '../lib/db/sink.ts';
 import { CopyValueError } from '../lib/db/copy-binary.ts';
 import { contentChunks, entityMentions, recordEmbeddings, referenceItems, sourceDocuments, type Row } from '../lib/db/tables.ts';
-import { UnknownColumnError, UPSERT_STRATEGIES, upsertRows } from '../lib/db/upsert.ts';
-import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
+import { UnknownColumnError, strategiesFor, upsertRows } from '../lib/db/upsert.ts';
+import { openTestDatabase, targetEngine, type TestDatabase } from './helpers/db.ts';
 
 let t: TestDatabase;
 test.before.each(async () => {
@@ -42,7 +42,7 @@ async function count(table: string): Promise<number> {
 // Text that exercises COPY's escaping and multi-byte encodings.
 const AWKWARD_TEXT = 'tab\there\nnew line\r\nback\\slash "quotes" \'single\' \\N \u00e9\u4e2d\u6587 \u{1F600} end';
 
-for (const strategy of UPSERT_STRATEGIES) {
+for (const strategy of strategiesFor(targetEngine)) {
   test(`${strategy}: upsert then re-upsert the same keys leaves one row each, op_id updated`, async () => {
     const [op1, op2] = [randomUUID(), randomUUID()];
     const docs = Array.from({ length: 25 }, () => documentRow(randomUUID(), op1));
@@ -94,7 +94,7 @@ for (const strategy of UPSERT_STRATEGIES) {
   });
 }
 
-for (const strategy of UPSERT_STRATEGIES) {
+for (const strategy of strategiesFor(targetEngine)) {
   test(`${strategy}: a vector of the wrong dimension is refused by the database`, async () => {
     try {
       await upsertRows(t.db, recordEmbeddings, [{ owner_kind: 'content_chunk', owner_id: randomUUID(), model: 'm', embedding: [1, 2, 3], op_id: randomUUID() }], strategy);
@@ -140,6 +140,20 @@ test('binary: a value that does not fit its column is a named error before anyth
   }
   assert.is(await count('record_embeddings'), 0);
 });
+
+if (strategiesFor(targetEngine).includes('binary-bind')) {
+  test('binary-bind: a vector that is not numbers is a named error before anything is sent', async () => {
+    const row = { owner_kind: 'content_chunk', owner_id: randomUUID(), model: 'm', embedding: ['0.5', ...new Array(1023).fill(0)], op_id: randomUUID() };
+    try {
+      await upsertRows(t.db, recordEmbeddings, [row], 'binary-bind');
+      assert.unreachable('expected CopyValueError');
+    } catch (error) {
+      assert.instance(error, CopyValueError);
+      assert.match((error as Error).message, /record_embeddings\.embedding \(vector\): .* is not an array of numbers/);
+    }
+    assert.is(await count('record_embeddings'), 0);
+  });
+}
 
 test('a row with a column the table spec does not know is a named error', async () => {
   try {

@@ -1,4 +1,5 @@
-// Rows in PostgreSQL's binary COPY format (PGCOPY), for `COPY ... (FORMAT binary)`.
+// Values in PostgreSQL's binary wire formats: whole rows for `COPY ... (FORMAT binary)`
+// (PGCOPY), and one column as a binary array for a bind parameter (`$1::vector[]`).
 //
 // Vectors are why this exists: as text, every one of 1,024 floats is printed here and parsed
 // by the server, which caps vector rows at a few thousand per second whatever the statement
@@ -99,5 +100,32 @@ export function encodeCopyBinary(table: string, columns: readonly Column[], rows
     }
   }
   parts.push(TRAILER);
+  return Buffer.concat(parts);
+}
+
+/**
+ * One column's values as a one-dimensional array in PostgreSQL's binary array format, for a
+ * bind parameter pg sends in binary (a Buffer). `elementOid` is the element type's oid, which
+ * the server checks against the parameter's declared type (pgvector's differs per database).
+ */
+export function encodeBinaryArray(table: string, column: Column, elementOid: number, values: readonly unknown[]): Buffer {
+  const header = Buffer.allocUnsafe(20);
+  header.writeInt32BE(1, 0); // dimensions
+  header.writeInt32BE(values.some((v) => v === null || v === undefined) ? 1 : 0, 4);
+  header.writeUInt32BE(elementOid, 8);
+  header.writeInt32BE(values.length, 12);
+  header.writeInt32BE(1, 16); // lower bound
+  const parts: Buffer[] = [header];
+  for (const value of values) {
+    if (value === null || value === undefined) {
+      parts.push(NULL_FIELD);
+      continue;
+    }
+    const field = ENCODERS[column.type](value);
+    if (typeof field === 'string') throw new CopyValueError(table, column, value, field);
+    const length = Buffer.allocUnsafe(4);
+    length.writeInt32BE(field.length);
+    parts.push(length, field);
+  }
   return Buffer.concat(parts);
 }

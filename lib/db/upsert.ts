@@ -1,31 +1,39 @@
 // Bulk UPSERT of rows into one table: INSERT ... ON CONFLICT (key) DO UPDATE, row-only writes.
 //
-// Four statement shapes are implemented because the fastest differs by engine and by row
+// Five statement shapes are implemented because the fastest differs by engine and by row
 // kind; bench/sink-strategies.ts measures them side by side and MEASURED_STRATEGY holds the
 // measured winner per engine (figures in bench/README.md):
-//   values - multi-row INSERT ... VALUES ($1, $2, ...), (...), bounded by the 65,535 parameters
-//   unnest - INSERT ... SELECT FROM unnest($1::text[], ...), one array parameter per column
-//   copy   - COPY (text format) into a session temp table, then INSERT ... SELECT ... ON CONFLICT
-//   binary - the same through COPY ... (FORMAT binary): no value is printed or parsed as text
+//   values      - multi-row INSERT ... VALUES ($1, $2, ...), (...), bounded by the 65,535 parameters
+//   unnest      - INSERT ... SELECT FROM unnest($1::text[], ...), one array parameter per column
+//   copy        - COPY (text format) into a session temp table, then INSERT ... SELECT ... ON CONFLICT
+//   binary      - the same through COPY ... (FORMAT binary): no value is printed or parsed as text
+//   binary-bind - unnest with each vector column bound as one binary vector[] parameter: no
+//                 float is printed or parsed, and no staging copy (PostgreSQL only: PGlite
+//                 cannot bind binary parameters)
 // A batch that holds one key twice would fail ("cannot affect row a second time"), so rows are
 // deduplicated first, the last one winning.
 
 import { toSql as vectorToSql } from 'pgvector';
-import { encodeCopyBinary } from './copy-binary.ts';
+import { encodeBinaryArray, encodeCopyBinary } from './copy-binary.ts';
 import { quoteIdent, type Database, type Engine, type Queryable } from './database.ts';
 import { rowKey, type Column, type ColumnType, type Row, type TableSpec } from './tables.ts';
 
-export type UpsertStrategy = 'values' | 'unnest' | 'copy' | 'binary';
-export const UPSERT_STRATEGIES: readonly UpsertStrategy[] = ['values', 'unnest', 'copy', 'binary'];
+export type UpsertStrategy = 'values' | 'unnest' | 'copy' | 'binary' | 'binary-bind';
+export const UPSERT_STRATEGIES: readonly UpsertStrategy[] = ['values', 'unnest', 'copy', 'binary', 'binary-bind'];
+
+/** The shapes an engine can run: PGlite hands a binary parameter to the type's text input. */
+export function strategiesFor(engine: Engine): readonly UpsertStrategy[] {
+  return engine === 'pglite' ? UPSERT_STRATEGIES.filter((s) => s !== 'binary-bind') : UPSERT_STRATEGIES;
+}
 
 /**
- * The measured winner per engine and row kind (bench/README.md, "Sink write strategy"). Rows
+ * The measured winner per engine and row kind (bench/README.md, "Sink"). Rows
  * with a vector column are a different workload: parsing 1,024 floats dominates, and large
  * text[] parameters make unnest the slowest shape for them.
  */
 const MEASURED_STRATEGY: Readonly<Record<Engine, { text: UpsertStrategy; vector: UpsertStrategy }>> = Object.freeze({
   pglite: { text: 'unnest', vector: 'binary' },
-  postgres: { text: 'unnest', vector: 'binary' },
+  postgres: { text: 'unnest', vector: 'binary-bind' },
 });
 
 export function defaultStrategy(engine: Engine, spec: TableSpec): UpsertStrategy {
@@ -68,6 +76,9 @@ export async function upsertRows(db: Queryable, spec: TableSpec, rows: readonly 
       break;
     case 'binary':
       await upsertStaged(db, spec, copyPayload(spec, unique, 'binary'));
+      break;
+    case 'binary-bind':
+      await upsertUnnest(db, spec, unique, await vectorOid(db));
       break;
   }
   return unique.length;
@@ -124,16 +135,31 @@ async function upsertValues(db: Queryable, spec: TableSpec, rows: readonly Row[]
   await db.query(`INSERT INTO ${quoteIdent(spec.name)} (${columnList(spec)}) VALUES ${tuples.join(', ')} ${conflictClause(spec)}`, params);
 }
 
-async function upsertUnnest(db: Queryable, spec: TableSpec, rows: readonly Row[]): Promise<void> {
-  // Every column travels as text[] and is cast per element: `$n::vector[]` fails on PGlite.
-  const params = spec.columns.map((column) => rows.map((row) => encode(column.type, row[column.name])));
+/**
+ * Every column travels as text[] and is cast per element (`$n::vector[]` fails on PGlite),
+ * except, given the vector type's oid, vector columns: those are bound as binary vector[],
+ * which pgvector receives as raw float4s, with no cast left to do.
+ */
+async function upsertUnnest(db: Queryable, spec: TableSpec, rows: readonly Row[], vectorOid?: number): Promise<void> {
+  const binary = (column: Column) => vectorOid !== undefined && column.type === 'vector';
+  const params = spec.columns.map((column) =>
+    binary(column)
+      ? encodeBinaryArray(spec.name, column, vectorOid!, rows.map((row) => row[column.name]))
+      : rows.map((row) => encode(column.type, row[column.name])),
+  );
   const aliases = spec.columns.map((_, i) => `c${i}`);
-  const unnest = spec.columns.map((_, i) => `$${i + 1}::text[]`).join(', ');
-  const select = spec.columns.map((column, i) => `${aliases[i]}::${cast(column)}`).join(', ');
+  const unnest = spec.columns.map((column, i) => `$${i + 1}::${binary(column) ? 'vector' : 'text'}[]`).join(', ');
+  const select = spec.columns.map((column, i) => (binary(column) ? aliases[i] : `${aliases[i]}::${cast(column)}`)).join(', ');
   await db.query(
     `INSERT INTO ${quoteIdent(spec.name)} (${columnList(spec)}) SELECT ${select} FROM unnest(${unnest}) AS u(${aliases.join(', ')}) ${conflictClause(spec)}`,
     params,
   );
+}
+
+/** pgvector's type oid in this database: a binary array names its element type by oid. */
+async function vectorOid(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ oid: number }>(`SELECT 'vector'::regtype::oid AS oid`);
+  return Number(rows[0]!.oid);
 }
 
 /** The rows as COPY data for `db.copyIn`, in the spec's column order. */
@@ -147,10 +173,12 @@ export function copyPayload(spec: TableSpec, rows: readonly Row[], format: 'text
 async function upsertStaged(db: Queryable | Database, spec: TableSpec, data: string | Uint8Array): Promise<void> {
   // The staging table lives in the session and is emptied at commit, so COPY and INSERT must
   // share one transaction (and, on a pool, one connection).
+  // INCLUDING STORAGE keeps vectors inline in staging as in the target (schema/0006), instead
+  // of writing each one to the staging table's TOAST table and reading it back.
   if ('transaction' in db) return db.transaction((tx) => upsertStaged(tx, spec, data));
   const staging = `ingest_stage_${spec.name}`;
   await db.exec(
-    `CREATE TEMP TABLE IF NOT EXISTS ${quoteIdent(staging)} (LIKE ${quoteIdent(spec.name)} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`,
+    `CREATE TEMP TABLE IF NOT EXISTS ${quoteIdent(staging)} (LIKE ${quoteIdent(spec.name)} INCLUDING DEFAULTS INCLUDING STORAGE) ON COMMIT DELETE ROWS`,
   );
   await db.copyIn(staging, spec.columns.map((c) => c.name), data);
   await db.query(`INSERT INTO ${quoteIdent(spec.name)} (${columnList(spec)}) SELECT ${columnList(spec)} FROM ${quoteIdent(staging)} ${conflictClause(spec)}`);
