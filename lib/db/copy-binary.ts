@@ -86,21 +86,23 @@ export function encodeCopyBinary(table: string, columns: readonly Column[], rows
   fieldCount.writeInt16BE(columns.length);
   for (const row of rows) {
     parts.push(fieldCount);
-    for (const column of columns) {
-      const value = row[column.name];
-      if (value === null || value === undefined) {
-        parts.push(NULL_FIELD);
-        continue;
-      }
-      const field = ENCODERS[column.type](value);
-      if (typeof field === 'string') throw new CopyValueError(table, column, value, field);
-      const length = Buffer.allocUnsafe(4);
-      length.writeInt32BE(field.length);
-      parts.push(length, field);
-    }
+    for (const column of columns) pushField(parts, table, column, row[column.name]);
   }
   parts.push(TRAILER);
   return Buffer.concat(parts);
+}
+
+/** One field as both binary formats spell it: a length then the bytes, or length -1 for NULL. */
+function pushField(parts: Buffer[], table: string, column: Column, value: unknown): void {
+  if (value === null || value === undefined) {
+    parts.push(NULL_FIELD);
+    return;
+  }
+  const field = ENCODERS[column.type](value);
+  if (typeof field === 'string') throw new CopyValueError(table, column, value, field);
+  const length = Buffer.allocUnsafe(4);
+  length.writeInt32BE(field.length);
+  parts.push(length, field);
 }
 
 /**
@@ -116,16 +118,6 @@ export function encodeBinaryArray(table: string, column: Column, elementOid: num
   header.writeInt32BE(values.length, 12);
   header.writeInt32BE(1, 16); // lower bound
   const parts: Buffer[] = [header];
-  for (const value of values) {
-    if (value === null || value === undefined) {
-      parts.push(NULL_FIELD);
-      continue;
-    }
-    const field = ENCODERS[column.type](value);
-    if (typeof field === 'string') throw new CopyValueError(table, column, value, field);
-    const length = Buffer.allocUnsafe(4);
-    length.writeInt32BE(field.length);
-    parts.push(length, field);
-  }
+  for (const value of values) pushField(parts, table, column, value);
   return Buffer.concat(parts);
 }
