@@ -15,7 +15,7 @@
 // PGlite always; PostgreSQL too when ENGINE_DB_DSN is set (scripts/pg-with-vector.sh).
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -64,6 +64,8 @@ interface PhaseResult {
   failures: string[];
   stages?: Record<string, { p50: number; p99: number; n: number }>;
   rssMb?: { beforeWalk: number; quarters: number[]; peak: number };
+  /** The same points split: anonymous (heap, WASM, buffers) and file-backed (mapped files: the state store) resident MB, and the JS heap in use. */
+  memory?: MemorySample[];
 }
 
 interface EngineResult {
@@ -77,6 +79,29 @@ interface EngineResult {
 }
 
 const rssMb = () => Math.round(process.memoryUsage.rss() / 2 ** 20);
+
+interface MemorySample {
+  anon: number;
+  file: number;
+  heapUsed: number;
+}
+
+/**
+ * Resident memory split as Linux counts it: anonymous pages are the process's own; file-backed
+ * pages are mapped files (LMDB maps the state store, so its pages read or written show here),
+ * which the kernel can drop under pressure. Elsewhere only the heap is known.
+ */
+function memorySample(): MemorySample {
+  const status = (() => {
+    try {
+      return readFileSync('/proc/self/status', 'utf8');
+    } catch {
+      return '';
+    }
+  })();
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? NaN);
+  return { anon: Math.round(kb('RssAnon') / 1024), file: Math.round(kb('RssFile') / 1024), heapUsed: Math.round(process.memoryUsage().heapUsed / 2 ** 20) };
+}
 
 /** Writes the first `docs` documents of the corpus under `dir` (streamed). */
 async function writeCorpus(dir: string, docs: number): Promise<void> {
@@ -105,6 +130,7 @@ async function phase(engine: OpenEngine, corpus: string, mock: MockProcess, deta
   const callsBefore = await mock.calls();
   const stages = new Map<string, LogHistogram>();
   const quarters: number[] = [];
+  const memory: MemorySample[] = [memorySample()];
   let peak = rssMb();
   const beforeWalk = peak;
   const sampler = setInterval(() => (peak = Math.max(peak, rssMb())), 100);
@@ -114,7 +140,10 @@ async function phase(engine: OpenEngine, corpus: string, mock: MockProcess, deta
     summary = await walk(engine, {
       sourcePath: corpus,
       onProgress: ({ done }) => {
-        if (detail && done % Math.max(1, Math.floor(DOCS / 4)) === 0) quarters.push(rssMb());
+        if (detail && done % Math.max(1, Math.floor(DOCS / 4)) === 0) {
+          quarters.push(rssMb());
+          memory.push(memorySample());
+        }
       },
     });
   } finally {
@@ -129,6 +158,7 @@ async function phase(engine: OpenEngine, corpus: string, mock: MockProcess, deta
       ? {
           stages: Object.fromEntries([...stages].map(([name, h]) => [name, { p50: h.quantile(0.5), p99: h.quantile(0.99), n: h.count }])),
           rssMb: { beforeWalk, quarters, peak: Math.max(peak, rssMb()) },
+          memory,
         }
       : {}),
   };
@@ -238,6 +268,11 @@ function report(results: EngineResult[]): void {
   printTable(['engine', ...stages], results.map((r) => [r.engine, ...stages.map((s) => { const x = r.cold.stages?.[s]; return x ? `${fmt(x.p50, 2)} / ${fmt(x.p99, 2)}` : '-'; })]));
   console.log('\nRSS MB through the cold walk (before, at each quarter, peak):');
   printTable(['engine', 'rss'], results.map((r) => [r.engine, [r.cold.rssMb!.beforeWalk, ...r.cold.rssMb!.quarters, r.cold.rssMb!.peak].join(' / ')]));
+  console.log('\nThe same points (before, each quarter), resident MB split: anonymous / file-backed (mapped files), and JS heap in use:');
+  printTable(['engine', 'anonymous', 'file-backed', 'heap used'], results.map((r) => {
+    const m = r.cold.memory!;
+    return [r.engine, m.map((x) => x.anon).join(' / '), m.map((x) => x.file).join(' / '), m.map((x) => x.heapUsed).join(' / ')];
+  }));
   console.log(`\nnode ${process.version}; failed items in the cold walk: ${results.map((r) => `${r.engine} ${r.cold.failed} ${r.cold.failures.join(', ')}`).join('; ')}`);
 }
 

@@ -46,7 +46,11 @@ function serializeError(error: unknown): SerializedError {
 const port = parentPort!;
 const { dataDir } = workerData as PgliteThreadData;
 
-const pg = await PGlite.create(dataDir, { extensions: { vector } }).catch((error: unknown) => {
+// PostgreSQL's default 128 MB of shared buffers would live in the WebAssembly heap, which never
+// shrinks; the data files are in the OS page cache anyway, so a small pool costs no reads.
+const POSTGRES_SETTINGS = ['shared_buffers=16MB'];
+
+const pg = await PGlite.create(dataDir, { extensions: { vector }, postgresqlconf: POSTGRES_SETTINGS }).catch((error: unknown) => {
   port.postMessage({ ready: false, error: serializeError(error) });
   return null;
 });

@@ -11,7 +11,10 @@
 // data directory corrupt it. A lease file in the directory is held for as long as the database
 // is open (a sidecar holds it for its whole life), so a second opener fails with a named error.
 
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { leaseHolder, tryAcquireLease, type LeaseHold } from '../engine/lease.ts';
@@ -112,6 +115,14 @@ async function lockDataDir(dataDir: string): Promise<LeaseHold> {
   throw new DatabaseBusyError(dataDir, holder === null ? 'a process that just exited' : `pid ${holder.pid} on ${holder.hostname}`);
 }
 
+/** Runs initdb for a new data directory in a short-lived process (lib/db/pglite-init.ts says why). */
+async function createDataDir(dataDir: string): Promise<void> {
+  const script = new URL('./pglite-init.ts', import.meta.url).pathname;
+  await promisify(execFile)(process.execPath, [script, dataDir]).catch((error: { stderr?: string; message: string }) => {
+    throw new EmbeddedDatabaseGoneError(dataDir, `creating it failed: ${error.stderr?.trim() || error.message}`);
+  });
+}
+
 function startThread(dataDir: string): Promise<PgliteChannel> {
   const worker = new Worker(new URL('./pglite-thread.ts', import.meta.url), { workerData: { dataDir } satisfies PgliteThreadData });
   return new Promise((resolve, reject) => {
@@ -130,10 +141,12 @@ export async function openPglite(dataDir: string): Promise<Database> {
   const inMemory = dataDir === 'memory://';
   if (!inMemory) await mkdir(dataDir, { recursive: true });
   const lock = inMemory ? null : await lockDataDir(dataDir);
-  const channel = await startThread(dataDir).catch(async (error: unknown) => {
-    await lock?.release();
-    throw error;
-  });
+  const channel = await (inMemory || existsSync(path.join(dataDir, 'PG_VERSION')) ? Promise.resolve() : createDataDir(dataDir))
+    .then(() => startThread(dataDir))
+    .catch(async (error: unknown) => {
+      await lock?.release();
+      throw error;
+    });
 
   // The session: every top-level statement and every transaction takes it in turn.
   let session: Promise<unknown> = Promise.resolve();
