@@ -100,7 +100,10 @@ function openDbs(root: RootDatabase): Dbs {
 export async function openStateStore(dir: string): Promise<StateStore> {
   await mkdir(dir, { recursive: true });
   const storePath = path.join(dir, STORE_FILE);
-  const root: RootDatabase = open({ path: storePath, maxDbs: 5, compression: false });
+  // remapChunks maps the file in chunks and lets go of them, where a whole-file map keeps every
+  // page a walk touched resident: on 2,000 documents the store's share of the resident set
+  // grew 26 MB instead of 63, with no measurable cost to an unchanged walk.
+  const root: RootDatabase = open({ path: storePath, maxDbs: 5, compression: false, remapChunks: true });
   try {
     const dbs = openDbs(root);
     const found = dbs.meta.get('format_version');

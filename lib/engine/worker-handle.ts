@@ -5,6 +5,7 @@ import { Worker } from 'node:worker_threads';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { FailStage5Mode } from './failure-directive.ts';
+import { ENGINE_THREAD_LIMITS } from './heap.ts';
 import type { FromEngine, ToEngine } from './thread.ts';
 
 type WalkDone = Extract<FromEngine, { type: 'walk-done' }>;
@@ -16,7 +17,7 @@ export class EngineWorker {
   readonly ready: Promise<void>;
 
   constructor(config: Config, log: Logger) {
-    this.#worker = new Worker(new URL('./thread.ts', import.meta.url), { workerData: config });
+    this.#worker = new Worker(new URL('./thread.ts', import.meta.url), { workerData: config, resourceLimits: ENGINE_THREAD_LIMITS });
     this.ready = new Promise((resolve, reject) => {
       this.#worker.on('message', (message: FromEngine) => {
         if (message.type === 'ready') resolve();
