@@ -152,6 +152,17 @@ test('attempts are bounded', async () => {
   }
 });
 
+test('the deadline aborts a call that hangs, and ends with the call that finishes', async () => {
+  const hung = await withRetry((signal) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))), { ...fast, deadlineMs: 30 }).catch((e: unknown) => e);
+  assert.instance(hung, ModelCallError);
+  assert.match((hung as Error).message, /deadline passed/);
+  // A finished call's signal must not stay armed (and referenced) until the deadline.
+  let given: AbortSignal | undefined;
+  assert.is(await withRetry(async (signal) => ((given = signal), 'ok'), { ...fast, deadlineMs: 30 }), 'ok');
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  assert.is(given!.aborted, false);
+});
+
 test('retryable statuses and Retry-After parsing', () => {
   for (const status of [408, 429, 500, 502, 503, 529]) assert.ok(isRetryable({ status }), String(status));
   for (const status of [400, 401, 403, 404, 422]) assert.not.ok(isRetryable({ status }), String(status));

@@ -68,20 +68,29 @@ export async function withRetry<T>(
   onRetry: (attempt: number, error: unknown) => void = () => {},
 ): Promise<T> {
   const deadline = Date.now() + policy.deadlineMs;
-  const signal = AbortSignal.timeout(policy.deadlineMs);
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await call(signal);
-    } catch (error) {
-      const outOfTime = signal.aborted || Date.now() >= deadline;
-      if (!isRetryable(error) || attempt >= policy.attempts || outOfTime) {
-        const why = !isRetryable(error) ? 'not retryable' : outOfTime ? 'deadline passed' : 'attempts exhausted';
-        throw new ModelCallError(`model call failed after ${attempt} attempt(s) (${why}): ${(error as Error)?.message ?? error}`, attempt, error);
+  // Not AbortSignal.timeout: its timer outlives the call until the deadline, and with it the
+  // signal and every listener the SDK and fetch hung on it. A walk makes thousands of calls a
+  // minute against a 3-minute deadline; those leftovers grew its heap with every document.
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException('the model call deadline passed', 'TimeoutError')), policy.deadlineMs);
+  const { signal } = controller;
+  try {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await call(signal);
+      } catch (error) {
+        const outOfTime = signal.aborted || Date.now() >= deadline;
+        if (!isRetryable(error) || attempt >= policy.attempts || outOfTime) {
+          const why = !isRetryable(error) ? 'not retryable' : outOfTime ? 'deadline passed' : 'attempts exhausted';
+          throw new ModelCallError(`model call failed after ${attempt} attempt(s) (${why}): ${(error as Error)?.message ?? error}`, attempt, error);
+        }
+        const backoff = Math.random() * Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
+        const wait = Math.min(policy.maxDelayMs, retryAfterMs(error) ?? backoff, Math.max(0, deadline - Date.now()));
+        onRetry(attempt, error);
+        await new Promise((resolve) => setTimeout(resolve, wait));
       }
-      const backoff = Math.random() * Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
-      const wait = Math.min(policy.maxDelayMs, retryAfterMs(error) ?? backoff, Math.max(0, deadline - Date.now()));
-      onRetry(attempt, error);
-      await new Promise((resolve) => setTimeout(resolve, wait));
     }
+  } finally {
+    clearTimeout(timer);
   }
 }
