@@ -1,10 +1,11 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadMigrations } from '../lib/db/migrate.ts';
+import { WALK_HEAP_FLAGS } from '../lib/engine/heap.ts';
 import { openTestDatabase } from './helpers/db.ts';
 
 const BIN = path.resolve(import.meta.dirname, '..', 'bin', 'ingest.ts');
@@ -18,6 +19,13 @@ function ingest(args: string[], env: Record<string, string>, input?: Uint8Array)
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
+
+test('bin/ingest.ts runs as a program of its own, started with the walk heap flags', () => {
+  assert.is(readFileSync(BIN, 'utf8').split('\n')[0], `#!/usr/bin/env -S node ${WALK_HEAP_FLAGS.join(' ')}`);
+  const result = spawnSync(BIN, ['--help'], { env: { PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}` }, encoding: 'utf8', timeout: 60_000 });
+  assert.is(result.status, 0, result.stderr);
+  assert.match(result.stdout, /usage: ingest/);
+});
 
 test('--help lists the commands that exist', () => {
   const result = ingest(['--help'], {});

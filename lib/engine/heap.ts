@@ -1,13 +1,21 @@
-// How large V8 may let a walk's young generation grow. A walk allocates fast and its garbage
-// lives only as long as an item (vectors as number arrays, about 1 MB per document), so V8's
-// default, sized from the machine's memory, kept some 80 MB of young-generation space that a
-// 16 MB semi-space does not need: measured on 2,000 documents, anonymous memory 331 -> 251 MB
-// at the same walk time (30.1 s against 30.0 s); 8 MB saved 20 MB more but cost 9 %.
+// How V8 may size a walk's heap. A walk allocates fast and its garbage lives only as long as an
+// item (vectors as number arrays, about 1 MB per document) while its live heap stays near
+// 40-60 MB whatever the corpus; V8's defaults, sized from the machine's memory, let that
+// garbage pile up instead:
+//   - the young generation: V8 kept some 80 MB of it; a 16 MB semi-space holds the same walk
+//     speed (2,000 documents: anonymous memory 331 -> 251 MB, 30.1 s against 30.0 s; 8 MB saved
+//     20 MB more but cost 9 %);
+//   - the old generation: after each full collection V8 lets it grow to up to four times what
+//     survived; 1.5 times keeps it near the live heap (10,000 documents on PostgreSQL:
+//     anonymous 226 -> 131 MB, flat from the first quarter on).
 //
-// Processes get it as the flag --max-semi-space-size=16 (bin/ingest.ts's first line, the walk
-// benchmark's children); threads as a resource limit (the young generation is three
-// semi-spaces).
+// Both are V8 flags that take effect only when the process starts: bin/ingest.ts's first line
+// and the walk benchmark's children pass WALK_HEAP_FLAGS; the serve engine thread's young
+// generation also gets the resource limit (three semi-spaces).
 
 export const SEMI_SPACE_MB = 16;
+export const HEAP_GROWING_PERCENT = 50;
+
+export const WALK_HEAP_FLAGS = Object.freeze([`--max-semi-space-size=${SEMI_SPACE_MB}`, `--heap-growing-percent=${HEAP_GROWING_PERCENT}`]);
 
 export const ENGINE_THREAD_LIMITS = Object.freeze({ maxYoungGenerationSizeMb: 3 * SEMI_SPACE_MB });
