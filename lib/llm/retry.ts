@@ -4,6 +4,8 @@
 // connection errors and timeouts) and never what cannot (400, 401, 403, 404, 422, ...).
 // Works with both SDKs: their errors carry `status` and `headers` alike.
 
+import { withDeadline } from '../deadline.ts';
+
 export interface RetryPolicy {
   attempts: number;
   baseDelayMs: number;
@@ -68,13 +70,7 @@ export async function withRetry<T>(
   onRetry: (attempt: number, error: unknown) => void = () => {},
 ): Promise<T> {
   const deadline = Date.now() + policy.deadlineMs;
-  // Not AbortSignal.timeout: its timer outlives the call until the deadline, and with it the
-  // signal and every listener the SDK and fetch hung on it. A walk makes thousands of calls a
-  // minute against a 3-minute deadline; those leftovers grew its heap with every document.
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new DOMException('the model call deadline passed', 'TimeoutError')), policy.deadlineMs);
-  const { signal } = controller;
-  try {
+  return withDeadline(policy.deadlineMs, async (signal) => {
     for (let attempt = 1; ; attempt++) {
       try {
         return await call(signal);
@@ -90,7 +86,5 @@ export async function withRetry<T>(
         await new Promise((resolve) => setTimeout(resolve, wait));
       }
     }
-  } finally {
-    clearTimeout(timer);
-  }
+  });
 }

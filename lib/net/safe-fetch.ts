@@ -19,6 +19,7 @@ import type { LookupAddress } from 'node:dns';
 import { pipeline, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import type { Config } from '../config.ts';
+import { withDeadline } from '../deadline.ts';
 import { validateUrl, type RefusalReason, type Resolver, type UrlVerdict } from './validate-url.ts';
 
 export type FetchPolicy = Config['fetch'];
@@ -75,15 +76,16 @@ const REQUEST_HEADERS = Object.freeze({
 });
 
 export async function safeFetch(url: string, policy: FetchPolicy, options: SafeFetchOptions = {}): Promise<FetchedPage> {
-  const deadline = AbortSignal.timeout(policy.timeoutMs);
-  try {
-    return await followHops(url, policy, options.resolve, deadline);
-  } catch (error) {
-    if (error instanceof FetchError) throw error;
-    if (deadline.aborted) throw new FetchError('timeout', `no complete answer within ${policy.timeoutMs} ms`, { cause: error });
-    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    throw new FetchError('connection_failed', `the connection failed (${code})`, { cause: error });
-  }
+  return withDeadline(policy.timeoutMs, async (deadline) => {
+    try {
+      return await followHops(url, policy, options.resolve, deadline);
+    } catch (error) {
+      if (error instanceof FetchError) throw error;
+      if (deadline.aborted) throw new FetchError('timeout', `no complete answer within ${policy.timeoutMs} ms`, { cause: error });
+      const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      throw new FetchError('connection_failed', `the connection failed (${code})`, { cause: error });
+    }
+  });
 }
 
 async function followHops(url: string, policy: FetchPolicy, resolve: Resolver | undefined, signal: AbortSignal): Promise<FetchedPage> {
