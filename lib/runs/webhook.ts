@@ -7,6 +7,7 @@
 //   { "op_id", "status", "started_at", "finished_at", "result": { "extractor_version"?,
 //     "counts", "counters", "error"? } }
 
+import { withDeadline } from '../deadline.ts';
 import type { Logger } from '../log.ts';
 import type { RunRecord, RunRecorder } from './record.ts';
 
@@ -50,7 +51,7 @@ export function webhookRunRecorder(options: WebhookOptions): RunRecorder {
       let retryAfterMs: number | null = null;
       let reason: string;
       try {
-        const response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(retry.timeoutMs) });
+        const response = await withDeadline(retry.timeoutMs, (signal) => fetch(url, { method: 'POST', headers, body, signal }));
         await response.body?.cancel();
         if (response.ok) return;
         reason = `HTTP ${response.status}`;
