@@ -239,7 +239,7 @@ async function runEngine(corpus: string, littleCorpus: string): Promise<EngineRe
 /** Runs this file for one engine in a child process and reads its result from stdout. */
 function runChild(engine: string, corpus: string, littleCorpus: string): Promise<EngineResult> {
   const forwarded = process.argv.slice(2).filter((a, i, all) => a !== '--json' && all[i - 1] !== '--json');
-  // The walk runs with the heap setting `ingest` itself runs with (lib/engine/heap.ts).
+  // The walk runs with the heap flags `ingest` itself runs with (lib/engine/heap.ts).
   const child = spawn(process.execPath, [...WALK_HEAP_FLAGS, import.meta.filename, ...forwarded, '--engine', engine, '--corpus', corpus, '--little-corpus', littleCorpus], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
