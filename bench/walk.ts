@@ -10,9 +10,10 @@
 //            a fraction of the Little's-law bound C / L (target >= 0.9)
 //
 //   node bench/walk.ts [--docs N] [--mix M] [--seed S] [--latency-ms L]
-//                      [--concurrency C] [--little-docs N] [--json FILE]
+//                      [--concurrency C] [--little-docs N] [--engines E,...] [--json FILE]
 //
-// PGlite always; PostgreSQL too when ENGINE_DB_DSN is set (scripts/pg-with-vector.sh).
+// Engines: pglite, and postgres when ENGINE_DB_DSN is set (scripts/pg-with-vector.sh), unless
+// --engines names some of them.
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -43,6 +44,7 @@ const { values: args } = parseArgs({
     'latency-ms': { type: 'string', default: '400' },
     concurrency: { type: 'string', default: '8' },
     'little-docs': { type: 'string', default: '300' },
+    engines: { type: 'string' },
     engine: { type: 'string' },
     json: { type: 'string' },
   },
@@ -281,7 +283,13 @@ function report(results: EngineResult[]): void {
 if (args.engine !== undefined) {
   process.stdout.write(JSON.stringify(await runEngine(args.corpus!, args['little-corpus']!)));
 } else {
-  const engines = ['pglite', ...(process.env.ENGINE_DB_DSN ? ['postgres'] : [])];
+  const available = ['pglite', ...(process.env.ENGINE_DB_DSN ? ['postgres'] : [])];
+  const engines = args.engines?.split(',') ?? available;
+  const unavailable = engines.filter((e) => !available.includes(e));
+  if (unavailable.length > 0) {
+    console.error(`walk benchmark: no engine ${unavailable.join(', ')} here (available: ${available.join(', ')}; postgres needs ENGINE_DB_DSN)`);
+    process.exit(2);
+  }
   const results: EngineResult[] = [];
   const scratch = mkdtempSync(path.join(tmpdir(), 'ingest-bench-corpus-'));
   try {

@@ -26,7 +26,7 @@ export interface CleanupResult {
 
 export async function removeVanishedDocuments(db: Database, store: StateStore, input: CleanupInput): Promise<CleanupResult> {
   const vanished: string[] = [];
-  for (const key of store.itemKeys()) if (!input.seen.has(key)) vanished.push(key);
+  for (const key of store.itemIdentities()) if (!input.seen.has(key)) vanished.push(key);
   // Vanished entries are items gone from the corpus, and memos an item left behind when it
   // moved to another document (stored under a retired: key, never enumerated).
   const dropped: ItemMemo[] = [];

@@ -36,7 +36,7 @@ test('item memos persist across reopen and are committed when put resolves', asy
   assert.equal(again.getItem('file:a.md'), { memo, healed: false });
   const { rows: _rows, ...stamp } = memo;
   assert.equal(again.getItemStamp('file:a.md'), { stamp, healed: false });
-  assert.equal([...again.itemKeys()], ['file:a.md']);
+  assert.equal([...again.itemIdentities()], ['file:a.md']);
   await again.removeItem('file:a.md');
   assert.equal(again.getItem('file:a.md'), { memo: undefined, healed: false });
   await again.close();
@@ -54,7 +54,7 @@ test('a format 1 store, row keys inside each memo, is upgraded in place on open'
 
   const store = await openStateStore(dir);
   assert.equal(store.getItem('file:a.md'), { memo, healed: false });
-  assert.equal([...store.itemKeys()], ['file:a.md']);
+  assert.equal([...store.itemIdentities()], ['file:a.md']);
   assert.equal(store.getMemo('extract:x'), { kept: true });
   await store.close();
   const after = await inspectStateStore(dir);
@@ -129,6 +129,48 @@ test('ingest state verify reports, and reset --yes starts over', async () => {
   assert.is(run('reset', '--yes').status, 0);
   assert.match(run('verify').stdout, /no state store/);
 });
+
+/** A store made by an earlier build, with lmdb's default 4 KB pages, holding format 2. */
+async function makeStoreOfDefaultPages(): Promise<void> {
+  const root = open({ path: path.join(dir, 'state.mdb'), maxDbs: 4, compression: false });
+  await rawDb(root, 'meta').put('format_version', STATE_FORMAT_VERSION);
+  await root.close();
+}
+
+function pageSizeOfStore(): number {
+  const root = open({ path: path.join(dir, 'state.mdb'), maxDbs: 4, compression: false, readOnly: true });
+  const { pageSize } = root.getStats() as { pageSize: number };
+  void root.close();
+  return pageSize;
+}
+
+test('a new store is made of 1 KB pages, and a store made before keeps its 4 KB pages', async () => {
+  await (await openStateStore(dir)).close();
+  assert.is(pageSizeOfStore(), 1024);
+  rmSync(dir, { recursive: true, force: true });
+  await makeStoreOfDefaultPages();
+  const store = await openStateStore(dir);
+  await store.putItem('file:a.md', memo);
+  assert.equal(store.getItem('file:a.md'), { memo, healed: false });
+  await store.close();
+  assert.is(pageSizeOfStore(), 4096);
+});
+
+for (const [made, make] of [['new', async () => {}], ['4 KB', makeStoreOfDefaultPages]] as const) {
+  test(`an identity longer than a key may be is kept under its digest (${made} store)`, async () => {
+    await make();
+    const long = `file:${'deep/'.repeat(600)}a.md`;
+    const store = await openStateStore(dir);
+    await store.putItem(long, memo);
+    await store.putItem('file:a.md', memo);
+    assert.equal(store.getItem(long), { memo, healed: false });
+    assert.equal(store.getItemStamp(long).stamp?.sha256, memo.sha256);
+    assert.equal([...store.itemIdentities()], ['file:a.md', long]);
+    await store.removeItem(long);
+    assert.equal(store.getItem(long), { memo: undefined, healed: false });
+    await store.close();
+  });
+}
 
 test('reset of a store that does not exist is harmless', async () => {
   await resetStateStore(path.join(dir, 'never-created'));

@@ -62,6 +62,16 @@ test('a touched file with the same bytes is still unchanged', async () => {
   assert.equal(await snapshotRows(f), before);
 });
 
+test('a file whose path is longer than a state store key may be lands, and is unchanged on the next walk', async () => {
+  const deep = `${'a'.repeat(200)}/${'b'.repeat(200)}/${'c'.repeat(150)}.md`;
+  await f.write(deep, markdown('Deep', 2));
+  const first = await walk(f.engine, { sourcePath: f.corpus });
+  assert.is(first.items.changed, DOCUMENTS + 1);
+  assert.is(await count('source_documents WHERE rel_path = $1', [deep]), 1);
+  const second = await walk(f.engine, { sourcePath: f.corpus });
+  assert.equal([second.items.changed, second.items.unchanged, second.items.failed], [0, DOCUMENTS + 1, 0]);
+});
+
 test('editing one file re-stamps only that document’s rows and drops the chunks it no longer has', async () => {
   const first = await walk(f.engine, { sourcePath: f.corpus });
   const { rows: [doc] } = await f.target.db.query<{ id: string }>("SELECT id FROM source_documents WHERE rel_path = 'handbook.md'");
@@ -114,7 +124,7 @@ test('a file edited into a copy of another document retires its old document’s
   assert.is(second.items.removed, 0, 'a retired memo is not a removed item');
   assert.is(await count('content_chunks WHERE source_document_id = $1', [old!.id]), 0);
   assert.is(await count('source_documents WHERE id = $1', [old!.id]), 1, 'provenance stays');
-  assert.equal([...f.engine.store.itemKeys()].filter((k) => k.startsWith('retired:')), [], 'the retired memo was consumed');
+  assert.equal([...f.engine.store.itemIdentities()].filter((k) => k.startsWith('retired:')), [], 'the retired memo was consumed');
 });
 
 test('two copies admitted in the same walk share one document', async () => {
