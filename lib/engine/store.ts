@@ -72,12 +72,12 @@ export class StateStoreVersionError extends Error {
 export interface StateStore {
   readonly path: string;
   /** The item's memo, or undefined when absent; an unreadable entry is removed and reported as healed. */
-  getItem(key: string): { memo: ItemMemo | undefined; healed: boolean };
+  getItem(identity: string): { memo: ItemMemo | undefined; healed: boolean };
   /** The item's stamp alone (no row keys to decode), healed the same way. */
-  getItemStamp(key: string): { stamp: ItemStamp | undefined; healed: boolean };
+  getItemStamp(identity: string): { stamp: ItemStamp | undefined; healed: boolean };
   /** Resolves once the stamp and the row keys are committed to disk, together. */
-  putItem(key: string, memo: ItemMemo): Promise<void>;
-  removeItem(key: string): Promise<void>;
+  putItem(identity: string, memo: ItemMemo): Promise<void>;
+  removeItem(identity: string): Promise<void>;
   /** The identity of every item, streamed from disk. */
   itemIdentities(): Iterable<string>;
   itemCount(): number;
