@@ -62,7 +62,7 @@ test('a touched file with the same bytes is still unchanged', async () => {
   assert.equal(await snapshotRows(f), before);
 });
 
-test('a file whose path is longer than a state store key may be lands, and is unchanged on the next walk', async () => {
+test('a file whose path is longer than a state store key may be lands, is unchanged on the next walk, and is removed once gone', async () => {
   const deep = `${'a'.repeat(200)}/${'b'.repeat(200)}/${'c'.repeat(150)}.md`;
   await f.write(deep, markdown('Deep', 2));
   const first = await walk(f.engine, { sourcePath: f.corpus });
@@ -70,6 +70,9 @@ test('a file whose path is longer than a state store key may be lands, and is un
   assert.is(await count('source_documents WHERE rel_path = $1', [deep]), 1);
   const second = await walk(f.engine, { sourcePath: f.corpus });
   assert.equal([second.items.changed, second.items.unchanged, second.items.failed], [0, DOCUMENTS + 1, 0]);
+  await rm(path.join(f.corpus, deep));
+  const third = await walk(f.engine, { sourcePath: f.corpus });
+  assert.is(third.items.removed, 1);
 });
 
 test('editing one file re-stamps only that document’s rows and drops the chunks it no longer has', async () => {
