@@ -166,11 +166,12 @@ function facade(dir: string, root: RootDatabase, { meta, items, itemRows, memos 
     items.removeSync(key);
     itemRows.removeSync(key);
   };
-  const getItemStamp = (identity: string) => {
-    const key = itemKey(identity);
+  /** The stamp under a key; one stored under a digest gives back the identity it carries. */
+  const stampAt = (key: string, identity: string) => {
     const value = read(items, key);
     if (value === undefined) return { stamp: undefined, healed: false };
     if (isItemStamp(value)) {
+      if (key === identity) return { stamp: value, healed: false };
       const { identity: _identity, ...stamp } = value as ItemStamp & { identity?: string };
       return { stamp, healed: false };
     }
@@ -179,11 +180,11 @@ function facade(dir: string, root: RootDatabase, { meta, items, itemRows, memos 
   };
   return {
     path: dir,
-    getItemStamp,
+    getItemStamp: (identity) => stampAt(itemKey(identity), identity),
     getItem(identity) {
-      const { stamp, healed } = getItemStamp(identity);
-      if (stamp === undefined) return { memo: undefined, healed };
       const key = itemKey(identity);
+      const { stamp, healed } = stampAt(key, identity);
+      if (stamp === undefined) return { memo: undefined, healed };
       const rows = read(itemRows, key);
       if (isRowKeys(rows)) return { memo: { ...stamp, rows }, healed: false };
       drop(key);
