@@ -22,6 +22,7 @@ import type { Logger } from './log.ts';
 import { admitFile, fileIdentity, recallFile, retiredIdentity, unchangedByStat } from './engine/admit.ts';
 import { bindStoreToDatabase } from './engine/binding.ts';
 import type { AliasSnapshot } from './engine/aliases.ts';
+import { DigestSet } from './engine/digest-set.ts';
 import { DocumentIdentity } from './engine/identity.ts';
 import { atStage, ingestFile, StageError } from './engine/ingest-file.ts';
 import { ingestUrl, urlIdentity } from './engine/ingest-url.ts';
@@ -31,7 +32,7 @@ import type { ItemMemo, StateStore } from './engine/store.ts';
 import type { RunRecorder } from './runs/record.ts';
 import { ConversionError, mediaTypeFor, type Converter, type MediaType } from '../stages/convert/index.ts';
 import { reconcileUrlBacklinks } from '../stages/backlink.ts';
-import { removeVanishedDocuments } from '../stages/cleanup.ts';
+import { removeVanishedDocuments, type CleanupInput } from '../stages/cleanup.ts';
 import { walkFiles, type FileItem } from '../stages/source.ts';
 import { passedUrls, type UrlItem } from '../stages/source-urls.ts';
 import { upsertItemRows } from '../stages/upsert.ts';
@@ -174,8 +175,8 @@ async function walkCorpus(
   await engine.aliases.refresh(db);
   const sink = new Sink(db, config.sink);
   const identity = new DocumentIdentity(db);
-  const seen = new Set<string>();
-  const liveDocumentIds = new Set<string>();
+  const seen = new DigestSet();
+  const liveDocumentIds = new DigestSet();
   const landedReferenceIds = new Set<string>();
   const queue = new PQueue({ concurrency: config.walk.inFlight });
   let done = 0;
@@ -307,7 +308,7 @@ async function runPasses(
   run: RunContext,
   summary: WalkSummary,
   log: Logger,
-  live: { seen: Set<string>; liveDocumentIds: Set<string>; landedReferenceIds: Set<string> },
+  live: CleanupInput & { landedReferenceIds: Set<string> },
 ): Promise<void> {
   const { db, store } = engine;
   const backlink: FlowPass = {

@@ -12,11 +12,18 @@ import { isRetiredIdentity } from '../lib/engine/admit.ts';
 import type { ItemMemo, StateStore } from '../lib/engine/store.ts';
 import { deleteItemRows } from './upsert.ts';
 
+/**
+ * The walk keeps both as 64-bit digests (lib/engine/digest-set.ts). A false "present" (about 3
+ * in 100 million at a million items) can only leave a vanished document's rows in place; it
+ * never removes a live one's.
+ */
+type Membership = Pick<ReadonlySet<string>, 'has'>;
+
 export interface CleanupInput {
   /** Identity keys of every item the walk enumerated, whatever became of it. */
-  seen: ReadonlySet<string>;
+  seen: Membership;
   /** Document ids that some item of this walk resolves to. */
-  liveDocumentIds: ReadonlySet<string>;
+  liveDocumentIds: Membership;
 }
 
 export interface CleanupResult {
