@@ -24,7 +24,7 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { loadConfig } from '../lib/config.ts';
 import type { Database } from '../lib/db/database.ts';
-import { WALK_HEAP_FLAGS } from '../lib/engine/heap.ts';
+import { WALK_V8_FLAGS } from '../lib/engine/v8-flags.ts';
 import { observeStages } from '../lib/engine/ingest-file.ts';
 import { openEngine, type OpenEngine } from '../lib/engine/open.ts';
 import { walk, type WalkSummary } from '../lib/flow.ts';
@@ -241,8 +241,8 @@ async function runEngine(corpus: string, littleCorpus: string): Promise<EngineRe
 /** Runs this file for one engine in a child process and reads its result from stdout. */
 function runChild(engine: string, corpus: string, littleCorpus: string): Promise<EngineResult> {
   const forwarded = process.argv.slice(2).filter((a, i, all) => a !== '--json' && all[i - 1] !== '--json');
-  // The walk runs with the heap flags `ingest` itself runs with (lib/engine/heap.ts).
-  const child = spawn(process.execPath, [...WALK_HEAP_FLAGS, import.meta.filename, ...forwarded, '--engine', engine, '--corpus', corpus, '--little-corpus', littleCorpus], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // The walk runs with the V8 flags `ingest` itself runs with (lib/engine/v8-flags.ts).
+  const child = spawn(process.execPath, [...WALK_V8_FLAGS, import.meta.filename, ...forwarded, '--engine', engine, '--corpus', corpus, '--little-corpus', littleCorpus], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
   return new Promise((resolve, reject) =>

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadMigrations } from '../lib/db/migrate.ts';
-import { WALK_HEAP_FLAGS } from '../lib/engine/heap.ts';
+import { WALK_V8_FLAGS } from '../lib/engine/v8-flags.ts';
 import { openTestDatabase } from './helpers/db.ts';
 
 const BIN = path.resolve(import.meta.dirname, '..', 'bin', 'ingest.ts');
@@ -21,7 +21,7 @@ function ingest(args: string[], env: Record<string, string>, input?: Uint8Array)
 }
 
 test('bin/ingest.ts runs as a program of its own, started with the walk heap flags', () => {
-  assert.is(readFileSync(BIN, 'utf8').split('\n')[0], `#!/usr/bin/env -S node ${WALK_HEAP_FLAGS.join(' ')}`);
+  assert.is(readFileSync(BIN, 'utf8').split('\n')[0], `#!/usr/bin/env -S node ${WALK_V8_FLAGS.join(' ')}`);
   const result = spawnSync(BIN, ['--help'], { env: { PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}` }, encoding: 'utf8', timeout: 60_000 });
   assert.is(result.status, 0, result.stderr);
   assert.match(result.stdout, /usage: ingest/);

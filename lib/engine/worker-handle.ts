@@ -5,7 +5,7 @@ import { Worker } from 'node:worker_threads';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { FailStage5Mode } from './failure-directive.ts';
-import { ENGINE_THREAD_LIMITS } from './heap.ts';
+import { ENGINE_THREAD_LIMITS } from './v8-flags.ts';
 import type { FromEngine, ToEngine } from './thread.ts';
 
 type WalkDone = Extract<FromEngine, { type: 'walk-done' }>;

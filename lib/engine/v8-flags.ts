@@ -1,0 +1,29 @@
+// How V8 runs a walk: the flags `ingest` starts node with.
+//
+// The heap. A walk allocates fast and its garbage lives only as long as an item (vectors as
+// number arrays, about 1 MB per document) while its live heap stays near 40-60 MB whatever the
+// corpus; V8's defaults, sized from the machine's memory, let that garbage pile up instead:
+//   - the young generation: V8 kept some 80 MB of it; a 16 MB semi-space holds the same walk
+//     speed (2,000 documents: anonymous memory 331 -> 251 MB, 30.1 s against 30.0 s; 8 MB saved
+//     20 MB more but cost 9 %);
+//   - the old generation: after each full collection V8 lets it grow to up to four times what
+//     survived; 1.5 times keeps it near the live heap (10,000 documents on PostgreSQL:
+//     anonymous 226 -> 131 MB, flat from the first quarter on).
+//
+// WebAssembly, that is embedded PostgreSQL (PGlite): V8's optimising tier compiles each hot
+// function again, and PostgreSQL's parser (one 105 KB function) needs some 600 MB of compiler
+// memory for a second, once per process; no flag bounds one function's compilation. Baseline
+// code only (--liftoff-only): an embedded walk of 2,000 documents peaked at 374 MB instead of
+// 915 and held 340 instead of 456, at 44.7 docs/s instead of 51.8 (14 % slower; 22 % in an
+// earlier pair of runs). A walk on PostgreSQL runs no WebAssembly.
+//
+// All take effect only when the process starts: bin/ingest.ts's first line and the walk
+// benchmark's children pass WALK_V8_FLAGS; the serve engine thread's young generation also
+// gets the resource limit (three semi-spaces).
+
+export const SEMI_SPACE_MB = 16;
+export const HEAP_GROWING_PERCENT = 50;
+
+export const WALK_V8_FLAGS = Object.freeze([`--max-semi-space-size=${SEMI_SPACE_MB}`, `--heap-growing-percent=${HEAP_GROWING_PERCENT}`, '--liftoff-only']);
+
+export const ENGINE_THREAD_LIMITS = Object.freeze({ maxYoungGenerationSizeMb: 3 * SEMI_SPACE_MB });
