@@ -130,9 +130,9 @@ test('ingest state verify reports, and reset --yes starts over', async () => {
   assert.match(run('verify').stdout, /no state store/);
 });
 
-/** A store made by an earlier build, with lmdb's default 4 KB pages, holding format 2. */
-async function makeStoreOfDefaultPages(): Promise<void> {
-  const root = open({ path: path.join(dir, 'state.mdb'), maxDbs: 4, compression: false });
+/** A store made by an earlier build, holding format 2: lmdb's default 4 KB pages, or 1 KB. */
+async function makeStoreOfPages(pageSize: 4096 | 1024): Promise<void> {
+  const root = open({ path: path.join(dir, 'state.mdb'), maxDbs: 4, compression: false, pageSize });
   await rawDb(root, 'meta').put('format_version', STATE_FORMAT_VERSION);
   await root.close();
 }
@@ -144,19 +144,23 @@ function pageSizeOfStore(): number {
   return pageSize;
 }
 
-test('a new store is made of 1 KB pages, and a store made before keeps its 4 KB pages', async () => {
+test('a new store is made of 512-byte pages', async () => {
   await (await openStateStore(dir)).close();
-  assert.is(pageSizeOfStore(), 1024);
-  rmSync(dir, { recursive: true, force: true });
-  await makeStoreOfDefaultPages();
-  const store = await openStateStore(dir);
-  await store.putItem('file:a.md', memo);
-  assert.equal(store.getItem('file:a.md'), { memo, healed: false });
-  await store.close();
-  assert.is(pageSizeOfStore(), 4096);
+  assert.is(pageSizeOfStore(), 512);
 });
 
-for (const [made, make] of [['new', async () => {}], ['4 KB', makeStoreOfDefaultPages]] as const) {
+for (const pageSize of [4096, 1024] as const) {
+  test(`a store made before keeps its ${pageSize}-byte pages`, async () => {
+    await makeStoreOfPages(pageSize);
+    const store = await openStateStore(dir);
+    await store.putItem('file:a.md', memo);
+    assert.equal(store.getItem('file:a.md'), { memo, healed: false });
+    await store.close();
+    assert.is(pageSizeOfStore(), pageSize);
+  });
+}
+
+for (const [made, make] of [['new', async () => {}], ['4 KB', () => makeStoreOfPages(4096)]] as const) {
   test(`an identity longer than a key may be is kept under its digest (${made} store)`, async () => {
     await make();
     const long = `file:${'deep/'.repeat(600)}a.md`;

@@ -23,16 +23,18 @@ const STORE_FILE = 'state.mdb';
 // The store is mapped in chunks of 16 pages (remapChunks): a whole-file map keeps every page a
 // walk touched resident, and a cold walk touches nearly all of them. LMDB lets go of unused
 // chunks once 8,191 are mapped (a constant of its build), so the page size bounds the store's
-// share of the resident set: 8,191 x 16 x 1 KB = 128 MB whatever the store's size, where 4 KB
-// pages allow 512 MB. Measured on 2,000 documents, 1 KB pages cost a cold walk about 9 % and an
-// unchanged one 0.02 ms per file. The page size is fixed when a store is created.
-const STORE_PAGE_BYTES = 1024;
+// share of the resident set: 8,191 x 16 x 512 bytes = 64 MB whatever the store's size (1 KB
+// pages allowed 128 MB, 4 KB 512 MB). A stamp (about 256 bytes) no longer fits beside its key
+// in a 512-byte page, so LMDB keeps each on a page of its own and an unchanged file reads two
+// pages. The page size is fixed when a store is created: a store keeps the pages it was made with.
+const STORE_PAGE_BYTES = 512;
 
 /**
  * The key an item's identity is stored under: itself, or its digest when it is longer than a key
- * may be. A key takes at most about half a page (lmdb reports the limit of the store's page
- * size: 1,978 bytes at 4 KB, 496 at 1 KB); a path or a URL can be longer. A stamp stored under
- * a digest carries its identity, so that the store still lists identities.
+ * may be. lmdb derives a key's limit from the page size and reports it (for the store's
+ * pages: 1,978 bytes at 4 KB, 496 at 1 KB, 186 at 512 bytes); a path or a URL can be
+ * longer. A stamp stored under a digest carries its identity, so that the store still lists
+ * identities.
  */
 const DIGEST_KEY = 'sha256:';
 function itemKeyOf(maxKeyBytes: number): (identity: string) => string {
