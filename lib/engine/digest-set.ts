@@ -7,7 +7,8 @@
 // that any string not added is reported present is about 3 in 100 million. The digest is a
 // multiply-xor hash (not a keyed or cryptographic one: sha256 through node:crypto costs 1.5 us
 // a call, which an unchanged walk of 15 us per file pays twice). Use it only where a false
-// "present" is harmless and repaired later, never to decide that something exists.
+// "present" costs little (the cleanup pass: a vanished document's rows left in place), never
+// to decide that something exists.
 
 const INITIAL_SLOTS = 4096;
 
@@ -49,26 +50,25 @@ export class DigestSet {
 
   has(value: string): boolean {
     const [hi, lo] = digest(value);
-    const slots = this.#slots;
-    const mask = slots.length / 2 - 1;
-    for (let i = hi & mask; ; i = (i + 1) & mask) {
-      if (slots[2 * i + 1] === 0) return false;
-      if (slots[2 * i] === hi && slots[2 * i + 1] === lo) return true;
-    }
+    return this.#slots[2 * this.#slotOf(hi, lo) + 1] !== 0;
   }
 
   /** Places a digest; false when it was already there. */
   #insert(hi: number, lo: number): boolean {
+    const i = this.#slotOf(hi, lo);
+    if (this.#slots[2 * i + 1] !== 0) return false;
+    this.#slots[2 * i] = hi;
+    this.#slots[2 * i + 1] = lo;
+    return true;
+  }
+
+  /** The slot that holds the digest, or the empty one where it would go. */
+  #slotOf(hi: number, lo: number): number {
     const slots = this.#slots;
     const mask = slots.length / 2 - 1;
-    for (let i = hi & mask; ; i = (i + 1) & mask) {
-      if (slots[2 * i + 1] === 0) {
-        slots[2 * i] = hi;
-        slots[2 * i + 1] = lo;
-        return true;
-      }
-      if (slots[2 * i] === hi && slots[2 * i + 1] === lo) return false;
-    }
+    let i = hi & mask;
+    while (slots[2 * i + 1] !== 0 && !(slots[2 * i] === hi && slots[2 * i + 1] === lo)) i = (i + 1) & mask;
+    return i;
   }
 
   #grow(): void {
