@@ -5,6 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { cp, copyFile, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { EMBEDDING_MODEL } from '../lib/embed/client.ts';
 import { walk } from '../lib/flow.ts';
 import { extractorMemoKey } from '../lib/llm/extract.ts';
 import { PROMPTS } from '../lib/llm/prompts.ts';
@@ -161,6 +162,21 @@ test('text the table has embedded before is never sent to the model again', asyn
     "SELECT count(*)::int AS vectors FROM record_embeddings e JOIN content_chunks c ON c.id = e.owner_id JOIN source_documents d ON d.id = c.source_document_id WHERE d.rel_path = 'ledger-extended.md'",
   ) as [{ vectors: number }];
   assert.is(vectors, 6);
+});
+
+test('a vector another model made is embedded again, not kept', async () => {
+  await setUp();
+  const paragraph = (i: number) => `Part ${i}. ${'Northwind audits every warehouse twice a year and files the reports. '.repeat(17)}`;
+  const base = Array.from({ length: 3 }, (_, i) => paragraph(i)).join('\n\n');
+  await writeFile(path.join(f.corpus, 'audit.md'), base);
+  await walk(f.engine, { sourcePath: f.corpus });
+  const auditVectors = "FROM record_embeddings e JOIN content_chunks c ON c.id = e.owner_id JOIN source_documents d ON d.id = c.source_document_id WHERE d.rel_path = 'audit.md'";
+  await f.target.db.query(`UPDATE record_embeddings SET model = 'retired-model' WHERE owner_id IN (SELECT e.owner_id ${auditVectors})`);
+  const before = mock.stats.embeddedTexts;
+  await writeFile(path.join(f.corpus, 'audit.md'), `${base}\n\n${paragraph(3)}`);
+  await walk(f.engine, { sourcePath: f.corpus });
+  assert.is(mock.stats.embeddedTexts - before, 4, 'the three retired vectors and the new chunk');
+  assert.equal(await rows(`SELECT DISTINCT e.model ${auditVectors}`), [{ model: EMBEDDING_MODEL }]);
 });
 
 test('mentions of an admin-curated entity chain under its curated canonical name, relationships too', async () => {
