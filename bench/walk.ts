@@ -16,7 +16,7 @@
 // --engines names some of them.
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -79,6 +79,8 @@ interface EngineResult {
   little: PhaseResult & { latencyMs: number; concurrency: number; docs: number; boundCallsPerSecond: number };
   stateStoreBytes: number;
   peakRssMb: number;
+  /** The embedded database's own process (PGlite only; a PostgreSQL server is not ours to count). */
+  databasePeakRssMb: number | null;
 }
 
 const rssMb = () => Math.round(process.memoryUsage.rss() / 2 ** 20);
@@ -104,6 +106,21 @@ function memorySample(): MemorySample {
   })();
   const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? NaN);
   return { anon: Math.round(kb('RssAnon') / 1024), file: Math.round(kb('RssFile') / 1024), heapUsed: Math.round(process.memoryUsage().heapUsed / 2 ** 20) };
+}
+
+/** Peak RSS (VmHWM) of this process's embedded database process (lib/db/pglite-process.ts), if it has one. */
+function databaseProcessPeakMb(): number | null {
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid !== process.pid || !readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('pglite-process.ts')) continue;
+      return Math.round(Number(/^VmHWM:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024);
+    } catch {
+      // Ended while we looked.
+    }
+  }
+  return null;
 }
 
 /** Writes the first `docs` documents of the corpus under `dir` (streamed). */
@@ -198,7 +215,7 @@ async function runEngine(corpus: string, littleCorpus: string): Promise<EngineRe
   const root = mkdtempSync(path.join(tmpdir(), 'ingest-bench-walk-'));
   try {
     const fast = await startMockProcess(0);
-    let cold: PhaseResult, warm: PhaseResult, touched: PhaseResult, touchedFiles: number, stateStoreBytes: number;
+    let cold: PhaseResult, warm: PhaseResult, touched: PhaseResult, touchedFiles: number, stateStoreBytes: number, databasePeakRssMb: number | null;
     try {
       useMock(fast);
       const main = await freshEngine(root, 'main');
@@ -208,6 +225,7 @@ async function runEngine(corpus: string, littleCorpus: string): Promise<EngineRe
         touchedFiles = await touchOnePercent(corpus);
         touched = await phase(main.engine, corpus, fast, false);
         stateStoreBytes = statSync(path.join(main.engine.config.stateStorePath, 'state.mdb')).blocks * 512;
+        databasePeakRssMb = databaseProcessPeakMb();
       } finally {
         await main.dispose();
       }
@@ -231,7 +249,7 @@ async function runEngine(corpus: string, littleCorpus: string): Promise<EngineRe
     return {
       engine: args.engine!, cold, warm, touched: { ...touched, touchedFiles }, stateStoreBytes,
       little: { ...little, latencyMs: LATENCY_MS, concurrency: CONCURRENCY, docs: LITTLE_DOCS, boundCallsPerSecond: CONCURRENCY / (LATENCY_MS / 1000) },
-      peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+      peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024), databasePeakRssMb,
     };
   } finally {
     rmSync(root, { recursive: true, force: true });
@@ -255,13 +273,13 @@ function report(results: EngineResult[]): void {
   const sumRows = (p: PhaseResult) => Object.values(p.rows).reduce((a, b) => a + b, 0);
   console.log(`\nWalks of ${DOCS} documents (mix ${args.mix}, seed ${SEED}), mock tier:`);
   printTable(
-    ['engine', 'cold docs/s', 'cold calls/s', 'warm ms/file', 'warm calls / rows', 'touched: re-run / calls', `Little (L ${LATENCY_MS} ms, C ${CONCURRENCY}): calls/s / bound`, 'peak RSS MB (before walk)', 'state store MB'],
+    ['engine', 'cold docs/s', 'cold calls/s', 'warm ms/file', 'warm calls / rows', 'touched: re-run / calls', `Little (L ${LATENCY_MS} ms, C ${CONCURRENCY}): calls/s / bound`, 'peak RSS MB (before walk)', 'database process peak RSS MB', 'state store MB'],
     results.map((r) => [
       r.engine, fmt(r.cold.changed / r.cold.seconds), fmt(r.cold.modelCalls / r.cold.seconds),
       fmt((r.warm.seconds * 1000) / DOCS, 3), `${r.warm.modelCalls} / ${sumRows(r.warm)}`,
       `${r.touched.changed} of ${r.touched.touchedFiles} / ${r.touched.modelCalls}`,
       `${fmt(r.little.modelCalls / r.little.seconds)} / ${fmt(r.little.boundCallsPerSecond)} = ${fmt(r.little.modelCalls / r.little.seconds / r.little.boundCallsPerSecond, 2)}`,
-      `${r.peakRssMb} (${r.cold.rssMb!.beforeWalk})`, fmt(r.stateStoreBytes / 2 ** 20),
+      `${r.peakRssMb} (${r.cold.rssMb!.beforeWalk})`, r.databasePeakRssMb === null ? '-' : String(r.databasePeakRssMb), fmt(r.stateStoreBytes / 2 ** 20),
     ]),
   );
   console.log('\nCold walk, rows/s per table:');

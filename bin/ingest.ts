@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=16 --heap-growing-percent=50 --liftoff-only
+#!/usr/bin/env -S node --max-semi-space-size=16 --heap-growing-percent=50
 // The flags are lib/engine/v8-flags.ts's WALK_V8_FLAGS (it says why); test/cli.test.ts keeps them equal.
 import { main } from '../lib/cli.ts';
 

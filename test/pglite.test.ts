@@ -1,11 +1,51 @@
-// The embedded engine's thread (lib/db/pglite.ts, lib/db/pglite-thread.ts): one session shared
-// in turns, database errors that keep their fields across the thread, and a clear error once
-// the database is closed. PGlite only: PostgreSQL has sessions of its own.
+// The embedded engine's process (lib/db/pglite.ts, lib/db/pglite-process.ts): one session
+// shared in turns, database errors that keep their fields across the process boundary, a clear
+// error once the database is closed, and a data directory that only one live process has open,
+// whatever happens to the ingest process that opened it. PGlite only: PostgreSQL has sessions
+// and a server of its own.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from '../lib/db/database.ts';
-import { EmbeddedDatabaseGoneError, openPglite } from '../lib/db/pglite.ts';
+import { DatabaseBusyError, EmbeddedDatabaseGoneError, openPglite } from '../lib/db/pglite.ts';
+import { alive, type Lease } from '../lib/engine/lease.ts';
 import { targetEngine } from './helpers/db.ts';
+
+const PGLITE = path.resolve(import.meta.dirname, '..', 'lib', 'db', 'pglite.ts');
+
+/** The pid of the process that has `dir` open, from its lock. */
+function databasePid(dir: string): number {
+  return (JSON.parse(readFileSync(path.join(dir, 'ingest.lock'), 'utf8')) as Lease).pid;
+}
+
+async function waitForExit(pid: number, ms: number): Promise<boolean> {
+  for (const until = Date.now() + ms; Date.now() < until; await sleep(25)) if (!alive(pid)) return true;
+  return false;
+}
+
+/**
+ * Another ingest process: opens `dir`, creates table t with one row, then sends `statement`
+ * without waiting for it, says 'ready' and idles until killed.
+ */
+function otherIngest(dir: string, statement: string): Promise<{ pid: number; kill(): void }> {
+  const script = `import { openPglite } from ${JSON.stringify(PGLITE)};
+const db = await openPglite(${JSON.stringify(dir)});
+await db.exec('CREATE TABLE t (n int PRIMARY KEY); INSERT INTO t VALUES (1)');
+void db.query(${JSON.stringify(statement)}).catch(() => {});
+process.stdout.write('ready\\n');
+setInterval(() => {}, 1000);`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('ready')) resolve({ pid: child.pid!, kill: () => child.kill('SIGKILL') });
+    });
+    child.once('exit', (code) => reject(new Error(`the other ingest process exited (code ${code})`)));
+  });
+}
 
 if (targetEngine === 'pglite') {
   let db: Database;
@@ -17,7 +57,7 @@ if (targetEngine === 'pglite') {
     await db.close();
   });
 
-  test('a database error crosses the thread with its SQLSTATE and detail', async () => {
+  test('a database error crosses the process boundary with its SQLSTATE and detail', async () => {
     await db.query('INSERT INTO t (n) VALUES (1)');
     const error = (await db.query('INSERT INTO t (n) VALUES (1)').catch((e: unknown) => e)) as Error & { code?: string; detail?: string };
     assert.instance(error, Error);
@@ -62,7 +102,7 @@ if (targetEngine === 'pglite') {
     assert.is((await db.query('SELECT count(*)::int AS n FROM t')).rows[0]?.n, 0);
   });
 
-  test('binary COPY data reaches the thread intact', async () => {
+  test('binary COPY data reaches the database process intact', async () => {
     await db.exec('CREATE TABLE b (x int4)');
     // PGCOPY header, one row of one int4 (7), trailer.
     const header = Buffer.concat([Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.alloc(8)]);
@@ -77,6 +117,65 @@ if (targetEngine === 'pglite') {
     const error = await other.query('SELECT 1').catch((e: unknown) => e);
     assert.instance(error, EmbeddedDatabaseGoneError);
     await other.close();
+  });
+
+  test('a second opener of a directory gets DatabaseBusyError naming the ingest process that has it', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ingest-pglite-'));
+    try {
+      const first = await openPglite(dir);
+      const error = await openPglite(dir).catch((e: unknown) => e);
+      assert.instance(error, DatabaseBusyError);
+      assert.match((error as Error).message, `pid ${process.pid} on`);
+      assert.is.not(databasePid(dir), process.pid, 'the lock is held by the database process itself');
+      await first.close();
+      const again = await openPglite(dir);
+      await again.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('SIGINT, which a terminal sends the whole process group, leaves the database process running', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ingest-pglite-'));
+    const opened = await openPglite(dir);
+    try {
+      process.kill(databasePid(dir), 'SIGINT');
+      await sleep(100);
+      assert.equal((await opened.query('SELECT 1 AS one')).rows, [{ one: 1 }]);
+    } finally {
+      await opened.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('an ingest process killed with SIGKILL takes its database process with it, and its committed rows stay', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ingest-pglite-'));
+    try {
+      const other = await otherIngest(dir, 'SELECT 1');
+      const pid = databasePid(dir);
+      other.kill();
+      assert.ok(await waitForExit(pid, 5000), 'the database process exits when its ingest process dies');
+      const reopened = await openPglite(dir);
+      assert.equal((await reopened.query('SELECT n FROM t')).rows, [{ n: 1 }]);
+      await reopened.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('an opener waits for an orphaned database process to finish its statement, rather than opening beside it', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ingest-pglite-'));
+    try {
+      const other = await otherIngest(dir, 'SELECT pg_sleep(1.5)');
+      const pid = databasePid(dir);
+      other.kill();
+      const reopened = await openPglite(dir);
+      assert.not.ok(alive(pid), 'the orphan had exited before the directory was opened again');
+      assert.equal((await reopened.query('SELECT n FROM t')).rows, [{ n: 1 }]);
+      await reopened.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 }
 

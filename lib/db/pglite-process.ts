@@ -1,15 +1,29 @@
-// The embedded database's own thread. PGlite runs PostgreSQL as WebAssembly, synchronously, on
-// whatever thread calls it; on the walk's thread every statement would stall the model
-// responses, timers and sockets waiting behind it (a cold walk's event loop was a quarter
-// PGlite, up to a second at a time). Here it runs beside the walk instead, and
-// lib/db/pglite.ts speaks to it in messages.
+// The embedded database's own process. PGlite runs PostgreSQL as WebAssembly, synchronously, on
+// whatever thread calls it, and its memory stays with that process: about 130 MB (its
+// WebAssembly heap, compiled code, module and JS runtime) that never shrinks. In a process of
+// its own it neither stalls the walk's event loop nor counts in the walk's memory, as a
+// PostgreSQL server's would not; lib/db/pglite.ts speaks to it in IPC messages.
+//
+//   node lib/db/pglite-process.ts DATA_DIR     (started by lib/db/pglite.ts with an IPC channel)
 //
 // Requests run strictly one after another in arrival order: PGlite is one session, and the
 // caller's side keeps a transaction's statements together.
+//
+// This process, not the ingest process, holds the data directory's lock, because it is the one
+// that has the directory open: it exits when its ingest process goes (the IPC channel closes),
+// but only after the statement it is running, and until then nobody else may open the directory.
 
-import { parentPort, workerData } from 'node:worker_threads';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
+import { alive, leaseHolder, tryAcquireLease, type LeaseHold } from '../engine/lease.ts';
+import { DatabaseBusyError, EmbeddedDatabaseGoneError } from './pglite.ts';
 
 export type PgliteRequest =
   | { id: number; op: 'query'; sql: string; params: readonly unknown[]; blob?: string | Uint8Array }
@@ -20,18 +34,24 @@ export type PgliteReply =
   | { id: number; ok: true; rows: unknown[]; rowCount: number }
   | { id: number; ok: false; error: SerializedError };
 
-/** A database error as fields, so that its SQLSTATE and detail survive the thread boundary. */
+export type PgliteReady = { ready: true } | { ready: false; error: SerializedError };
+
+/** A database error as fields, so that its SQLSTATE and detail survive the process boundary. */
 export interface SerializedError {
   name: string;
   message: string;
   fields: Record<string, unknown>;
 }
 
-export interface PgliteThreadData {
-  dataDir: string;
-}
-
 const ERROR_FIELDS = ['code', 'detail', 'hint', 'severity', 'position', 'schema', 'table', 'column', 'constraint', 'where'] as const;
+
+// PostgreSQL's default 128 MB of shared buffers would live in the WebAssembly heap, which never
+// shrinks; the data files are in the OS page cache anyway, so a small pool costs no reads.
+const POSTGRES_SETTINGS = ['shared_buffers=16MB'];
+
+// How long a database process whose ingest process has died may take to finish its statement
+// and exit before a new opener gives up on it.
+const ORPHAN_EXIT_WAIT_MS = 15_000;
 
 function serializeError(error: unknown): SerializedError {
   if (!(error instanceof Error)) return { name: 'Error', message: String(error), fields: {} };
@@ -43,19 +63,44 @@ function serializeError(error: unknown): SerializedError {
   return { name: error.name, message: error.message, fields };
 }
 
-const port = parentPort!;
-const { dataDir } = workerData as PgliteThreadData;
+function send(message: PgliteReply | PgliteReady): void {
+  process.send!(message);
+}
 
-// PostgreSQL's default 128 MB of shared buffers would live in the WebAssembly heap, which never
-// shrinks; the data files are in the OS page cache anyway, so a small pool costs no reads.
-const POSTGRES_SETTINGS = ['shared_buffers=16MB'];
+async function lockDataDir(dataDir: string): Promise<LeaseHold> {
+  const file = path.join(dataDir, 'ingest.lock');
+  const giveUpAt = Date.now() + ORPHAN_EXIT_WAIT_MS;
+  for (;;) {
+    const hold = await tryAcquireLease(file, process.ppid);
+    if (hold !== null) return hold;
+    const holder = await leaseHolder(file);
+    if (holder === null) continue;
+    const orphaned = holder.servesPid !== undefined && holder.hostname === hostname() && !alive(holder.servesPid);
+    if (!orphaned || Date.now() > giveUpAt) throw new DatabaseBusyError(dataDir, `pid ${holder.servesPid ?? holder.pid} on ${holder.hostname}`);
+    await sleep(50);
+  }
+}
 
-const pg = await PGlite.create(dataDir, { extensions: { vector }, postgresqlconf: POSTGRES_SETTINGS }).catch((error: unknown) => {
-  port.postMessage({ ready: false, error: serializeError(error) });
-  return null;
-});
-if (pg === null) port.close();
-else port.postMessage({ ready: true });
+/** Runs initdb for a new data directory in a short-lived process (lib/db/pglite-init.ts says why). */
+async function createDataDir(dataDir: string): Promise<void> {
+  const script = new URL('./pglite-init.ts', import.meta.url).pathname;
+  await promisify(execFile)(process.execPath, [script, dataDir]).catch((error: { stderr?: string; message: string }) => {
+    throw new EmbeddedDatabaseGoneError(dataDir, `creating it failed: ${error.stderr?.trim() || error.message}`);
+  });
+}
+
+async function open(dataDir: string): Promise<{ pg: PGlite; lock: LeaseHold | null }> {
+  if (dataDir === 'memory://') return { pg: await PGlite.create(dataDir, { extensions: { vector }, postgresqlconf: POSTGRES_SETTINGS }), lock: null };
+  await mkdir(dataDir, { recursive: true });
+  const lock = await lockDataDir(dataDir);
+  try {
+    if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await createDataDir(dataDir);
+    return { pg: await PGlite.create(dataDir, { extensions: { vector }, postgresqlconf: POSTGRES_SETTINGS }), lock };
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
+}
 
 async function run(db: PGlite, request: PgliteRequest): Promise<{ rows: unknown[]; rowCount: number }> {
   switch (request.op) {
@@ -73,9 +118,26 @@ async function run(db: PGlite, request: PgliteRequest): Promise<{ rows: unknown[
   }
 }
 
-if (pg !== null) {
+// The ingest process's own shutdown (Ctrl-C reaches the whole process group, a service manager
+// signals it) closes this database when its work is done; until then these signals are its.
+process.on('SIGINT', () => {});
+process.on('SIGTERM', () => {});
+
+const dataDir = process.argv[2]!;
+const opened = await open(dataDir).catch((error: unknown) => {
+  send({ ready: false, error: serializeError(error) });
+  process.disconnect();
+  return null;
+});
+
+if (opened !== null) {
+  const { pg, lock } = opened;
+  // An ingest process that died (SIGKILL, crash) leaves nobody to send 'close': exit as it
+  // would have, after the statement in hand. PostgreSQL's WAL makes that a crash it recovers
+  // from, and no transaction of a dead walk is left half-applied.
+  process.on('disconnect', () => process.exit(0));
   let queue: Promise<void> = Promise.resolve();
-  port.on('message', (request: PgliteRequest) => {
+  process.on('message', (request: PgliteRequest) => {
     queue = queue.then(async () => {
       let reply: PgliteReply;
       try {
@@ -83,8 +145,10 @@ if (pg !== null) {
       } catch (error) {
         reply = { id: request.id, ok: false, error: serializeError(error) };
       }
-      port.postMessage(reply);
-      if (request.op === 'close') port.close();
+      if (request.op === 'close') await lock?.release();
+      send(reply);
+      if (request.op === 'close') process.disconnect();
     });
   });
+  send({ ready: true });
 }

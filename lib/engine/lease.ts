@@ -14,9 +14,11 @@ export interface Lease {
   pid: number;
   hostname: string;
   acquiredAt: string;
+  /** The process the holder works for, when the holder is a helper process (the embedded database's). */
+  servesPid?: number;
 }
 
-function alive(pid: number): boolean {
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -33,8 +35,8 @@ export async function leaseHolder(file: string): Promise<Lease | null> {
 }
 
 /** Takes the lease in `file`, or returns null when another live process holds it. */
-export async function tryAcquireLease(file: string): Promise<LeaseHold | null> {
-  const lease: Lease = { pid: process.pid, hostname: hostname(), acquiredAt: new Date().toISOString() };
+export async function tryAcquireLease(file: string, servesPid?: number): Promise<LeaseHold | null> {
+  const lease: Lease = { pid: process.pid, hostname: hostname(), acquiredAt: new Date().toISOString(), servesPid };
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       await writeFile(file, JSON.stringify(lease), { flag: 'wx' });

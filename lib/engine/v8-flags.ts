@@ -10,20 +10,24 @@
 //     survived; 1.5 times keeps it near the live heap (10,000 documents on PostgreSQL:
 //     anonymous 226 -> 131 MB, flat from the first quarter on).
 //
-// WebAssembly, that is embedded PostgreSQL (PGlite): V8's optimising tier compiles each hot
-// function again, and PostgreSQL's parser (one 105 KB function) needs some 600 MB of compiler
-// memory for a second, once per process; no flag bounds one function's compilation. Baseline
-// code only (--liftoff-only): an embedded walk of 2,000 documents peaked at 374 MB instead of
-// 915 and held 340 instead of 456, at 44.7 docs/s instead of 51.8 (14 % slower; 22 % in an
-// earlier pair of runs). A walk on PostgreSQL runs no WebAssembly.
-//
 // All take effect only when the process starts: bin/ingest.ts's first line and the walk
 // benchmark's children pass WALK_V8_FLAGS; the serve engine thread's young generation also
 // gets the resource limit (three semi-spaces).
+//
+// The embedded database's process (lib/db/pglite-process.ts) runs PostgreSQL as WebAssembly,
+// and gets flags of its own:
+//   - baseline code only (--liftoff-only): V8's optimising tier compiles each hot function
+//     again, and PostgreSQL's parser (one 105 KB function) needs some 600 MB of compiler memory
+//     for a second, once per process; no flag bounds one function's compilation. An embedded
+//     walk of 2,000 documents peaked at 374 MB instead of 915, at 44.7 docs/s instead of 51.8;
+//   - a small young generation (2 MB semi-spaces): its JS only relays messages and rows
+//     (2,000 documents: its anonymous memory 165 -> 136 MB, at the same walk speed).
 
 export const SEMI_SPACE_MB = 16;
 export const HEAP_GROWING_PERCENT = 50;
 
-export const WALK_V8_FLAGS = Object.freeze([`--max-semi-space-size=${SEMI_SPACE_MB}`, `--heap-growing-percent=${HEAP_GROWING_PERCENT}`, '--liftoff-only']);
+export const WALK_V8_FLAGS = Object.freeze([`--max-semi-space-size=${SEMI_SPACE_MB}`, `--heap-growing-percent=${HEAP_GROWING_PERCENT}`]);
 
 export const ENGINE_THREAD_LIMITS = Object.freeze({ maxYoungGenerationSizeMb: 3 * SEMI_SPACE_MB });
+
+export const DATABASE_PROCESS_V8_FLAGS = Object.freeze(['--liftoff-only', '--max-semi-space-size=2', `--heap-growing-percent=${HEAP_GROWING_PERCENT}`]);
