@@ -142,10 +142,13 @@ test('blank answers write no row, and answered pairs keep their idx keys across 
   assert.is(n, 2, 'the removed pair’s embedding went with it');
 });
 
+/** Paragraph i of a document: one chunk each. */
+const paragraph = (i: number) => `Section ${i}. ${'Northwind keeps careful records of every shipment and invoice. '.repeat(17)}`;
+const paragraphs = (n: number) => Array.from({ length: n }, (_, i) => paragraph(i)).join('\n\n');
+
 test('text the table has embedded before is never sent to the model again', async () => {
   await setUp();
-  const paragraph = (i: number) => `Section ${i}. ${'Northwind keeps careful records of every shipment and invoice. '.repeat(17)}`;
-  const base = Array.from({ length: 5 }, (_, i) => paragraph(i)).join('\n\n');
+  const base = paragraphs(5);
   await writeFile(path.join(f.corpus, 'ledger.md'), base);
   await walk(f.engine, { sourcePath: f.corpus });
   const before = mock.stats.embeddedTexts;
@@ -166,14 +169,12 @@ test('text the table has embedded before is never sent to the model again', asyn
 
 test('a vector another model made is embedded again, not kept', async () => {
   await setUp();
-  const paragraph = (i: number) => `Part ${i}. ${'Northwind audits every warehouse twice a year and files the reports. '.repeat(17)}`;
-  const base = Array.from({ length: 3 }, (_, i) => paragraph(i)).join('\n\n');
-  await writeFile(path.join(f.corpus, 'audit.md'), base);
+  await writeFile(path.join(f.corpus, 'audit.md'), paragraphs(3));
   await walk(f.engine, { sourcePath: f.corpus });
   const auditVectors = "FROM record_embeddings e JOIN content_chunks c ON c.id = e.owner_id JOIN source_documents d ON d.id = c.source_document_id WHERE d.rel_path = 'audit.md'";
   await f.target.db.query(`UPDATE record_embeddings SET model = 'retired-model' WHERE owner_id IN (SELECT e.owner_id ${auditVectors})`);
   const before = mock.stats.embeddedTexts;
-  await writeFile(path.join(f.corpus, 'audit.md'), `${base}\n\n${paragraph(3)}`);
+  await writeFile(path.join(f.corpus, 'audit.md'), paragraphs(4));
   await walk(f.engine, { sourcePath: f.corpus });
   assert.is(mock.stats.embeddedTexts - before, 4, 'the three retired vectors and the new chunk');
   assert.equal(await rows(`SELECT DISTINCT e.model ${auditVectors}`), [{ model: EMBEDDING_MODEL }]);

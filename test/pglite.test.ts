@@ -27,6 +27,15 @@ async function waitForExit(pid: number, ms: number): Promise<boolean> {
   return false;
 }
 
+async function inTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'ingest-pglite-'));
+  try {
+    await fn(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /**
  * Another ingest process: opens `dir`, creates table t with one row, then sends `statement`
  * without waiting for it, says 'ready' and idles until killed.
@@ -45,6 +54,25 @@ setInterval(() => {}, 1000);`;
     });
     child.once('exit', (code) => reject(new Error(`the other ingest process exited (code ${code})`)));
   });
+}
+
+/** Runs otherIngest, then SIGKILLs it; returns its database process's pid. */
+async function killOtherIngest(dir: string, statement: string): Promise<number> {
+  const other = await otherIngest(dir, statement);
+  const pid = databasePid(dir);
+  other.kill();
+  return pid;
+}
+
+/** Opens `dir` again (running `onOpen` first thing) and finds the other ingest process's row. */
+async function assertCommittedRowStays(dir: string, onOpen: () => void = () => {}): Promise<void> {
+  const reopened = await openPglite(dir);
+  try {
+    onOpen();
+    assert.equal((await reopened.query('SELECT n FROM t')).rows, [{ n: 1 }]);
+  } finally {
+    await reopened.close();
+  }
 }
 
 if (targetEngine === 'pglite') {
@@ -119,64 +147,41 @@ if (targetEngine === 'pglite') {
     await other.close();
   });
 
-  test('a second opener of a directory gets DatabaseBusyError naming the ingest process that has it', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'ingest-pglite-'));
-    try {
+  test('a second opener of a directory gets DatabaseBusyError naming the ingest process that has it', () =>
+    inTempDir(async (dir) => {
       const first = await openPglite(dir);
       const error = await openPglite(dir).catch((e: unknown) => e);
       assert.instance(error, DatabaseBusyError);
       assert.match((error as Error).message, `pid ${process.pid} on`);
       assert.is.not(databasePid(dir), process.pid, 'the lock is held by the database process itself');
       await first.close();
-      const again = await openPglite(dir);
-      await again.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+      await (await openPglite(dir)).close();
+    }));
 
-  test('SIGINT, which a terminal sends the whole process group, leaves the database process running', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'ingest-pglite-'));
-    const opened = await openPglite(dir);
-    try {
-      process.kill(databasePid(dir), 'SIGINT');
-      await sleep(100);
-      assert.equal((await opened.query('SELECT 1 AS one')).rows, [{ one: 1 }]);
-    } finally {
-      await opened.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  test('SIGINT, which a terminal sends the whole process group, leaves the database process running', () =>
+    inTempDir(async (dir) => {
+      const opened = await openPglite(dir);
+      try {
+        process.kill(databasePid(dir), 'SIGINT');
+        await sleep(100);
+        assert.equal((await opened.query('SELECT 1 AS one')).rows, [{ one: 1 }]);
+      } finally {
+        await opened.close();
+      }
+    }));
 
-  test('an ingest process killed with SIGKILL takes its database process with it, and its committed rows stay', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'ingest-pglite-'));
-    try {
-      const other = await otherIngest(dir, 'SELECT 1');
-      const pid = databasePid(dir);
-      other.kill();
-      assert.ok(await waitForExit(pid, 5000), 'the database process exits when its ingest process dies');
-      const reopened = await openPglite(dir);
-      assert.equal((await reopened.query('SELECT n FROM t')).rows, [{ n: 1 }]);
-      await reopened.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  test('an ingest process killed with SIGKILL takes its database process with it, and its committed rows stay', () =>
+    inTempDir(async (dir) => {
+      const orphan = await killOtherIngest(dir, 'SELECT 1');
+      assert.ok(await waitForExit(orphan, 5000), 'the database process exits when its ingest process dies');
+      await assertCommittedRowStays(dir);
+    }));
 
-  test('an opener waits for an orphaned database process to finish its statement, rather than opening beside it', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'ingest-pglite-'));
-    try {
-      const other = await otherIngest(dir, 'SELECT pg_sleep(1.5)');
-      const pid = databasePid(dir);
-      other.kill();
-      const reopened = await openPglite(dir);
-      assert.not.ok(alive(pid), 'the orphan had exited before the directory was opened again');
-      assert.equal((await reopened.query('SELECT n FROM t')).rows, [{ n: 1 }]);
-      await reopened.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  test('an opener waits for an orphaned database process to finish its statement, rather than opening beside it', () =>
+    inTempDir(async (dir) => {
+      const orphan = await killOtherIngest(dir, 'SELECT pg_sleep(1.5)');
+      await assertCommittedRowStays(dir, () => assert.not.ok(alive(orphan), 'the orphan had exited before the directory was opened again'));
+    }));
 }
 
 test.run();
