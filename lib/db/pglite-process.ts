@@ -49,8 +49,7 @@ const ERROR_FIELDS = ['code', 'detail', 'hint', 'severity', 'position', 'schema'
 // shrinks; the data files are in the OS page cache anyway, so a small pool costs no reads.
 const POSTGRES_SETTINGS = ['shared_buffers=16MB'];
 
-// How long a database process whose ingest process has died may take to finish its statement
-// and exit before a new opener gives up on it.
+// How long an opener waits for the directory's lock to be let go of by a process on its way out.
 const ORPHAN_EXIT_WAIT_MS = 15_000;
 
 function serializeError(error: unknown): SerializedError {
@@ -74,9 +73,12 @@ async function lockDataDir(dataDir: string): Promise<LeaseHold> {
     const hold = await tryAcquireLease(file, process.ppid);
     if (hold !== null) return hold;
     const holder = await leaseHolder(file);
-    if (holder === null) continue;
-    const orphaned = holder.servesPid !== undefined && holder.hostname === hostname() && !alive(holder.servesPid);
-    if (!orphaned || Date.now() > giveUpAt) throw new DatabaseBusyError(dataDir, `pid ${holder.servesPid ?? holder.pid} on ${holder.hostname}`);
+    // Waited for: a holder that has just let go, and a database process whose ingest process
+    // has died (it exits after its statement).
+    const leaving = holder === null || (holder.servesPid !== undefined && holder.hostname === hostname() && !alive(holder.servesPid));
+    if (!leaving || Date.now() > giveUpAt) {
+      throw new DatabaseBusyError(dataDir, holder === null ? 'a process that just exited' : `pid ${holder.servesPid ?? holder.pid} on ${holder.hostname}`);
+    }
     await sleep(50);
   }
 }
