@@ -147,6 +147,27 @@ if (targetEngine === 'pglite') {
     await other.close();
   });
 
+  test('the database process checkpoints, so its WAL does not grow for as long as it runs', () =>
+    inTempDir(async (dir) => {
+      // PostgreSQL's smallest max_wal_size, so that a few MB of statements reach it.
+      const first = await openPglite(dir);
+      await first.exec("ALTER SYSTEM SET max_wal_size = '32MB'");
+      await first.exec('CREATE TABLE w (x text)');
+      await first.close();
+      const opened = await openPglite(dir);
+      const walBytes = async (sql: string, params: unknown[] = []) => (await opened.query<{ bytes: number }>(sql, params)).rows[0]!.bytes;
+      try {
+        const start = (await opened.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]!.lsn;
+        for (let i = 0; i < 70; i++) await opened.query("INSERT INTO w SELECT repeat('x', 1000) FROM generate_series(1, 500)");
+        const written = await walBytes('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1)::float8 AS bytes', [start]);
+        assert.ok(written > 32 * 2 ** 20, `the statements wrote ${written} bytes of WAL`);
+        const sinceCheckpoint = await walBytes('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), redo_lsn)::float8 AS bytes FROM pg_control_checkpoint()');
+        assert.ok(sinceCheckpoint < 16 * 2 ** 20, `${sinceCheckpoint} bytes of WAL since the last checkpoint`);
+      } finally {
+        await opened.close();
+      }
+    }));
+
   test('a second opener of a directory gets DatabaseBusyError naming the ingest process that has it', () =>
     inTempDir(async (dir) => {
       const first = await openPglite(dir);
