@@ -20,8 +20,9 @@ import type { Database } from './db/database.ts';
 import { Sink } from './db/sink.ts';
 import type { Logger } from './log.ts';
 import { admitFile, fileIdentity, recallFile, retiredIdentity, unchangedByStat } from './engine/admit.ts';
-import { bindStoreToDatabase } from './engine/binding.ts';
 import type { AliasSnapshot } from './engine/aliases.ts';
+import { untilNoneWaiting } from './engine/backpressure.ts';
+import { bindStoreToDatabase } from './engine/binding.ts';
 import { DigestSet } from './engine/digest-set.ts';
 import { DocumentIdentity } from './engine/identity.ts';
 import { atStage, ingestFile, StageError } from './engine/ingest-file.ts';
@@ -249,7 +250,7 @@ async function walkCorpus(
   };
   const enqueue = async (work: () => Promise<void>): Promise<void> => {
     // Backpressure: the walk reads no further while every in-flight slot is taken.
-    await queue.onSizeLessThan(1);
+    await untilNoneWaiting(queue);
     void queue.add(async () => {
       await work();
       finished();
