@@ -17,7 +17,7 @@
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -38,9 +38,10 @@ const { values: args } = parseArgs({
     docs: { type: 'string', default: '1000' },
     mix: { type: 'string', default: DEFAULT_MIX },
     seed: { type: 'string', default: '1' },
-    // Internal: the parent hands each engine's child its two corpora.
+    // Internal: the parent hands each engine's child its corpora and the touched versions.
     corpus: { type: 'string' },
     'little-corpus': { type: 'string' },
+    'touched-corpus': { type: 'string' },
     'latency-ms': { type: 'string', default: '400' },
     concurrency: { type: 'string', default: '8' },
     'little-docs': { type: 'string', default: '300' },
@@ -132,15 +133,29 @@ async function writeCorpus(dir: string, docs: number): Promise<void> {
   }
 }
 
-/** Rewrites every hundredth document with other content of the same type; returns how many. */
-async function touchOnePercent(dir: string): Promise<number> {
-  // Loaded only now: the document libraries must not count in the cold walk's memory.
+/**
+ * Writes under `dir` a new version (other content, same type and path) of every hundredth
+ * document. The parent renders them, so that the document libraries never load in an engine's
+ * process: its memory is the walk's alone, in every phase.
+ */
+async function writeTouchedVersions(dir: string): Promise<void> {
   const { renderDocument } = await import('./corpus/render.ts');
+  const pattern = mixPattern(MIX);
+  for (let index = 0; index < DOCS; index += 100) {
+    const type = pattern[index % pattern.length]!;
+    const target = path.join(dir, relPathOf(index, type));
+    await mkdir(path.dirname(target), { recursive: true });
+    await writeFile(target, await renderDocument(buildDocument(SEED + 1, index, type)));
+  }
+}
+
+/** Writes the touched versions over the corpus; returns how many. */
+async function touchOnePercent(corpus: string, touchedVersions: string): Promise<number> {
   const pattern = mixPattern(MIX);
   let touched = 0;
   for (let index = 0; index < DOCS; index += 100) {
-    const type = pattern[index % pattern.length]!;
-    await writeFile(path.join(dir, relPathOf(index, type)), await renderDocument(buildDocument(SEED + 1, index, type)));
+    const relPath = relPathOf(index, pattern[index % pattern.length]!);
+    await writeFile(path.join(corpus, relPath), await readFile(path.join(touchedVersions, relPath)));
     touched += 1;
   }
   return touched;
@@ -211,7 +226,7 @@ function useMock(mock: MockProcess): void {
   });
 }
 
-async function runEngine(corpus: string, littleCorpus: string): Promise<EngineResult> {
+async function runEngine(corpus: string, littleCorpus: string, touchedVersions: string): Promise<EngineResult> {
   const root = mkdtempSync(path.join(tmpdir(), 'ingest-bench-walk-'));
   try {
     const fast = await startMockProcess(0);
@@ -222,7 +237,7 @@ async function runEngine(corpus: string, littleCorpus: string): Promise<EngineRe
       try {
         cold = await phase(main.engine, corpus, fast, true);
         warm = await phase(main.engine, corpus, fast, false);
-        touchedFiles = await touchOnePercent(corpus);
+        touchedFiles = await touchOnePercent(corpus, touchedVersions);
         touched = await phase(main.engine, corpus, fast, false);
         stateStoreBytes = statSync(path.join(main.engine.config.stateStorePath, 'state.mdb')).blocks * 512;
         databasePeakRssMb = databaseProcessPeakMb();
@@ -257,10 +272,10 @@ async function runEngine(corpus: string, littleCorpus: string): Promise<EngineRe
 }
 
 /** Runs this file for one engine in a child process and reads its result from stdout. */
-function runChild(engine: string, corpus: string, littleCorpus: string): Promise<EngineResult> {
+function runChild(engine: string, corpus: string, littleCorpus: string, touchedVersions: string): Promise<EngineResult> {
   const forwarded = process.argv.slice(2).filter((a, i, all) => a !== '--json' && all[i - 1] !== '--json');
   // The walk runs with the V8 flags `ingest` itself runs with (lib/engine/v8-flags.ts).
-  const child = spawn(process.execPath, [...WALK_V8_FLAGS, import.meta.filename, ...forwarded, '--engine', engine, '--corpus', corpus, '--little-corpus', littleCorpus], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...WALK_V8_FLAGS, import.meta.filename, ...forwarded, '--engine', engine, '--corpus', corpus, '--little-corpus', littleCorpus, '--touched-corpus', touchedVersions], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
   return new Promise((resolve, reject) =>
@@ -299,7 +314,7 @@ function report(results: EngineResult[]): void {
 }
 
 if (args.engine !== undefined) {
-  process.stdout.write(JSON.stringify(await runEngine(args.corpus!, args['little-corpus']!)));
+  process.stdout.write(JSON.stringify(await runEngine(args.corpus!, args['little-corpus']!, args['touched-corpus']!)));
 } else {
   const available = ['pglite', ...(process.env.ENGINE_DB_DSN ? ['postgres'] : [])];
   const engines = args.engines?.split(',') ?? available;
@@ -311,13 +326,15 @@ if (args.engine !== undefined) {
   const results: EngineResult[] = [];
   const scratch = mkdtempSync(path.join(tmpdir(), 'ingest-bench-corpus-'));
   try {
+    const touchedVersions = path.join(scratch, 'touched');
+    await writeTouchedVersions(touchedVersions);
     for (const engine of engines) {
       // Each engine walks its own copy: the touched phase rewrites files.
       const corpus = path.join(scratch, engine);
       const little = path.join(scratch, `${engine}-little`);
       await writeCorpus(corpus, DOCS);
       await writeCorpus(little, LITTLE_DOCS);
-      results.push(await runChild(engine, corpus, little));
+      results.push(await runChild(engine, corpus, little, touchedVersions));
     }
   } finally {
     rmSync(scratch, { recursive: true, force: true });
