@@ -29,7 +29,7 @@ import { observeStages } from '../lib/engine/ingest-file.ts';
 import { openEngine, type OpenEngine } from '../lib/engine/open.ts';
 import { walk, type WalkSummary } from '../lib/flow.ts';
 import { openTestDatabase } from '../test/helpers/db.ts';
-import { buildDocument, DEFAULT_MIX, mixPattern, parseMix, relPathOf } from './corpus/generate.ts';
+import { buildDocument, DEFAULT_MIX, mixPattern, parseMix, relPathOf, type CorpusType } from './corpus/generate.ts';
 import { startMockProcess, type MockProcess } from './mock-process.ts';
 import { LogHistogram, printTable, rate, writeJson } from './report.ts';
 
@@ -140,10 +140,8 @@ async function writeCorpus(dir: string, docs: number): Promise<void> {
  */
 async function writeTouchedVersions(dir: string): Promise<void> {
   const { renderDocument } = await import('./corpus/render.ts');
-  const pattern = mixPattern(MIX);
-  for (let index = 0; index < DOCS; index += 100) {
-    const type = pattern[index % pattern.length]!;
-    const target = path.join(dir, relPathOf(index, type));
+  for (const { index, type, relPath } of touchedDocuments()) {
+    const target = path.join(dir, relPath);
     await mkdir(path.dirname(target), { recursive: true });
     await writeFile(target, await renderDocument(buildDocument(SEED + 1, index, type)));
   }
@@ -151,14 +149,21 @@ async function writeTouchedVersions(dir: string): Promise<void> {
 
 /** Writes the touched versions over the corpus; returns how many. */
 async function touchOnePercent(corpus: string, touchedVersions: string): Promise<number> {
-  const pattern = mixPattern(MIX);
   let touched = 0;
-  for (let index = 0; index < DOCS; index += 100) {
-    const relPath = relPathOf(index, pattern[index % pattern.length]!);
+  for (const { relPath } of touchedDocuments()) {
     await writeFile(path.join(corpus, relPath), await readFile(path.join(touchedVersions, relPath)));
     touched += 1;
   }
   return touched;
+}
+
+/** The documents the touched phase rewrites: every hundredth. */
+function* touchedDocuments(): Generator<{ index: number; type: CorpusType; relPath: string }> {
+  const pattern = mixPattern(MIX);
+  for (let index = 0; index < DOCS; index += 100) {
+    const type = pattern[index % pattern.length]!;
+    yield { index, type, relPath: relPathOf(index, type) };
+  }
 }
 
 async function phase(engine: OpenEngine, corpus: string, mock: MockProcess, detail: boolean): Promise<PhaseResult> {
