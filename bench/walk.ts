@@ -17,7 +17,7 @@
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -151,7 +151,7 @@ async function writeTouchedVersions(dir: string): Promise<void> {
 async function touchOnePercent(corpus: string, touchedVersions: string): Promise<number> {
   let touched = 0;
   for (const { relPath } of touchedDocuments()) {
-    await writeFile(path.join(corpus, relPath), await readFile(path.join(touchedVersions, relPath)));
+    await copyFile(path.join(touchedVersions, relPath), path.join(corpus, relPath));
     touched += 1;
   }
   return touched;
