@@ -1,6 +1,6 @@
 // The sink against the raw limit of the same database in the same run.
 //
-// Part 1, statement shapes: rows/s of each UPSERT shape of lib/db/upsert.ts for text rows
+// Part 1, statement shapes: rows/s of each UPSERT shape of lib/db/upsert-rows.ts for text rows
 // (content_chunks) and vector rows (record_embeddings), on fresh keys (insert path) and on the
 // same keys again (conflict/update path).
 // Part 2, the writer per table: rows/s of the real Sink (its measured default shape per table,
@@ -22,7 +22,7 @@ import {
   contentChunks, entityMentions, entityRelationships, qaExtractions, recordEmbeddings, referenceItems, sourceDocuments,
   WALK_TABLES, type Row, type TableSpec,
 } from '../lib/db/tables.ts';
-import { copyPayload, defaultStrategy, strategiesFor, upsertRows, type UpsertStrategy } from '../lib/db/upsert.ts';
+import { copyPayload, defaultStrategy, strategiesFor, upsertRows, type UpsertStrategy } from '../lib/db/upsert-rows.ts';
 import { openTestDatabase } from '../test/helpers/db.ts';
 import { median, printTable, rate, timed, writeJson } from './report.ts';
 

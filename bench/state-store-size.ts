@@ -10,8 +10,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { loadConfig } from '../lib/config.ts';
-import { openEngine } from '../lib/engine/open.ts';
-import { walk } from '../lib/flow.ts';
+import { openEngine } from '../engine/lifespan.ts';
+import { walk } from '../engine/walk.ts';
 
 const { values: args } = parseArgs({
   options: { docs: { type: 'string', default: '1000' }, 'chunks-per-doc': { type: 'string', default: '10' }, json: { type: 'string' } },

@@ -24,10 +24,10 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { loadConfig } from '../lib/config.ts';
 import type { Database } from '../lib/db/database.ts';
-import { WALK_V8_FLAGS } from '../lib/engine/v8-flags.ts';
-import { observeStages } from '../lib/engine/ingest-file.ts';
-import { openEngine, type OpenEngine } from '../lib/engine/open.ts';
-import { walk, type WalkSummary } from '../lib/flow.ts';
+import { WALK_V8_FLAGS } from '../lib/v8-flags.ts';
+import { observeStages } from '../engine/file.ts';
+import { openEngine, type OpenEngine } from '../engine/lifespan.ts';
+import { walk, type WalkSummary } from '../engine/walk.ts';
 import { openTestDatabase } from '../test/helpers/db.ts';
 import { buildDocument, DEFAULT_MIX, mixPattern, parseMix, relPathOf, type CorpusType } from './corpus/generate.ts';
 import { startMockProcess, type MockProcess } from './mock-process.ts';
@@ -279,7 +279,7 @@ async function runEngine(corpus: string, littleCorpus: string, touchedVersions: 
 /** Runs this file for one engine in a child process and reads its result from stdout. */
 function runChild(engine: string, corpus: string, littleCorpus: string, touchedVersions: string): Promise<EngineResult> {
   const forwarded = process.argv.slice(2).filter((a, i, all) => a !== '--json' && all[i - 1] !== '--json');
-  // The walk runs with the V8 flags `ingest` itself runs with (lib/engine/v8-flags.ts).
+  // The walk runs with the V8 flags `ingest` itself runs with (lib/v8-flags.ts).
   const child = spawn(process.execPath, [...WALK_V8_FLAGS, import.meta.filename, ...forwarded, '--engine', engine, '--corpus', corpus, '--little-corpus', littleCorpus, '--touched-corpus', touchedVersions], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));

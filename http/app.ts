@@ -5,9 +5,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import polka from 'polka';
 import type { Config } from '../lib/config.ts';
-import type { FailureDirective } from '../lib/engine/failure-directive.ts';
-import type { WalkRegistry } from '../lib/engine/registry.ts';
-import type { EngineWorker } from '../lib/engine/worker-handle.ts';
+import type { FailureDirective } from '../lib/failure-directive.ts';
+import type { WalkRegistry } from './walk-registry.ts';
+import type { EngineWorker } from '../engine/thread-handle.ts';
 import type { Logger } from '../lib/log.ts';
 import { requireBearer } from './auth.ts';
 import { HttpError, sendError } from './errors.ts';

@@ -2,7 +2,7 @@
 // No data is returned.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { EngineWorker } from '../lib/engine/worker-handle.ts';
+import type { EngineWorker } from '../engine/thread-handle.ts';
 
 export function healthRoute(engine: Pick<EngineWorker, 'alive'>) {
   return async (_req: IncomingMessage, res: ServerResponse): Promise<void> => {

@@ -4,9 +4,9 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../lib/config.ts';
-import { FailureDirective } from '../lib/engine/failure-directive.ts';
-import { WalkRegistry } from '../lib/engine/registry.ts';
-import { EngineWorker } from '../lib/engine/worker-handle.ts';
+import { FailureDirective } from '../lib/failure-directive.ts';
+import { WalkRegistry } from './walk-registry.ts';
+import { EngineWorker } from '../engine/thread-handle.ts';
 import type { Logger } from '../lib/log.ts';
 import { createApp } from './app.ts';
 import { createExtractPool } from './extract-pool.ts';

@@ -3,7 +3,7 @@
 // which is stripped and returned; "#" and other punctuation are part of the file name. Paths
 // that could leave the corpus are refused. Every refusal is a named 400; nothing is written.
 
-import { FAIL_STAGE5_MODES, type FailStage5Mode } from '../lib/engine/failure-directive.ts';
+import { FAIL_STAGE5_MODES, type FailStage5Mode } from '../lib/failure-directive.ts';
 import { corpusPathProblem } from '../lib/corpus-path.ts';
 import { HttpError } from './errors.ts';
 

@@ -13,10 +13,10 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform, type Readable } from 'node:stream';
 import busboy from 'busboy';
-import type { FailureDirective } from '../lib/engine/failure-directive.ts';
+import type { FailureDirective } from '../lib/failure-directive.ts';
 import { BucketError, type CorpusBucket } from '../lib/bucket/index.ts';
 import { SyncManifest } from '../lib/bucket/manifest.ts';
-import { tryAcquireFence } from '../lib/engine/fence.ts';
+import { tryAcquireFence } from '../engine/fence.ts';
 import { HttpError, sendJson } from './errors.ts';
 import { parseStagePath } from './stage-path.ts';
 

@@ -4,9 +4,9 @@
 // terminal state per accepted walk.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { FailureDirective } from '../lib/engine/failure-directive.ts';
-import type { WalkRegistry } from '../lib/engine/registry.ts';
-import type { EngineWorker } from '../lib/engine/worker-handle.ts';
+import type { FailureDirective } from '../lib/failure-directive.ts';
+import type { WalkRegistry } from './walk-registry.ts';
+import type { EngineWorker } from '../engine/thread-handle.ts';
 import type { Logger } from '../lib/log.ts';
 import { readBody } from './body.ts';
 import { HttpError, sendJson } from './errors.ts';

@@ -11,7 +11,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mockEmbedding, toBase64 } from './embeddings.ts';
-import { FAILURE_SENTINEL } from '../lib/engine/failure-directive.ts';
+import { FAILURE_SENTINEL } from '../lib/failure-directive.ts';
 import { EXTRACTOR_RESPONDERS } from './extractors.ts';
 import { answer, messageBody, streamMessage, type MessagesRequest, type PromptResponder } from './messages.ts';
 

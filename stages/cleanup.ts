@@ -8,12 +8,12 @@
 // derived rows, while its reference_items row stays (provenance, like source_documents).
 
 import type { Database } from '../lib/db/database.ts';
-import { isRetiredIdentity } from '../lib/engine/admit.ts';
-import type { ItemMemo, StateStore } from '../lib/engine/store.ts';
+import { isRetiredIdentity } from '../engine/admit.ts';
+import type { ItemMemo, StateStore } from '../lib/state/store.ts';
 import { deleteItemRows } from './upsert.ts';
 
 /**
- * The walk keeps both as 64-bit digests (lib/engine/digest-set.ts). A false "present" (about 3
+ * The walk keeps both as 64-bit digests (engine/digest-set.ts). A false "present" (about 3
  * in 100 million at a million items) can only leave a vanished document's rows in place; it
  * never removes a live one's.
  */

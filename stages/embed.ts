@@ -16,7 +16,7 @@ import type PQueue from 'p-queue';
 import type { Database } from '../lib/db/database.ts';
 import type { Row } from '../lib/db/tables.ts';
 import { EMBEDDING_DIMENSIONS, EMBEDDING_MODEL } from '../lib/embed/client.ts';
-import { countEvent, currentRunContext } from '../lib/engine/run-context.ts';
+import { countEvent, currentRunContext } from '../lib/run-context.ts';
 import { withRetry, type RetryPolicy } from '../lib/llm/retry.ts';
 
 export type OwnerKind = 'content_chunk' | 'q_a_extraction' | 'entity_mention' | 'reference_item';

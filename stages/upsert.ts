@@ -7,7 +7,7 @@ import type { Database } from '../lib/db/database.ts';
 import { deleteRowsByKey } from '../lib/db/delete.ts';
 import type { Sink } from '../lib/db/sink.ts';
 import { referenceItems, rowKey, sourceDocuments, WALK_TABLES } from '../lib/db/tables.ts';
-import type { ItemRows } from '../lib/engine/item-rows.ts';
+import type { ItemRows } from '../engine/item-rows.ts';
 
 export type RowKeys = Record<string, string[]>;
 

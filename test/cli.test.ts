@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadMigrations } from '../lib/db/migrate.ts';
-import { WALK_V8_FLAGS } from '../lib/engine/v8-flags.ts';
+import { WALK_V8_FLAGS } from '../lib/v8-flags.ts';
 import { openTestDatabase } from './helpers/db.ts';
 
 const BIN = path.resolve(import.meta.dirname, '..', 'bin', 'ingest.ts');

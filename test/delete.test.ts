@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { randomUUID } from 'node:crypto';
 import { deleteRowsByKey } from '../lib/db/delete.ts';
 import { entityMentions, recordEmbeddings, rowKey, sourceDocuments, type Row } from '../lib/db/tables.ts';
-import { strategiesFor, upsertRows } from '../lib/db/upsert.ts';
+import { strategiesFor, upsertRows } from '../lib/db/upsert-rows.ts';
 import { openTestDatabase, targetEngine, type TestDatabase } from './helpers/db.ts';
 
 let t: TestDatabase;

@@ -7,8 +7,8 @@ import { bearerMatches, requireBearer } from '../http/auth.ts';
 import { HttpError } from '../http/errors.ts';
 import { parseStagePath } from '../http/stage-path.ts';
 import { isLoopback } from '../http/stage.ts';
-import { WalkRegistry } from '../lib/engine/registry.ts';
-import { FAILURE_SENTINEL, FailureDirective, withFailureInjection } from '../lib/engine/failure-directive.ts';
+import { WalkRegistry } from '../http/walk-registry.ts';
+import { FAILURE_SENTINEL, FailureDirective, withFailureInjection } from '../lib/failure-directive.ts';
 
 function refusal(fn: () => unknown): HttpError {
   try {

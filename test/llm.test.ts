@@ -72,7 +72,7 @@ test('no base URL is hard-coded in the service', async () => {
       else if (entry.name.endsWith('.ts') && /api\.(anthropic|openai)\.com|openrouter\.ai/.test(await readFile(path.join(root, rel), 'utf8'))) offenders.push(rel);
     }
   };
-  for (const dir of ['bin', 'lib', 'stages', 'http', 'mock', 'worker']) await scan(dir);
+  for (const dir of ['bin', 'cli', 'http', 'engine', 'stages', 'lib', 'mock', 'worker']) await scan(dir);
   assert.equal(offenders, []);
 });
 

@@ -7,7 +7,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const RUNTIME_DIRS = ['bin', 'lib', 'stages', 'http', 'mock', 'worker'];
+const RUNTIME_DIRS = ['bin', 'cli', 'http', 'engine', 'stages', 'lib', 'mock', 'worker'];
 const ALLOWED = new Set(['lib/db/migrate.ts']);
 // Session-local staging (CREATE TEMP TABLE) is not matched: it changes no platform schema.
 const DDL = /\b(?:CREATE|ALTER|DROP)\s+(?:OR\s+REPLACE\s+)?(?:UNIQUE\s+)?(?:TABLE|INDEX|EXTENSION|SCHEMA|FUNCTION|PROCEDURE|VIEW|MATERIALIZED\s+VIEW|TYPE|TRIGGER|SEQUENCE|DATABASE|ROLE|POLICY|DOMAIN)\b|\bTRUNCATE\b/i;

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from '../lib/db/database.ts';
 import { DatabaseBusyError, EmbeddedDatabaseGoneError, openPglite } from '../lib/db/pglite.ts';
-import { alive, type Lease } from '../lib/engine/lease.ts';
+import { alive, type Lease } from '../lib/lease.ts';
 import { targetEngine } from './helpers/db.ts';
 
 const PGLITE = path.resolve(import.meta.dirname, '..', 'lib', 'db', 'pglite.ts');

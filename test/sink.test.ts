@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { Sink } from '../lib/db/sink.ts';
 import { CopyValueError } from '../lib/db/copy-binary.ts';
 import { contentChunks, entityMentions, recordEmbeddings, referenceItems, sourceDocuments, type Row } from '../lib/db/tables.ts';
-import { UnknownColumnError, strategiesFor, upsertRows } from '../lib/db/upsert.ts';
+import { UnknownColumnError, strategiesFor, upsertRows } from '../lib/db/upsert-rows.ts';
 import { openTestDatabase, targetEngine, type TestDatabase } from './helpers/db.ts';
 
 let t: TestDatabase;

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { open } from 'lmdb';
-import { inspectStateStore, openStateStore, resetStateStore, STATE_FORMAT_VERSION, StateStoreVersionError, type ItemMemo } from '../lib/engine/store.ts';
+import { inspectStateStore, openStateStore, resetStateStore, STATE_FORMAT_VERSION, StateStoreVersionError, type ItemMemo } from '../lib/state/store.ts';
 
 let dir: string;
 test.before.each(() => {

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import { pino } from 'pino';
 import type { Database } from '../lib/db/database.ts';
-import { walk, type WalkEngine, type WalkSummary } from '../lib/flow.ts';
+import { walk, type WalkEngine, type WalkSummary } from '../engine/walk.ts';
 import { referenceItemKey } from '../lib/ids.ts';
 import { hostile, serveHttp, watchConnectionAttempts, type LoopbackServer } from './helpers/loopback.ts';
 import { walkFixture, type WalkFixture } from './helpers/walk.ts';

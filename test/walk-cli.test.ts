@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cp, mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { WalkSummary } from '../lib/flow.ts';
+import type { WalkSummary } from '../engine/walk.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
 import { docxBomb, flateBombPdf, makePdf, xlsxWithCells } from './helpers/documents.ts';
 

@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rm, copyFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { walk, type FlowPass } from '../lib/flow.ts';
+import { walk, type FlowPass } from '../engine/walk.ts';
 import { markdown, snapshotRows, walkFixture, type WalkFixture } from './helpers/walk.ts';
 
 let f: WalkFixture;

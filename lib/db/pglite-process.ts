@@ -22,7 +22,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import { alive, leaseHolder, tryAcquireLease, type LeaseHold } from '../engine/lease.ts';
+import { alive, leaseHolder, tryAcquireLease, type LeaseHold } from '../lease.ts';
 import { DatabaseBusyError, EmbeddedDatabaseGoneError } from './pglite.ts';
 
 export type PgliteRequest =

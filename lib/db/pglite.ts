@@ -11,7 +11,7 @@
 // long as it has it open, so a second opener fails with a named error.
 
 import { fork, type ChildProcess } from 'node:child_process';
-import { DATABASE_PROCESS_V8_FLAGS } from '../engine/v8-flags.ts';
+import { DATABASE_PROCESS_V8_FLAGS } from '../v8-flags.ts';
 import { copyStatement, type Database, type Queryable, type QueryResult } from './database.ts';
 import type { PgliteReady, PgliteReply, PgliteRequest, SerializedError } from './pglite-process.ts';
 

@@ -9,7 +9,7 @@
 
 import type { Database } from './database.ts';
 import { WALK_TABLES, type Row, type TableSpec } from './tables.ts';
-import { defaultStrategy, upsertRows, type UpsertStrategy } from './upsert.ts';
+import { defaultStrategy, upsertRows, type UpsertStrategy } from './upsert-rows.ts';
 
 export interface SinkOptions {
   batchRows: number;

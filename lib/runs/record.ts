@@ -3,7 +3,7 @@
 // invocation. Without a web app configured the service writes the row itself.
 
 import type { Database } from '../db/database.ts';
-import type { RunCounters } from '../engine/run-context.ts';
+import type { RunCounters } from '../run-context.ts';
 
 export interface RunRecord {
   opId: string;

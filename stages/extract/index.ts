@@ -7,10 +7,10 @@
 // and relationships are merged across windows. Mentions of admin-curated entities take their
 // curated canonical name from the alias snapshot, and relationships follow their endpoints.
 
-import type { AliasSnapshot } from '../../lib/engine/aliases.ts';
-import type { Models } from '../../lib/engine/models.ts';
-import { countEvent } from '../../lib/engine/run-context.ts';
-import { runExtractor, type ExtractorContext } from '../../lib/llm/extract.ts';
+import type { AliasSnapshot } from '../../lib/aliases.ts';
+import type { Models } from '../../engine/models.ts';
+import { countEvent } from '../../lib/run-context.ts';
+import { runExtractor, type ExtractorContext } from '../../lib/llm/run-extractor.ts';
 import { PROMPTS } from '../../lib/llm/prompts.ts';
 import { TAXONOMY, type Classification, type Entities, type QaPairs, type Relationships } from '../../lib/llm/schemas.ts';
 import { chunkText } from '../chunk.ts';

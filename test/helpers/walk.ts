@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../../lib/config.ts';
-import { openEngine, type OpenEngine } from '../../lib/engine/open.ts';
-import type { FlowPass } from '../../lib/flow.ts';
+import { openEngine, type OpenEngine } from '../../engine/lifespan.ts';
+import type { FlowPass } from '../../engine/walk.ts';
 import { openTestDatabase, type TestDatabase } from './db.ts';
 
 export interface WalkFixture {

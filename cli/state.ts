@@ -4,8 +4,8 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Config } from '../config.ts';
-import { inspectStateStore, resetStateStore } from '../engine/store.ts';
+import type { Config } from '../lib/config.ts';
+import { inspectStateStore, resetStateStore } from '../lib/state/store.ts';
 
 export async function stateVerifyCommand(args: string[], { config }: { config: Config }): Promise<number> {
   parseArgs({ args, options: {} });

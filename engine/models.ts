@@ -5,11 +5,11 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type OpenAI from 'openai';
 import PQueue from 'p-queue';
-import type { Config } from '../config.ts';
-import { createEmbeddingClient } from '../embed/client.ts';
-import { createLlmClient, llmIdentity } from '../llm/client.ts';
-import { startMockTierIfUnconfigured } from '../llm/tier1.ts';
-import type { Logger } from '../log.ts';
+import type { Config } from '../lib/config.ts';
+import { createEmbeddingClient } from '../lib/embed/client.ts';
+import { createLlmClient, llmIdentity } from '../lib/llm/client.ts';
+import { startMockTierIfUnconfigured } from './tier1.ts';
+import type { Logger } from '../lib/log.ts';
 
 export interface Models {
   llm: Anthropic;

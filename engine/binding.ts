@@ -1,8 +1,8 @@
 // Ties the state store to the database its memos describe (see schema/0003_engine_instance.sql).
 
 import { randomUUID } from 'node:crypto';
-import type { Database } from '../db/database.ts';
-import type { StateStore } from './store.ts';
+import type { Database } from '../lib/db/database.ts';
+import type { StateStore } from '../lib/state/store.ts';
 
 /** The database's engine id, created on first use (a row write, not DDL). */
 export async function databaseInstanceId(db: Database): Promise<string> {

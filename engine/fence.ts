@@ -3,7 +3,7 @@
 // lease file in the engine state directory, which every writer shares.
 
 import path from 'node:path';
-import { tryAcquireLease, type LeaseHold } from './lease.ts';
+import { tryAcquireLease, type LeaseHold } from '../lib/lease.ts';
 
 export type FenceHold = LeaseHold;
 

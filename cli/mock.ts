@@ -2,8 +2,8 @@
 // alone, until SIGINT or SIGTERM.
 
 import { parseArgs } from 'node:util';
-import type { Logger } from '../log.ts';
-import { DEFAULT_MOCK_PORT, startMockServer } from '../../mock/server.ts';
+import type { Logger } from '../lib/log.ts';
+import { DEFAULT_MOCK_PORT, startMockServer } from '../mock/server.ts';
 
 export async function mockCommand(args: string[], { log }: { log: Logger }): Promise<number> {
   const { values } = parseArgs({

@@ -3,8 +3,8 @@
 // else a new id is minted and stored. Items of one walk that carry the same bytes share the
 // resolution in flight, so two copies admitted together cannot mint two ids.
 
-import type { Database } from '../db/database.ts';
-import { mintSourceDocumentId } from '../ids.ts';
+import type { Database } from '../lib/db/database.ts';
+import { mintSourceDocumentId } from '../lib/ids.ts';
 
 export class DocumentIdentity {
   readonly #db: Database;

@@ -2,18 +2,18 @@
 // them. Exit codes: 0 success, 1 the command failed, 2 bad usage or configuration.
 
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from './config.ts';
-import { createLogger, lineScrubber, type Logger } from './log.ts';
-import { openDatabase } from './db/open.ts';
-import { migrate } from './db/migrate.ts';
-import { stateResetCommand, stateVerifyCommand } from './commands/state.ts';
-import { walkCommand } from './commands/walk.ts';
-import { mockCommand } from './commands/mock.ts';
-import { preflightCommand } from './commands/preflight.ts';
-import { serveCommand } from './commands/serve.ts';
-import { checkUrlCommand } from './commands/check-url.ts';
-import { extractCommand } from './commands/extract.ts';
-import { benchCorpusCommand } from './commands/bench-corpus.ts';
+import { ConfigError, loadConfig, type Config } from '../lib/config.ts';
+import { createLogger, lineScrubber, type Logger } from '../lib/log.ts';
+import { openDatabase } from '../lib/db/open.ts';
+import { migrate } from '../lib/db/migrate.ts';
+import { stateResetCommand, stateVerifyCommand } from './state.ts';
+import { walkCommand } from './walk.ts';
+import { mockCommand } from './mock.ts';
+import { preflightCommand } from './preflight.ts';
+import { serveCommand } from './serve.ts';
+import { checkUrlCommand } from './check-url.ts';
+import { extractCommand } from './extract.ts';
+import { benchCorpusCommand } from './bench-corpus.ts';
 
 interface Command {
   usage: string;

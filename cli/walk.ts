@@ -3,12 +3,12 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { syncCorpus } from '../bucket/pull-sync.ts';
-import type { Config } from '../config.ts';
+import { syncCorpus } from '../lib/bucket/pull-sync.ts';
+import type { Config } from '../lib/config.ts';
 import { tryAcquireFence } from '../engine/fence.ts';
-import { openEngine } from '../engine/open.ts';
-import { walk, type WalkSummary } from '../flow.ts';
-import type { Logger } from '../log.ts';
+import { openEngine } from '../engine/lifespan.ts';
+import { walk, type WalkSummary } from '../engine/walk.ts';
+import type { Logger } from '../lib/log.ts';
 import { progressReporter } from './progress.ts';
 
 export async function walkCommand(args: string[], { config, log }: { config: Config; log: Logger }): Promise<number> {

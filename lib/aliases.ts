@@ -5,7 +5,7 @@
 // it, so a new mention of a curated entity chains under the curated canonical (and key)
 // instead of minting a rival one.
 
-import type { Queryable } from '../db/database.ts';
+import type { Queryable } from './db/database.ts';
 
 /** Case, width and spacing variants of one name meet on one key. */
 const normalise = (name: string) => name.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim();

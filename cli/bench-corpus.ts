@@ -4,8 +4,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { CorpusMixError, DEFAULT_MIX, parseMix, type CorpusType } from '../../bench/corpus/generate.ts';
-import { corpusFiles } from '../../bench/corpus/render.ts';
+import { CorpusMixError, DEFAULT_MIX, parseMix, type CorpusType } from '../bench/corpus/generate.ts';
+import { corpusFiles } from '../bench/corpus/render.ts';
 
 const usageError = (message: string) => Object.assign(new TypeError(message), { code: 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' });
 

@@ -1,9 +1,9 @@
 // `ingest serve [--host H] [--port N]`: the long-lived sidecar. Boot never walks.
 
 import { parseArgs } from 'node:util';
-import type { Config } from '../config.ts';
-import type { Logger } from '../log.ts';
-import { startSidecar } from '../../http/server.ts';
+import type { Config } from '../lib/config.ts';
+import type { Logger } from '../lib/log.ts';
+import { startSidecar } from '../http/server.ts';
 
 export async function serveCommand(args: string[], { config, log }: { config: Config; log: Logger }): Promise<number> {
   const { values } = parseArgs({ args, options: { host: { type: 'string' }, port: { type: 'string' } } });

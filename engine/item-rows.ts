@@ -2,12 +2,12 @@
 // and entity mentions belong to a source document (a file) or to a reference item (a feed
 // URL), and the embeddings of both are owned like the rows they embed.
 
-import type { Chunk } from '../../stages/chunk.ts';
-import type { EmbeddingInput } from '../../stages/embed.ts';
-import type { DocumentExtraction } from '../../stages/extract/index.ts';
-import { keysOf, type RowKeys } from '../../stages/upsert.ts';
-import { chunkKey, entityMentionKey } from '../ids.ts';
-import { recordEmbeddings, type Row, type TableSpec } from '../db/tables.ts';
+import type { Chunk } from '../stages/chunk.ts';
+import type { EmbeddingInput } from '../stages/embed.ts';
+import type { DocumentExtraction } from '../stages/extract/index.ts';
+import { keysOf, type RowKeys } from '../stages/upsert.ts';
+import { chunkKey, entityMentionKey } from '../lib/ids.ts';
+import { recordEmbeddings, type Row, type TableSpec } from '../lib/db/tables.ts';
 
 export type ItemRows = Map<TableSpec, Row[]>;
 

@@ -4,9 +4,9 @@
 
 import cliProgress from 'cli-progress';
 import { pino } from 'pino';
-import type { Logger } from '../log.ts';
-import type { WalkProgress } from '../flow.ts';
-import { walkFiles } from '../../stages/source.ts';
+import type { Logger } from '../lib/log.ts';
+import type { WalkProgress } from '../engine/walk.ts';
+import { walkFiles } from '../stages/source.ts';
 
 export interface ProgressReporter {
   update(progress: WalkProgress): void;

@@ -2,11 +2,11 @@
 // starts the bundled mock model server in process and points the SDKs' variables at it,
 // saying so in the log. Closing the handle stops the mock and restores the variables.
 
-import type { Logger } from '../log.ts';
-import { startMockServer } from '../../mock/server.ts';
-import { LLM_VARIABLES } from './client.ts';
-import { EMBEDDER_VARIABLES } from '../embed/client.ts';
-import { scrubBlankVariables } from './env.ts';
+import type { Logger } from '../lib/log.ts';
+import { startMockServer } from '../mock/server.ts';
+import { LLM_VARIABLES } from '../lib/llm/client.ts';
+import { EMBEDDER_VARIABLES } from '../lib/embed/client.ts';
+import { scrubBlankVariables } from '../lib/llm/env.ts';
 
 const PLACEHOLDER_KEY = 'mock-tier-no-credential';
 

@@ -10,8 +10,8 @@
 import { createHash } from 'node:crypto';
 import type Anthropic from '@anthropic-ai/sdk';
 import type PQueue from 'p-queue';
-import type { StateStore } from '../engine/store.ts';
-import { countEvent, currentRunContext } from '../engine/run-context.ts';
+import type { StateStore } from '../state/store.ts';
+import { countEvent, currentRunContext } from '../run-context.ts';
 import type { ExtractorPrompt } from './prompts.ts';
 import { withRetry, type RetryPolicy } from './retry.ts';
 import { validator, type Validator } from './schemas.ts';

@@ -3,8 +3,8 @@
 // Exit 1 when any URL is refused.
 
 import { parseArgs } from 'node:util';
-import type { Config } from '../config.ts';
-import { validateUrl } from '../net/validate-url.ts';
+import type { Config } from '../lib/config.ts';
+import { validateUrl } from '../lib/net/validate-url.ts';
 
 export async function checkUrlCommand(args: string[], { config }: { config: Config }): Promise<number> {
   const { positionals } = parseArgs({ args, options: {}, allowPositionals: true });

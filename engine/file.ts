@@ -2,23 +2,23 @@
 // chunk, extract (stage 3), embed (stage 4). A function of (item, run context) that returns
 // rows: the seam along which items can later fan out to other machines (DESIGN.md 15).
 
-import type { Converter, MediaType } from '../../stages/convert/index.ts';
-import { chunkText } from '../../stages/chunk.ts';
-import type { FileItem } from '../../stages/source.ts';
-import { extractDeps, extractDocument, isAnswered } from '../../stages/extract/index.ts';
-import { embedOwners } from '../../stages/embed.ts';
-import type { RowKeys } from '../../stages/upsert.ts';
-import { entityRelationshipKey, qaKey } from '../ids.ts';
-import type { Database } from '../db/database.ts';
+import type { Converter, MediaType } from '../stages/convert/index.ts';
+import { chunkText } from '../stages/chunk.ts';
+import type { FileItem } from '../stages/source.ts';
+import { extractDeps, extractDocument, isAnswered } from '../stages/extract/index.ts';
+import { embedOwners } from '../stages/embed.ts';
+import type { RowKeys } from '../stages/upsert.ts';
+import { entityRelationshipKey, qaKey } from '../lib/ids.ts';
+import type { Database } from '../lib/db/database.ts';
 import {
   contentChunks, entityMentions, entityRelationships, qaExtractions, recordEmbeddings, sourceDocuments, type Row, type TableSpec,
-} from '../db/tables.ts';
-import type { AliasSnapshot } from './aliases.ts';
+} from '../lib/db/tables.ts';
+import type { AliasSnapshot } from '../lib/aliases.ts';
 import type { DocumentIdentity } from './identity.ts';
 import { chunkRowsOf, embeddingInputs, itemKeys, mentionRowsOf, type ItemRows, type RowOwner } from './item-rows.ts';
 import type { Models } from './models.ts';
-import type { StateStore } from './store.ts';
-import { currentRunContext } from './run-context.ts';
+import type { StateStore } from '../lib/state/store.ts';
+import { currentRunContext } from '../lib/run-context.ts';
 
 /** A failure pinned to the stage where it happened, for the walk's tally. */
 export class StageError extends Error {

@@ -8,13 +8,13 @@
 // the fence, pull-sync materialises the corpus from its bucket before the pass.
 
 import { parentPort, workerData } from 'node:worker_threads';
-import { syncCorpus } from '../bucket/pull-sync.ts';
-import type { Config } from '../config.ts';
-import { walk } from '../flow.ts';
-import { createLogger } from '../log.ts';
-import type { FailStage5Mode } from './failure-directive.ts';
+import { syncCorpus } from '../lib/bucket/pull-sync.ts';
+import type { Config } from '../lib/config.ts';
+import { walk } from './walk.ts';
+import { createLogger } from '../lib/log.ts';
+import type { FailStage5Mode } from '../lib/failure-directive.ts';
 import { tryAcquireFence } from './fence.ts';
-import { openEngine } from './open.ts';
+import { openEngine } from './lifespan.ts';
 
 export type ToEngine =
   | { type: 'walk'; requestId: string; fullReprocess: boolean; failStage5: FailStage5Mode | null }

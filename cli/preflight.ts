@@ -1,8 +1,8 @@
 // `ingest preflight`: one cheap message with no system block to the configured model
 // endpoint (SPEC.md 8 rule 6), so a dead key fails at minute one instead of mid-walk.
 
-import type { Config } from '../config.ts';
-import { createLlmClient, llmIdentity, llmTier } from '../llm/client.ts';
+import type { Config } from '../lib/config.ts';
+import { createLlmClient, llmIdentity, llmTier } from '../lib/llm/client.ts';
 
 export async function preflightCommand(_args: string[], { config }: { config: Config }): Promise<number> {
   const client = createLlmClient();

@@ -4,13 +4,13 @@
 // when the bytes hash to the memo's sha256.
 //
 // The stat check is synchronous on purpose: it is the whole cost of an unchanged item, so the
-// walk runs it inline, before the item takes an in-flight slot (lib/flow.ts).
+// walk runs it inline, before the item takes an in-flight slot (engine/walk.ts).
 
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import type { FileItem } from '../../stages/source.ts';
-import type { ItemMemo, ItemStamp, StateStore } from './store.ts';
-import { countEvent } from './run-context.ts';
+import type { FileItem } from '../stages/source.ts';
+import type { ItemMemo, ItemStamp, StateStore } from '../lib/state/store.ts';
+import { countEvent } from '../lib/run-context.ts';
 
 export type Admission =
   | { kind: 'unchanged'; memo: ItemMemo }

@@ -15,29 +15,29 @@
 import { randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import PQueue from 'p-queue';
-import type { Config } from './config.ts';
-import type { Database } from './db/database.ts';
-import { Sink } from './db/sink.ts';
-import type { Logger } from './log.ts';
-import { admitFile, fileIdentity, recallFile, retiredIdentity, unchangedByStat } from './engine/admit.ts';
-import type { AliasSnapshot } from './engine/aliases.ts';
-import { untilNoneWaiting } from './engine/backpressure.ts';
-import { bindStoreToDatabase } from './engine/binding.ts';
-import { DigestSet } from './engine/digest-set.ts';
-import { DocumentIdentity } from './engine/identity.ts';
-import { atStage, ingestFile, StageError } from './engine/ingest-file.ts';
-import { ingestUrl, urlIdentity } from './engine/ingest-url.ts';
-import { publishRunContext, type RunContext, type RunCounters } from './engine/run-context.ts';
-import type { Models } from './engine/models.ts';
-import type { ItemMemo, StateStore } from './engine/store.ts';
-import type { RunRecorder } from './runs/record.ts';
+import type { Config } from '../lib/config.ts';
+import type { Database } from '../lib/db/database.ts';
+import { Sink } from '../lib/db/sink.ts';
+import type { Logger } from '../lib/log.ts';
+import { admitFile, fileIdentity, recallFile, retiredIdentity, unchangedByStat } from './admit.ts';
+import type { AliasSnapshot } from '../lib/aliases.ts';
+import { untilNoneWaiting } from './backpressure.ts';
+import { bindStoreToDatabase } from './binding.ts';
+import { DigestSet } from './digest-set.ts';
+import { DocumentIdentity } from './identity.ts';
+import { atStage, ingestFile, StageError } from './file.ts';
+import { ingestUrl, urlIdentity } from './url.ts';
+import { publishRunContext, type RunContext, type RunCounters } from '../lib/run-context.ts';
+import type { Models } from './models.ts';
+import type { ItemMemo, StateStore } from '../lib/state/store.ts';
+import type { RunRecorder } from '../lib/runs/record.ts';
 import { ConversionError, mediaTypeFor, type Converter, type MediaType } from '../stages/convert/index.ts';
 import { reconcileUrlBacklinks } from '../stages/backlink.ts';
 import { removeVanishedDocuments, type CleanupInput } from '../stages/cleanup.ts';
 import { walkFiles, type FileItem } from '../stages/source.ts';
 import { passedUrls, type UrlItem } from '../stages/source-urls.ts';
 import { upsertItemRows } from '../stages/upsert.ts';
-import { withFailureInjection, type FailStage5Mode } from './engine/failure-directive.ts';
+import { withFailureInjection, type FailStage5Mode } from '../lib/failure-directive.ts';
 
 /** A flow-scope pass run after the settle barrier (stage 5, Q&A dedup, backlink, ...). */
 export interface FlowPass {

@@ -2,10 +2,10 @@
 // whether it is alive (GET /health answers 503 once it has died).
 
 import { Worker } from 'node:worker_threads';
-import type { Config } from '../config.ts';
-import type { Logger } from '../log.ts';
-import type { FailStage5Mode } from './failure-directive.ts';
-import { ENGINE_THREAD_LIMITS } from './v8-flags.ts';
+import type { Config } from '../lib/config.ts';
+import type { Logger } from '../lib/log.ts';
+import type { FailStage5Mode } from '../lib/failure-directive.ts';
+import { ENGINE_THREAD_LIMITS } from '../lib/v8-flags.ts';
 import type { FromEngine, ToEngine } from './thread.ts';
 
 type WalkDone = Extract<FromEngine, { type: 'walk-done' }>;

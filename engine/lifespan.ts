@@ -2,16 +2,16 @@
 // the database, the entity-alias snapshot, the state store, the converter pool and the run
 // recorder.
 
-import type { Config } from '../config.ts';
-import type { Database } from '../db/database.ts';
-import { openDatabase } from '../db/open.ts';
-import type { FlowPass, WalkEngine } from '../flow.ts';
-import type { Logger } from '../log.ts';
-import { createRunRecorder } from '../runs/index.ts';
-import { createConverter } from '../../stages/convert/index.ts';
-import { AliasSnapshot } from './aliases.ts';
+import type { Config } from '../lib/config.ts';
+import type { Database } from '../lib/db/database.ts';
+import { openDatabase } from '../lib/db/open.ts';
+import type { FlowPass, WalkEngine } from './walk.ts';
+import type { Logger } from '../lib/log.ts';
+import { createRunRecorder } from '../lib/runs/index.ts';
+import { createConverter } from '../stages/convert/index.ts';
+import { AliasSnapshot } from '../lib/aliases.ts';
 import { openModels } from './models.ts';
-import { openStateStore } from './store.ts';
+import { openStateStore } from '../lib/state/store.ts';
 
 export interface OpenEngine extends WalkEngine {
   close(): Promise<void>;

@@ -9,26 +9,26 @@
 // keyed by that id exactly as a document's are by its id. Every fetch goes through the
 // SSRF-safe fetch, so a hostile ledger row fails its own item with a named error.
 
-import { cleanHtml } from '../../stages/convert/html.ts';
-import { chunkText } from '../../stages/chunk.ts';
-import { embedOwners } from '../../stages/embed.ts';
-import { extractDeps, extractDocument, type ExtractorName } from '../../stages/extract/index.ts';
-import { linkFeedRows } from '../../stages/backlink.ts';
-import type { UrlItem } from '../../stages/source-urls.ts';
-import { upsertItemRows } from '../../stages/upsert.ts';
-import type { Database } from '../db/database.ts';
-import type { Sink } from '../db/sink.ts';
-import { contentChunks, entityMentions, recordEmbeddings, referenceItems, type Row, type TableSpec } from '../db/tables.ts';
-import { referenceItemKey } from '../ids.ts';
-import type { Logger } from '../log.ts';
-import { safeFetch, type FetchedPage, type FetchPolicy } from '../net/safe-fetch.ts';
+import { cleanHtml } from '../stages/convert/html.ts';
+import { chunkText } from '../stages/chunk.ts';
+import { embedOwners } from '../stages/embed.ts';
+import { extractDeps, extractDocument, type ExtractorName } from '../stages/extract/index.ts';
+import { linkFeedRows } from '../stages/backlink.ts';
+import type { UrlItem } from '../stages/source-urls.ts';
+import { upsertItemRows } from '../stages/upsert.ts';
+import type { Database } from '../lib/db/database.ts';
+import type { Sink } from '../lib/db/sink.ts';
+import { contentChunks, entityMentions, recordEmbeddings, referenceItems, type Row, type TableSpec } from '../lib/db/tables.ts';
+import { referenceItemKey } from '../lib/ids.ts';
+import type { Logger } from '../lib/log.ts';
+import { safeFetch, type FetchedPage, type FetchPolicy } from '../lib/net/safe-fetch.ts';
 import { sha256Hex } from './admit.ts';
-import { atStage } from './ingest-file.ts';
+import { atStage } from './file.ts';
 import { chunkRowsOf, embeddingInputs, itemKeys, mentionRowsOf, type ItemRows, type RowOwner } from './item-rows.ts';
-import type { AliasSnapshot } from './aliases.ts';
+import type { AliasSnapshot } from '../lib/aliases.ts';
 import type { Models } from './models.ts';
-import { countEvent, currentRunContext } from './run-context.ts';
-import type { StateStore } from './store.ts';
+import { countEvent, currentRunContext } from '../lib/run-context.ts';
+import type { StateStore } from '../lib/state/store.ts';
 
 /** The extractors a feed article gets: what it is about and who it names (docs/DECISIONS.md). */
 export const URL_EXTRACTORS: readonly ExtractorName[] = Object.freeze(['classification', 'entities']);
