@@ -140,8 +140,8 @@ async function measureShapes(db: Database, doc: string, op: string): Promise<Mea
     if (rows.length === 0) continue;
     const limits = await rawLimits(db, spec, rows);
     const best = Math.max(limits.text, limits.binary);
-    out.push(...limitRows(db.engine, 'shapes', spec.name, rows.length, limits));
-    for (const strategy of strategiesFor(db.engine)) {
+    out.push(...limitRows(db.kind, 'shapes', spec.name, rows.length, limits));
+    for (const strategy of strategiesFor(db.kind)) {
       const inserts: number[] = [];
       const updates: number[] = [];
       for (let r = 0; r < REPEAT; r++) {
@@ -153,7 +153,7 @@ async function measureShapes(db: Database, doc: string, op: string): Promise<Mea
       }
       for (const [phase, secs] of [['insert', inserts], ['update', updates]] as const) {
         const perSecond = rows.length / median(secs);
-        out.push({ engine: db.engine, part: 'shapes', table: spec.name, strategy, phase, rows: rows.length, rowsPerSecond: perSecond, ratioToLimit: perSecond / best });
+        out.push({ engine: db.kind, part: 'shapes', table: spec.name, strategy, phase, rows: rows.length, rowsPerSecond: perSecond, ratioToLimit: perSecond / best });
       }
     }
     await db.exec(`DELETE FROM ${spec.name}`);
@@ -169,7 +169,7 @@ async function measureWriter(db: Database, op: string): Promise<Measurement[]> {
     const rows = rowsByTable.get(spec)!;
     const limits = await rawLimits(db, spec, rows);
     const best = Math.max(limits.text, limits.binary);
-    out.push(...limitRows(db.engine, 'writer', spec.name, rows.length, limits));
+    out.push(...limitRows(db.kind, 'writer', spec.name, rows.length, limits));
     for (const phase of ['insert', 'update'] as const) {
       const sink = new Sink(db, { batchRows: BATCH, flushMs: 50 });
       const seconds = await timed(async () => {
@@ -179,7 +179,7 @@ async function measureWriter(db: Database, op: string): Promise<Measurement[]> {
         await Promise.all(writes);
       });
       const perSecond = rows.length / seconds;
-      out.push({ engine: db.engine, part: 'writer', table: spec.name, strategy: defaultStrategy(db.engine, spec), phase, rows: rows.length, rowsPerSecond: perSecond, ratioToLimit: perSecond / best });
+      out.push({ engine: db.kind, part: 'writer', table: spec.name, strategy: defaultStrategy(db.kind, spec), phase, rows: rows.length, rowsPerSecond: perSecond, ratioToLimit: perSecond / best });
     }
   }
   return out;
@@ -218,7 +218,7 @@ for (const part of ['shapes', 'writer'] as const) {
 }
 // The sink's vector shape on each engine against the text-format multi-row INSERT it replaces.
 const speedUps = [...new Set(results.map((m) => m.engine))].map((engine) => {
-  const strategy = defaultStrategy(engine as Database['engine'], recordEmbeddings);
+  const strategy = defaultStrategy(engine as Database['kind'], recordEmbeddings);
   const find = (shape: UpsertStrategy, phase: 'insert' | 'update') =>
     results.find((m) => m.engine === engine && m.part === 'shapes' && m.table === recordEmbeddings.name && m.strategy === shape && m.phase === phase);
   const ratio = (phase: 'insert' | 'update') => (find(strategy, phase)?.rowsPerSecond ?? NaN) / (find('values', phase)?.rowsPerSecond ?? NaN);

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { loadConfig } from '../lib/config.ts';
-import { openEngine } from '../engine/lifespan.ts';
+import { openLifespan } from '../engine/lifespan.ts';
 import { walk } from '../engine/walk.ts';
 
 const { values: args } = parseArgs({
@@ -31,7 +31,7 @@ try {
     await writeFile(path.join(dir, `doc-${d}.md`), `# Document ${d}\n\n${paragraphs.join('\n\n')}\n`);
   }
   const config = loadConfig({ INGEST_DATA_DIR: path.join(root, 'data'), INGEST_LOG_LEVEL: 'silent' }, root);
-  const engine = await openEngine(config, pino({ level: 'silent' }));
+  const engine = await openLifespan(config, pino({ level: 'silent' }));
   const started = Date.now();
   const summary = await walk(engine, { sourcePath: corpus });
   const seconds = (Date.now() - started) / 1000;

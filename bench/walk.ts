@@ -25,8 +25,8 @@ import { pino } from 'pino';
 import { loadConfig } from '../lib/config.ts';
 import type { Database } from '../lib/db/database.ts';
 import { WALK_V8_FLAGS } from '../lib/v8-flags.ts';
-import { observeStages } from '../engine/file.ts';
-import { openEngine, type OpenEngine } from '../engine/lifespan.ts';
+import { observeStages } from '../engine/at-stage.ts';
+import { openLifespan, type Lifespan } from '../engine/lifespan.ts';
 import { walk, type WalkSummary } from '../engine/walk.ts';
 import { openTestDatabase } from '../test/helpers/db.ts';
 import { buildDocument, DEFAULT_MIX, mixPattern, parseMix, relPathOf, type CorpusType } from './corpus/generate.ts';
@@ -166,7 +166,7 @@ function* touchedDocuments(): Generator<{ index: number; type: CorpusType; relPa
   }
 }
 
-async function phase(engine: OpenEngine, corpus: string, mock: MockProcess, detail: boolean): Promise<PhaseResult> {
+async function phase(lifespan: Lifespan, corpus: string, mock: MockProcess, detail: boolean): Promise<PhaseResult> {
   const callsBefore = await mock.calls();
   const stages = new Map<string, LogHistogram>();
   const quarters: number[] = [];
@@ -177,7 +177,7 @@ async function phase(engine: OpenEngine, corpus: string, mock: MockProcess, deta
   if (detail) observeStages((stage, ms) => (stages.get(stage) ?? stages.set(stage, new LogHistogram()).get(stage)!).add(ms));
   let summary: WalkSummary;
   try {
-    summary = await walk(engine, {
+    summary = await walk(lifespan, {
       sourcePath: corpus,
       onProgress: ({ done }) => {
         if (detail && done % Math.max(1, Math.floor(DOCS / 4)) === 0) {
@@ -204,8 +204,8 @@ async function phase(engine: OpenEngine, corpus: string, mock: MockProcess, deta
   };
 }
 
-/** An engine on a fresh database: PGlite in its own data directory, PostgreSQL in a fresh schema. */
-async function freshEngine(root: string, name: string, concurrency?: number): Promise<{ engine: OpenEngine; dispose(): Promise<void> }> {
+/** A lifespan on a fresh database: PGlite in its own data directory, PostgreSQL in a fresh schema. */
+async function freshEngine(root: string, name: string, concurrency?: number): Promise<{ lifespan: Lifespan; dispose(): Promise<void> }> {
   const dsn = args.engine === 'postgres' ? process.env.ENGINE_DB_DSN : undefined;
   const config = loadConfig({
     INGEST_DATA_DIR: path.join(root, name), INGEST_LOG_LEVEL: 'silent',
@@ -214,11 +214,11 @@ async function freshEngine(root: string, name: string, concurrency?: number): Pr
   }, root);
   let scratch: { db: Database; dispose(): Promise<void> } | null = null;
   if (dsn !== undefined) scratch = await openTestDatabase();
-  const engine = await openEngine(config, pino({ level: 'silent' }), scratch === null ? {} : { db: scratch.db });
+  const lifespan = await openLifespan(config, pino({ level: 'silent' }), scratch === null ? {} : { db: scratch.db });
   return {
-    engine,
+    lifespan,
     async dispose() {
-      await engine.close();
+      await lifespan.close();
       await scratch?.dispose();
     },
   };
@@ -240,11 +240,11 @@ async function runEngine(corpus: string, littleCorpus: string, touchedVersions: 
       useMock(fast);
       const main = await freshEngine(root, 'main');
       try {
-        cold = await phase(main.engine, corpus, fast, true);
-        warm = await phase(main.engine, corpus, fast, false);
+        cold = await phase(main.lifespan, corpus, fast, true);
+        warm = await phase(main.lifespan, corpus, fast, false);
         touchedFiles = await touchOnePercent(corpus, touchedVersions);
-        touched = await phase(main.engine, corpus, fast, false);
-        stateStoreBytes = statSync(path.join(main.engine.config.stateStorePath, 'state.mdb')).blocks * 512;
+        touched = await phase(main.lifespan, corpus, fast, false);
+        stateStoreBytes = statSync(path.join(main.lifespan.config.stateStorePath, 'state.mdb')).blocks * 512;
         databasePeakRssMb = databaseProcessPeakMb();
       } finally {
         await main.dispose();
@@ -259,7 +259,7 @@ async function runEngine(corpus: string, littleCorpus: string, touchedVersions: 
       useMock(slowMock);
       const slow = await freshEngine(root, 'little', CONCURRENCY);
       try {
-        little = await phase(slow.engine, littleCorpus, slowMock, false);
+        little = await phase(slow.lifespan, littleCorpus, slowMock, false);
       } finally {
         await slow.dispose();
       }

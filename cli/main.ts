@@ -42,7 +42,7 @@ const COMMANDS: Record<string, Command> = {
         const report = await migrate(db);
         for (const m of report.applied) log.info({ version: m.version, name: m.name }, 'migration applied');
         process.stdout.write(
-          `database: ${db.engine} at ${db.location}\n` +
+          `database: ${db.kind} at ${db.location}\n` +
             `migrations: ${report.applied.length} applied now, ${report.alreadyApplied} already applied\n`,
         );
         return 0;

@@ -6,7 +6,7 @@ import cliProgress from 'cli-progress';
 import { pino } from 'pino';
 import type { Logger } from '../lib/log.ts';
 import type { WalkProgress } from '../engine/walk.ts';
-import { walkFiles } from '../stages/source.ts';
+import { walkFiles } from '../lib/corpus/files.ts';
 
 export interface ProgressReporter {
   update(progress: WalkProgress): void;

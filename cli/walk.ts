@@ -1,12 +1,10 @@
 // `ingest walk [PATH] [--full-reprocess] [--json]`: one walk, then a summary.
 
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { syncCorpus } from '../lib/bucket/pull-sync.ts';
 import type { Config } from '../lib/config.ts';
-import { tryAcquireFence } from '../engine/fence.ts';
-import { openEngine } from '../engine/lifespan.ts';
+import { fencedWalk } from '../engine/fenced-walk.ts';
+import { openLifespan } from '../engine/lifespan.ts';
 import { walk, type WalkSummary } from '../engine/walk.ts';
 import type { Logger } from '../lib/log.ts';
 import { progressReporter } from './progress.ts';
@@ -19,32 +17,24 @@ export async function walkCommand(args: string[], { config, log }: { config: Con
   });
   if (positionals.length > 1) throw Object.assign(new TypeError('walk takes at most one PATH'), { code: 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL' });
   const sourcePath = positionals[0] === undefined ? config.sourcePath : path.resolve(positionals[0]);
+  let location = '';
   // A corpus writer like the sidecar: one at a time on a state store (DESIGN.md 11).
-  await mkdir(config.stateStorePath, { recursive: true });
-  const fence = await tryAcquireFence(config.stateStorePath);
-  if (fence === null) {
+  const summary = await fencedWalk(config, { sourcePath, log }, async (sync) => {
+    const lifespan = await openLifespan(config, log);
+    location = lifespan.db.location;
+    const progress = progressReporter(sourcePath, log);
+    try {
+      return await walk(lifespan, { sourcePath, fullReprocess: values['full-reprocess'], sync, onProgress: (p) => progress.update(p) });
+    } finally {
+      progress.stop();
+      await lifespan.close();
+    }
+  });
+  if (summary === null) {
     process.stderr.write(`ingest: another corpus writer holds the writer fence in ${config.stateStorePath}; try again when its walk ends\n`);
     return 1;
   }
-  try {
-    return await walkInsideFence(config, log, sourcePath, values['full-reprocess'], values.json);
-  } finally {
-    await fence.release();
-  }
-}
-
-async function walkInsideFence(config: Config, log: Logger, sourcePath: string | null, fullReprocess: boolean, json: boolean): Promise<number> {
-  await syncCorpus(config, sourcePath, log);
-  const engine = await openEngine(config, log);
-  const progress = progressReporter(sourcePath, log);
-  let summary: WalkSummary;
-  try {
-    summary = await walk(engine, { sourcePath, fullReprocess, onProgress: (p) => progress.update(p) });
-  } finally {
-    progress.stop();
-    await engine.close();
-  }
-  process.stdout.write(json ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary, engine.db.location));
+  process.stdout.write(values.json ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary, location));
   return summary.status === 'completed' ? 0 : 1;
 }
 

@@ -6,23 +6,16 @@
 // The stat check is synchronous on purpose: it is the whole cost of an unchanged item, so the
 // walk runs it inline, before the item takes an in-flight slot (engine/walk.ts).
 
-import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import type { FileItem } from '../stages/source.ts';
+import { sha256Hex } from '../lib/hash.ts';
+import type { FileItem } from '../lib/corpus/files.ts';
+import { fileIdentity } from '../lib/state/keys.ts';
 import type { ItemMemo, ItemStamp, StateStore } from '../lib/state/store.ts';
 import { countEvent } from '../lib/run-context.ts';
 
 export type Admission =
   | { kind: 'unchanged'; memo: ItemMemo }
   | { kind: 'changed'; bytes: Buffer; sha256: string; previous: ItemMemo | undefined };
-
-export const fileIdentity = (relPath: string): string => `file:${relPath}`;
-
-/** Where an item's replaced memo waits for the cleanup pass: never an identity a walk enumerates. */
-export const retiredIdentity = (identity: string, opId: string): string => `retired:${opId}:${identity}`;
-export const isRetiredIdentity = (key: string): boolean => key.startsWith('retired:');
-
-export const sha256Hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
 /** The item's memo stamp; an unreadable memo is dropped (and counted as healed), so the item re-runs. */
 export function recallFile(item: FileItem, store: StateStore): ItemStamp | undefined {

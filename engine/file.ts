@@ -1,13 +1,25 @@
-// One changed file, from bytes to rows: convert (stage 2), resolve its document identity,
-// chunk, extract (stage 3), embed (stage 4). A function of (item, run context) that returns
-// rows: the seam along which items can later fan out to other machines (DESIGN.md 15).
+// One file's life in a walk, once the stat check could not clear it (engine/walk.ts):
+//
+//   size limit -> admit (read, sha256, memo check) -> convert (stage 2) -> identity -> chunk ->
+//   extract (stage 3) -> embed (stage 4) -> commit (rows durable, stale keys deleted, memo)
+//
+// `ingestFile` is the middle, (item, bytes, run context) -> rows: the seam along which items
+// can later fan out to other machines (DESIGN.md 15).
 
 import type { Converter, MediaType } from '../stages/convert/index.ts';
 import { chunkText } from '../stages/chunk.ts';
-import type { FileItem } from '../stages/source.ts';
+import type { FileItem } from '../lib/corpus/files.ts';
+import { ConversionError } from '../stages/convert/index.ts';
+import type { Config } from '../lib/config.ts';
+import type { Sink } from '../lib/db/sink.ts';
+import { fileIdentity, retiredIdentity } from '../lib/state/keys.ts';
+import { admitFile } from './admit.ts';
+import { atStage, StageError } from './at-stage.ts';
+import { commitItem } from './commit.ts';
+import type { LiveItems } from './live-items.ts';
 import { extractDeps, extractDocument, isAnswered } from '../stages/extract/index.ts';
 import { embedOwners } from '../stages/embed.ts';
-import type { RowKeys } from '../stages/upsert.ts';
+import type { ItemRows, RowKeys } from '../stages/upsert.ts';
 import { entityRelationshipKey, qaKey } from '../lib/ids.ts';
 import type { Database } from '../lib/db/database.ts';
 import {
@@ -15,42 +27,10 @@ import {
 } from '../lib/db/tables.ts';
 import type { AliasSnapshot } from '../lib/aliases.ts';
 import type { DocumentIdentity } from './identity.ts';
-import { chunkRowsOf, embeddingInputs, itemKeys, mentionRowsOf, type ItemRows, type RowOwner } from './item-rows.ts';
-import type { Models } from './models.ts';
-import type { StateStore } from '../lib/state/store.ts';
+import { chunkRowsOf, embeddingInputs, itemKeys, mentionRowsOf, type RowOwner } from './item-rows.ts';
+import type { Models } from '../lib/models.ts';
+import type { ItemMemo, StateStore } from '../lib/state/store.ts';
 import { currentRunContext } from '../lib/run-context.ts';
-
-/** A failure pinned to the stage where it happened, for the walk's tally. */
-export class StageError extends Error {
-  readonly stage: string;
-  readonly code: string;
-  constructor(stage: string, cause: unknown) {
-    const code = (cause as { code?: unknown })?.code;
-    super(cause instanceof Error ? cause.message : String(cause), { cause });
-    this.name = 'StageError';
-    this.stage = stage;
-    this.code = typeof code === 'string' ? code : cause instanceof Error ? cause.name : 'error';
-  }
-}
-
-/** Told how long each stage of each item took (the walk benchmark's per-stage p50/p99). */
-export type StageObserver = (stage: string, milliseconds: number) => void;
-let stageObserver: StageObserver | null = null;
-
-export function observeStages(observer: StageObserver | null): void {
-  stageObserver = observer;
-}
-
-export async function atStage<T>(stage: string, work: () => Promise<T> | T): Promise<T> {
-  const started = stageObserver === null ? 0 : performance.now();
-  try {
-    return await work();
-  } catch (error) {
-    throw error instanceof StageError ? error : new StageError(stage, error);
-  } finally {
-    stageObserver?.(stage, performance.now() - started);
-  }
-}
 
 export interface FileIngestDeps {
   converter: Converter;
@@ -59,6 +39,56 @@ export interface FileIngestDeps {
   store: StateStore;
   db: Database;
   aliases: AliasSnapshot;
+}
+
+export interface FileWalkDeps extends FileIngestDeps {
+  sink: Sink;
+  live: LiveItems;
+  limits: Config['convert'];
+}
+
+/**
+ * Walks one file through its life; resolves 'unchanged' or 'changed', throws a StageError. Whatever
+ * happens, the document the file resolves to is marked live, so the cleanup pass keeps its rows.
+ */
+export async function walkFile(item: FileItem, mediaType: MediaType, deps: FileWalkDeps): Promise<'changed' | 'unchanged'> {
+  const { opId, fullReprocess } = currentRunContext();
+  const key = fileIdentity(item.relPath);
+  let previous: ItemMemo | undefined;
+  try {
+    if (item.size > deps.limits.maxDocumentBytes) {
+      // Refused before reading: a huge file must not be pulled into memory to be rejected.
+      throw new StageError('admit', new ConversionError('too_large', `the file is ${item.size} bytes, over the limit of ${deps.limits.maxDocumentBytes}`));
+    }
+    const admission = await atStage('admit', () => admitFile(item, deps.store, fullReprocess));
+    if (admission.kind === 'unchanged') {
+      deps.live.liveDocumentIds.add(admission.memo.sourceDocumentId);
+      return 'unchanged';
+    }
+    previous = admission.previous;
+    const ingested = await ingestFile(item, mediaType, admission.bytes, admission.sha256, deps);
+    const sameDocument = previous?.sourceDocumentId === ingested.sourceDocumentId;
+    const memo: ItemMemo = {
+      sha256: admission.sha256, size: item.size, mtimeNs: String(item.mtimeNs), ino: String(item.ino),
+      sourceDocumentId: ingested.sourceDocumentId, mediaType, opId, rows: ingested.keys,
+    };
+    await commitItem(deps, { key, rows: ingested.rows, memo, previousKeys: sameDocument ? previous?.rows : undefined }, async () => {
+      deps.identity.settled(admission.sha256);
+      if (previous !== undefined && !sameDocument) {
+        // The item moved to another document. Its old memo is kept under a key no walk will
+        // enumerate, so the cleanup pass (this walk's, or the next one's after a crash)
+        // retires the old document's rows unless another item still resolves to it.
+        const retired = previous;
+        await atStage('memo', () => deps.store.putItem(retiredIdentity(key, opId), retired));
+      }
+    });
+    deps.live.liveDocumentIds.add(ingested.sourceDocumentId);
+    return 'changed';
+  } catch (error) {
+    // The item's earlier rows stay as they were: its document is still live.
+    if (previous !== undefined) deps.live.liveDocumentIds.add(previous.sourceDocumentId);
+    throw error;
+  }
 }
 
 export interface IngestedFile {

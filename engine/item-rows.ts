@@ -5,11 +5,9 @@
 import type { Chunk } from '../stages/chunk.ts';
 import type { EmbeddingInput } from '../stages/embed.ts';
 import type { DocumentExtraction } from '../stages/extract/index.ts';
-import { keysOf, type RowKeys } from '../stages/upsert.ts';
+import { keysOf, type ItemRows, type RowKeys } from '../stages/upsert.ts';
 import { chunkKey, entityMentionKey } from '../lib/ids.ts';
-import { recordEmbeddings, type Row, type TableSpec } from '../lib/db/tables.ts';
-
-export type ItemRows = Map<TableSpec, Row[]>;
+import { recordEmbeddings } from '../lib/db/tables.ts';
 
 /** Whose derived rows these are: the owner's id in its own column, the other owner column null. */
 export interface RowOwner {

@@ -1,23 +1,41 @@
-// Assembles what a walk needs from the configuration (the engine lifespan, SPEC.md 1 rule 6):
-// the database, the entity-alias snapshot, the state store, the converter pool and the run
-// recorder.
+// The engine lifespan (SPEC.md 1 rule 6): everything a walk needs, opened once from the
+// configuration and kept across walks: the database pool, the entity-alias snapshot (generated
+// here, refreshed by every walk), the state store, the converter pool, the model clients (tier 1
+// started first when nothing is configured) and the run recorder. Opening it never walks
+// (SPEC.md 1 rule 5).
 
 import type { Config } from '../lib/config.ts';
 import type { Database } from '../lib/db/database.ts';
 import { openDatabase } from '../lib/db/open.ts';
-import type { FlowPass, WalkEngine } from './walk.ts';
+import type { Converter } from '../stages/convert/index.ts';
+import type { Models } from '../lib/models.ts';
+import type { RunRecorder } from '../lib/runs/record.ts';
+import type { StateStore } from '../lib/state/store.ts';
+import type { FlowPass } from './passes.ts';
 import type { Logger } from '../lib/log.ts';
 import { createRunRecorder } from '../lib/runs/index.ts';
 import { createConverter } from '../stages/convert/index.ts';
 import { AliasSnapshot } from '../lib/aliases.ts';
-import { openModels } from './models.ts';
+import { createModels } from '../lib/models.ts';
+import { startMockTierIfUnconfigured } from './tier1.ts';
 import { openStateStore } from '../lib/state/store.ts';
 
-export interface OpenEngine extends WalkEngine {
+export interface Lifespan {
+  readonly config: Config;
+  readonly db: Database;
+  readonly store: StateStore;
+  readonly log: Logger;
+  readonly converter: Converter;
+  readonly models: Models;
+  readonly runs: RunRecorder;
+  readonly aliases: AliasSnapshot;
+  /** Flow-scope passes run before the backlink reconciliation and the cleanup (passes.ts). */
+  readonly passes: readonly FlowPass[];
   close(): Promise<void>;
 }
 
-export async function openEngine(config: Config, log: Logger, options: { db?: Database; passes?: FlowPass[] } = {}): Promise<OpenEngine> {
+/** `db` lends an open database (tests, benchmarks), which close() then leaves open. */
+export async function openLifespan(config: Config, log: Logger, options: { db?: Database; passes?: FlowPass[] } = {}): Promise<Lifespan> {
   const db = options.db ?? (await openDatabase(config));
   const aliases = new AliasSnapshot();
   const store = await aliases.refresh(db).then(() => openStateStore(config.stateStorePath)).catch(async (error: unknown) => {
@@ -33,7 +51,8 @@ export async function openEngine(config: Config, log: Logger, options: { db?: Da
     maxPages: config.convert.maxPages,
     maxCells: config.convert.maxCells,
   });
-  const models = await openModels(config, log);
+  const tier1 = await startMockTierIfUnconfigured(log);
+  const models = createModels(config, () => tier1.close());
   const runs = createRunRecorder({
     appUrl: config.appUrl,
     pipelineTriggerSecret: config.secrets.pipelineTrigger,
@@ -43,7 +62,7 @@ export async function openEngine(config: Config, log: Logger, options: { db?: Da
   });
   return {
     config, db, store, log, converter, models, runs, aliases,
-    ...(options.passes === undefined ? {} : { passes: options.passes }),
+    passes: options.passes ?? [],
     async close() {
       await converter.close();
       await models.close();

@@ -10,7 +10,7 @@ import type { FromEngine, ToEngine } from './thread.ts';
 
 type WalkDone = Extract<FromEngine, { type: 'walk-done' }>;
 
-export class EngineWorker {
+export class EngineThread {
   readonly #worker: Worker;
   readonly #pending = new Map<string, { onRunning: () => void; resolve: (done: WalkDone) => void }>();
   #alive = true;

@@ -1,7 +1,8 @@
-// One passed feed URL, from fetch to linked rows: the URL counterpart of ingest-file.ts.
+// One passed feed URL's life, from fetch to linked rows: the URL counterpart of file.ts.
 //
 //   safe fetch -> memo check on the fetched bytes -> clean (the /extract cleaner) -> chunk ->
-//   extract (classification, entity mentions) -> embed -> rows durable -> backlink -> memo
+//   extract (classification, entity mentions) -> embed -> commit (rows durable, stale keys
+//   deleted, backlink, memo: commit.ts)
 //
 // The outer memo is keyed by the URL's identity and holds the sha256 of the fetched bytes:
 // the same bytes on a later walk change nothing and spend no tokens (full_reprocess bypasses
@@ -14,26 +15,26 @@ import { chunkText } from '../stages/chunk.ts';
 import { embedOwners } from '../stages/embed.ts';
 import { extractDeps, extractDocument, type ExtractorName } from '../stages/extract/index.ts';
 import { linkFeedRows } from '../stages/backlink.ts';
-import type { UrlItem } from '../stages/source-urls.ts';
-import { upsertItemRows } from '../stages/upsert.ts';
+import type { UrlItem } from '../stages/source.ts';
+import type { ItemRows } from '../stages/upsert.ts';
 import type { Database } from '../lib/db/database.ts';
 import type { Sink } from '../lib/db/sink.ts';
 import { contentChunks, entityMentions, recordEmbeddings, referenceItems, type Row, type TableSpec } from '../lib/db/tables.ts';
 import { referenceItemKey } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
 import { safeFetch, type FetchedPage, type FetchPolicy } from '../lib/net/safe-fetch.ts';
-import { sha256Hex } from './admit.ts';
-import { atStage } from './file.ts';
-import { chunkRowsOf, embeddingInputs, itemKeys, mentionRowsOf, type ItemRows, type RowOwner } from './item-rows.ts';
+import { sha256Hex } from '../lib/hash.ts';
+import { atStage } from './at-stage.ts';
+import { commitItem } from './commit.ts';
+import { chunkRowsOf, embeddingInputs, itemKeys, mentionRowsOf, type RowOwner } from './item-rows.ts';
 import type { AliasSnapshot } from '../lib/aliases.ts';
-import type { Models } from './models.ts';
+import type { Models } from '../lib/models.ts';
+import { urlIdentity } from '../lib/state/keys.ts';
 import { countEvent, currentRunContext } from '../lib/run-context.ts';
 import type { StateStore } from '../lib/state/store.ts';
 
 /** The extractors a feed article gets: what it is about and who it names (docs/DECISIONS.md). */
 export const URL_EXTRACTORS: readonly ExtractorName[] = Object.freeze(['classification', 'entities']);
-
-export const urlIdentity = (url: string): string => `url:${url}`;
 
 /** A fetched page the cleaner found nothing in: one item fails, by name. */
 export class UnusablePageError extends Error {
@@ -74,16 +75,13 @@ export async function ingestUrl(item: UrlItem, deps: UrlIngestDeps): Promise<Ing
   }
 
   const { rows, keys } = await pageRows(item, page, sha256, referenceItemId, opId, deps);
-  await atStage('upsert', () => upsertItemRows(deps.sink, deps.db, rows, keys, previous?.rows));
-  await linkBack(item, referenceItemId, deps);
-  await atStage('memo', () =>
-    deps.store.putItem(key, {
-      // A URL has no file stat: size is the body's, and the stat fields stay empty.
-      sha256, size: page.bytes.length, mtimeNs: '0', ino: '0',
-      // The item memo's owner field: for a URL, its reference item.
-      sourceDocumentId: referenceItemId, mediaType: page.mediaType, opId, rows: keys,
-    }),
-  );
+  const memo = {
+    // A URL has no file stat: size is the body's, and the stat fields stay empty.
+    sha256, size: page.bytes.length, mtimeNs: '0', ino: '0',
+    // The item memo's owner field: for a URL, its reference item.
+    sourceDocumentId: referenceItemId, mediaType: page.mediaType, opId, rows: keys,
+  };
+  await commitItem(deps, { key, rows, memo, previousKeys: previous?.rows }, () => linkBack(item, referenceItemId, deps));
   return { kind: 'changed', referenceItemId };
 }
 

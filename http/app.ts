@@ -7,7 +7,7 @@ import polka from 'polka';
 import type { Config } from '../lib/config.ts';
 import type { FailureDirective } from '../lib/failure-directive.ts';
 import type { WalkRegistry } from './walk-registry.ts';
-import type { EngineWorker } from '../engine/thread-handle.ts';
+import type { EngineThread } from '../engine/thread-handle.ts';
 import type { Logger } from '../lib/log.ts';
 import { requireBearer } from './auth.ts';
 import { HttpError, sendError } from './errors.ts';
@@ -23,7 +23,7 @@ import { walkRoute, walkStatusRoute } from './walk.ts';
 export interface AppDeps {
   config: Config;
   log: Logger;
-  engine: EngineWorker;
+  engine: EngineThread;
   registry: WalkRegistry;
   directive: FailureDirective;
   extractPool: ExtractPool;

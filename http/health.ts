@@ -2,9 +2,9 @@
 // No data is returned.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { EngineWorker } from '../engine/thread-handle.ts';
+import type { EngineThread } from '../engine/thread-handle.ts';
 
-export function healthRoute(engine: Pick<EngineWorker, 'alive'>) {
+export function healthRoute(engine: Pick<EngineThread, 'alive'>) {
   return async (_req: IncomingMessage, res: ServerResponse): Promise<void> => {
     res.writeHead(engine.alive ? 200 : 503, { 'cache-control': 'no-store', 'content-length': '0' }).end();
   };

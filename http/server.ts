@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from '../lib/config.ts';
 import { FailureDirective } from '../lib/failure-directive.ts';
 import { WalkRegistry } from './walk-registry.ts';
-import { EngineWorker } from '../engine/thread-handle.ts';
+import { EngineThread } from '../engine/thread-handle.ts';
 import type { Logger } from '../lib/log.ts';
 import { createApp } from './app.ts';
 import { createExtractPool } from './extract-pool.ts';
@@ -14,12 +14,12 @@ import { createExtractPool } from './extract-pool.ts';
 export interface Sidecar {
   readonly url: string;
   readonly server: Server;
-  readonly engine: EngineWorker;
+  readonly engine: EngineThread;
   stop(graceMs?: number): Promise<void>;
 }
 
 export async function startSidecar(config: Config, log: Logger): Promise<Sidecar> {
-  const engine = new EngineWorker(config, log);
+  const engine = new EngineThread(config, log);
   await engine.ready;
   const extractPool = createExtractPool(config.extract);
   const app = createApp({ config, log, engine, registry: new WalkRegistry(), directive: new FailureDirective(), extractPool });

@@ -4,7 +4,7 @@
 // that could leave the corpus are refused. Every refusal is a named 400; nothing is written.
 
 import { FAIL_STAGE5_MODES, type FailStage5Mode } from '../lib/failure-directive.ts';
-import { corpusPathProblem } from '../lib/corpus-path.ts';
+import { corpusPathProblem } from '../lib/corpus/path.ts';
 import { HttpError } from './errors.ts';
 
 export interface StagePath {

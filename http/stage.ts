@@ -14,7 +14,7 @@ import { pipeline } from 'node:stream/promises';
 import { Transform, type Readable } from 'node:stream';
 import busboy from 'busboy';
 import type { FailureDirective } from '../lib/failure-directive.ts';
-import { BucketError, type CorpusBucket } from '../lib/bucket/index.ts';
+import { BucketError, type CorpusBucket } from '../lib/bucket/bucket.ts';
 import { SyncManifest } from '../lib/bucket/manifest.ts';
 import { tryAcquireFence } from '../engine/fence.ts';
 import { HttpError, sendJson } from './errors.ts';

@@ -4,15 +4,16 @@
 // terminal state per accepted walk.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { FailureDirective } from '../lib/failure-directive.ts';
+import type { FailStage5Mode, FailureDirective } from '../lib/failure-directive.ts';
+import { SingleFlight } from '../lib/single-flight.ts';
 import type { WalkRegistry } from './walk-registry.ts';
-import type { EngineWorker } from '../engine/thread-handle.ts';
+import type { EngineThread } from '../engine/thread-handle.ts';
 import type { Logger } from '../lib/log.ts';
 import { readBody } from './body.ts';
 import { HttpError, sendJson } from './errors.ts';
 
 export interface WalkRouteDeps {
-  engine: EngineWorker;
+  engine: EngineThread;
   registry: WalkRegistry;
   directive: FailureDirective;
   log: Logger;
@@ -38,30 +39,32 @@ async function fullReprocessFlag(req: IncomingMessage): Promise<boolean> {
 }
 
 export function walkRoute(deps: WalkRouteDeps) {
-  let walking = false;
+  const walking = new SingleFlight(() => new HttpError(409, 'walk_in_progress', 'a walk is already running; poll its status and try again when it ends'));
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const fullReprocess = await fullReprocessFlag(req);
-    if (walking) throw new HttpError(409, 'walk_in_progress', 'a walk is already running; poll its status and try again when it ends');
-    walking = true;
-    const entry = deps.registry.accept();
-    const failStage5 = deps.directive.consume();
-    sendJson(res, 202, { requestId: entry.requestId });
-    void deps.engine
-      .walk(entry.requestId, fullReprocess, failStage5, () => deps.registry.start(entry.requestId))
-      .then((done) => {
-        const { state, opId, counts, stage5FailureInjected } = done;
-        deps.registry.finish(entry.requestId, state, {
-          ...(state === 'completed' && opId !== undefined ? { opId } : {}),
-          ...(counts === undefined ? {} : { counts }),
-          ...(stage5FailureInjected === undefined ? {} : { stage5FailureInjected }),
-        });
-        deps.log.info({ requestId: entry.requestId, state, opId }, 'walk request finished');
-      })
-      .catch((error: unknown) => deps.log.error({ err: error, requestId: entry.requestId }, 'walk bookkeeping failed'))
-      .finally(() => {
-        walking = false;
-      });
+    void walking.run(() => {
+      const entry = deps.registry.accept();
+      const failStage5 = deps.directive.consume();
+      sendJson(res, 202, { requestId: entry.requestId });
+      return walkInBackground(deps, entry.requestId, fullReprocess, failStage5);
+    });
   };
+}
+
+/** Runs the accepted walk on the engine thread and records its one terminal state; never rejects. */
+function walkInBackground(deps: WalkRouteDeps, requestId: string, fullReprocess: boolean, failStage5: FailStage5Mode | null): Promise<void> {
+  return deps.engine
+    .walk(requestId, fullReprocess, failStage5, () => deps.registry.start(requestId))
+    .then((done) => {
+      const { state, opId, counts, stage5FailureInjected } = done;
+      deps.registry.finish(requestId, state, {
+        ...(state === 'completed' && opId !== undefined ? { opId } : {}),
+        ...(counts === undefined ? {} : { counts }),
+        ...(stage5FailureInjected === undefined ? {} : { stage5FailureInjected }),
+      });
+      deps.log.info({ requestId, state, opId }, 'walk request finished');
+    })
+    .catch((error: unknown) => deps.log.error({ err: error, requestId }, 'walk bookkeeping failed'));
 }
 
 export function walkStatusRoute(registry: WalkRegistry) {

@@ -8,7 +8,7 @@
 // derived rows, while its reference_items row stays (provenance, like source_documents).
 
 import type { Database } from '../lib/db/database.ts';
-import { isRetiredIdentity } from '../engine/admit.ts';
+import { isRetiredIdentity } from '../lib/state/keys.ts';
 import type { ItemMemo, StateStore } from '../lib/state/store.ts';
 import { deleteItemRows } from './upsert.ts';
 

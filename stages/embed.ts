@@ -10,12 +10,11 @@
 // Requests are batched (many inputs each, bounded in count and size) and retried by the
 // service's wrapper.
 
-import { createHash } from 'node:crypto';
-import type OpenAI from 'openai';
 import type PQueue from 'p-queue';
 import type { Database } from '../lib/db/database.ts';
 import type { Row } from '../lib/db/tables.ts';
-import { EMBEDDING_DIMENSIONS, EMBEDDING_MODEL } from '../lib/embed/client.ts';
+import { EMBEDDING_DIMENSIONS, EMBEDDING_MODEL, type EmbeddingClient } from '../lib/embed/client.ts';
+import { sha256Hex } from '../lib/hash.ts';
 import { countEvent, currentRunContext } from '../lib/run-context.ts';
 import { withRetry, type RetryPolicy } from '../lib/llm/retry.ts';
 
@@ -28,7 +27,7 @@ export interface EmbeddingInput {
 }
 
 export interface EmbedDeps {
-  client: OpenAI;
+  client: EmbeddingClient;
   db: Database;
   queue: PQueue;
   retry?: RetryPolicy;
@@ -39,14 +38,13 @@ const MAX_CHARS_PER_REQUEST = 400_000;
 /** ~6k tokens: under the 8,192-token input limit for any script. */
 const MAX_CHARS_PER_INPUT = 24_000;
 
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /** The record_embeddings rows to write for these owners (unchanged ones are only restamped). */
 export async function embedOwners(inputs: readonly EmbeddingInput[], opId: string, deps: EmbedDeps): Promise<Row[]> {
   const wanted = inputs
     .map((input) => ({ ...input, text: input.text.slice(0, MAX_CHARS_PER_INPUT) }))
     .filter((input) => /\S/.test(input.text))
-    .map((input) => ({ ...input, hash: sha256(input.text) }));
+    .map((input) => ({ ...input, hash: sha256Hex(input.text) }));
   if (wanted.length === 0) return [];
   const current = currentRunContext().fullReprocess ? new Map<string, string>() : await existingHashes(deps.db, wanted);
   const changed = wanted.filter((w) => current.get(`${w.ownerKind}:${w.ownerId}`) !== w.hash);

@@ -1,152 +1,44 @@
-// Stage 1, the source walk over files (SPEC.md 1): ENGINE_SOURCE_PATH, recursively, as an async
-// iterable. Directories are read through fs.opendir in small buffered batches and yielded
-// one file at a time, so the consumer's pace limits the walk (it never lists the corpus).
+// Stage 1, the source walk (SPEC.md 1): every file under ENGINE_SOURCE_PATH, recursively and
+// live (lib/corpus/files.ts says how: byte names, links kept inside the corpus, dot-files
+// skipped), then every passed URL of the feed_articles ledger. One async iterable, read at the
+// consumer's pace, so memory stays flat on any corpus or ledger size.
 //
-// - Names are read as bytes. A name that is not valid UTF-8 still gets a stable relative
-//   path (each invalid byte spelled %XX) and is opened by its raw bytes.
-// - Symbolic links are followed only when their target stays inside the corpus; a linked
-//   directory already visited (a cycle) is not entered twice.
-// - Dot-files and dot-directories are skipped: they are tooling (.git, editor swap files)
-//   and the temp files of atomic writes, never documents.
-// - An entry that cannot be read is skipped with a logged reason; the walk goes on.
+// The ledger is read in keyset pages of distinct URLs. Rows already linked are enumerated too:
+// their item memo decides whether anything changed, and the cleanup pass must see every passed
+// URL. A URL's identity is its text as the ledger stores it (reference_items.url, the ref:{url}
+// key and the backlink all use it verbatim), so two spellings of one address are two items.
 
-import type { Dirent } from 'node:fs';
-import { opendir, realpath, stat } from 'node:fs/promises';
-import path from 'node:path';
+import { walkFiles, type FileItem, type SkippedEntry } from '../lib/corpus/files.ts';
+import type { Queryable } from '../lib/db/database.ts';
 import type { Logger } from '../lib/log.ts';
 
-export interface FileItem {
-  /** Corpus-relative path with '/' separators: the item's identity. */
-  relPath: string;
-  /** The path to open, as raw bytes (exact even for non-UTF-8 names). */
-  absPath: Buffer;
-  size: number;
-  mtimeNs: bigint;
-  ino: bigint;
+export interface UrlItem {
+  url: string;
+  /** The feed's title for the article, used when the page has none. */
+  feedTitle: string | null;
 }
 
-export interface SkippedEntry {
-  relPath: string;
-  reason: string;
+export type SourceItem = { kind: 'file'; file: FileItem } | { kind: 'url'; url: UrlItem };
+
+/** The corpus's files, then the ledger's passed URLs. `onSkip` hears of entries passed over. */
+export async function* sourceItems(sourcePath: string, db: Queryable, log: Logger, onSkip: (entry: SkippedEntry) => void): AsyncGenerator<SourceItem> {
+  for await (const file of walkFiles(sourcePath, log, onSkip)) yield { kind: 'file', file };
+  for await (const url of passedUrls(db)) yield { kind: 'url', url };
 }
 
-const SEPARATOR = Buffer.from(path.sep);
+const PAGE_ROWS = 500;
 
-/** A name segment as text: itself when valid UTF-8, else with each invalid byte spelled %XX. */
-export function nameToText(name: Buffer): string {
-  const text = name.toString('utf8');
-  if (Buffer.from(text, 'utf8').equals(name)) return text;
-  let out = '';
-  let i = 0;
-  while (i < name.length) {
-    const width = utf8SequenceLength(name, i);
-    if (width === 0) {
-      out += `%${name[i]!.toString(16).toUpperCase().padStart(2, '0')}`;
-      i += 1;
-    } else {
-      out += name.subarray(i, i + width).toString('utf8');
-      i += width;
-    }
-  }
-  return out;
-}
-
-/** Length of the valid UTF-8 sequence starting at i, or 0 when the bytes there are not one. */
-function utf8SequenceLength(bytes: Buffer, i: number): number {
-  const b = bytes[i]!;
-  const width = b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
-  if (width <= 1) return width;
-  if (i + width > bytes.length) return 0;
-  const candidate = bytes.subarray(i, i + width);
-  return Buffer.from(candidate.toString('utf8'), 'utf8').equals(candidate) ? width : 0;
-}
-
-function isInside(root: string, target: string): boolean {
-  const rel = path.relative(root, target);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-}
-
-/** How many directory entries are examined at once: their stat calls run concurrently. */
-const ENTRY_BATCH = 64;
-
-type Examined =
-  | { kind: 'file'; rel: string; abs: Buffer; size: number; mtimeNs: bigint; ino: bigint }
-  | { kind: 'dir'; rel: string; abs: Buffer; realTarget: string | null }
-  | { kind: 'skip'; rel: string; reason: string };
-
-/**
- * Yields every regular file under root. `onSkip` hears about entries that were passed over
- * (unreadable, links leaving the corpus, special files).
- */
-export async function* walkFiles(root: string, log: Logger, onSkip: (entry: SkippedEntry) => void = () => {}): AsyncGenerator<FileItem> {
-  const realRoot = await realpath(root);
-  const visited = new Set<string>([realRoot]);
-  // Depth-first with an explicit stack of directories still to read; each holds its raw path
-  // and its corpus-relative text path.
-  const pending: { abs: Buffer; rel: string }[] = [{ abs: Buffer.from(root), rel: '' }];
-  const skip = (relPath: string, reason: string) => {
-    log.warn({ path: relPath, reason }, 'source entry skipped');
-    onSkip({ relPath, reason });
-  };
-
-  // Entries are examined a batch at a time: one stat after another would cost a thread-pool
-  // round trip per file, which is most of an unchanged walk's time. They are still yielded in
-  // directory order, and a directory is read no further ahead than one batch.
-  async function* settle(batch: Promise<Examined>[]): AsyncGenerator<FileItem> {
-    for (const examined of await Promise.all(batch)) {
-      if (examined.kind === 'skip') skip(examined.rel, examined.reason);
-      else if (examined.kind === 'file') yield { relPath: examined.rel, absPath: examined.abs, size: examined.size, mtimeNs: examined.mtimeNs, ino: examined.ino };
-      else if (examined.realTarget === null || !visited.has(examined.realTarget)) {
-        // A linked directory already visited (a cycle) is not entered twice.
-        if (examined.realTarget !== null) visited.add(examined.realTarget);
-        pending.push({ abs: examined.abs, rel: examined.rel });
-      }
-    }
-  }
-
-  while (pending.length > 0) {
-    const dir = pending.pop()!;
-    let handle;
-    try {
-      handle = await opendir(dir.abs, { encoding: 'buffer', bufferSize: ENTRY_BATCH } as never);
-    } catch (error) {
-      skip(dir.rel || '.', `cannot read directory: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-      continue;
-    }
-    let batch: Promise<Examined>[] = [];
-    for await (const entry of handle) {
-      const name = entry.name as unknown as Buffer;
-      if (name[0] === 0x2e /* '.' */) continue;
-      batch.push(examine(entry, name, dir, realRoot));
-      if (batch.length === ENTRY_BATCH) {
-        yield* settle(batch);
-        batch = [];
-      }
-    }
-    yield* settle(batch);
-  }
-}
-
-async function examine(entry: Dirent, name: Buffer, dir: { abs: Buffer; rel: string }, realRoot: string): Promise<Examined> {
-  const abs = Buffer.concat([dir.abs, SEPARATOR, name]);
-  const rel = dir.rel === '' ? nameToText(name) : `${dir.rel}/${nameToText(name)}`;
-  let realTarget: string | null = null;
-  if (entry.isSymbolicLink()) {
-    realTarget = await realpath(abs).then((p) => p.toString(), () => null);
-    if (realTarget === null) return { kind: 'skip', rel, reason: 'broken symbolic link' };
-    if (!isInside(realRoot, realTarget)) return { kind: 'skip', rel, reason: 'symbolic link leads outside the corpus' };
-  } else if (entry.isDirectory()) {
-    return { kind: 'dir', rel, abs, realTarget: null };
-  } else if (!entry.isFile()) {
-    return { kind: 'skip', rel, reason: 'not a regular file' };
-  }
-  // A regular file, or a link inside the corpus: stat follows the link to its target.
-  try {
-    const st = await stat(abs, { bigint: true });
-    if (st.isDirectory() && realTarget !== null) return { kind: 'dir', rel, abs, realTarget };
-    if (!st.isFile()) return { kind: 'skip', rel, reason: 'not a regular file' };
-    return { kind: 'file', rel, abs, size: Number(st.size), mtimeNs: st.mtimeNs, ino: st.ino };
-  } catch (error) {
-    return { kind: 'skip', rel, reason: `cannot stat: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
+export async function* passedUrls(db: Queryable, pageRows = PAGE_ROWS): AsyncGenerator<UrlItem> {
+  let after: string | null = null;
+  for (;;) {
+    const { rows }: { rows: { url: string; title: string | null }[] } = await db.query(
+      `SELECT url, max(title) AS title FROM feed_articles
+        WHERE passed AND ($1::text IS NULL OR url > $1::text)
+        GROUP BY url ORDER BY url LIMIT $2::integer`,
+      [after, pageRows],
+    );
+    for (const row of rows) yield { url: row.url, feedTitle: row.title };
+    if (rows.length < pageRows) return;
+    after = rows[rows.length - 1]!.url;
   }
 }

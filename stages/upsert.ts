@@ -6,9 +6,12 @@
 import type { Database } from '../lib/db/database.ts';
 import { deleteRowsByKey } from '../lib/db/delete.ts';
 import type { Sink } from '../lib/db/sink.ts';
-import { referenceItems, rowKey, sourceDocuments, WALK_TABLES } from '../lib/db/tables.ts';
-import type { ItemRows } from '../engine/item-rows.ts';
+import { referenceItems, rowKey, sourceDocuments, WALK_TABLES, type Row, type TableSpec } from '../lib/db/tables.ts';
 
+/** One item's rows per table. */
+export type ItemRows = Map<TableSpec, Row[]>;
+
+/** Keys of the rows an item owns, per table name. */
 export type RowKeys = Record<string, string[]>;
 
 export function keysOf(rows: ItemRows): RowKeys {

@@ -44,7 +44,7 @@ async function rows<T>(sql: string, params: unknown[] = []): Promise<T[]> {
 
 test('a walk of the example corpus fills every document table with schema-valid rows', async () => {
   await setUp();
-  const summary = await walk(f.engine, { sourcePath: f.corpus });
+  const summary = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(summary.items.failed, 0, JSON.stringify(summary.failures));
   for (const table of ['source_documents', 'content_chunks', 'q_a_extractions', 'entity_mentions', 'entity_relationships', 'record_embeddings']) {
     const [{ n }] = await rows<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`) as [{ n: number }];
@@ -70,11 +70,11 @@ test('a walk of the example corpus fills every document table with schema-valid 
 
 test('changing EXTRACTION_MODEL on unchanged bytes memo-hits: no model call, no row changed', async () => {
   await setUp();
-  await walk(f.engine, { sourcePath: f.corpus });
+  await walk(f.lifespan, { sourcePath: f.corpus });
   const before = await snapshotRows(f);
   const calls = { ...mock.stats };
   await f.reopen(undefined, { EXTRACTION_MODEL: 'model-b' });
-  const second = await walk(f.engine, { sourcePath: f.corpus });
+  const second = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(second.items.unchanged, 8);
   assert.equal([mock.stats.messages, mock.stats.embeddings], [calls.messages, calls.embeddings]);
   assert.equal(await snapshotRows(f), before);
@@ -82,20 +82,20 @@ test('changing EXTRACTION_MODEL on unchanged bytes memo-hits: no model call, no 
 
 test('extractor memos are scoped by LLM identity: the same text under another model is extracted anew', async () => {
   await setUp();
-  await walk(f.engine, { sourcePath: f.corpus });
+  await walk(f.lifespan, { sourcePath: f.corpus });
   // Same bytes at a new path: a changed item whose text the model-a memos already hold.
   await copyFile(path.join(f.corpus, 'policies/travel.md'), path.join(f.corpus, 'travel-a.md'));
   let calls = mock.stats.messages;
-  await walk(f.engine, { sourcePath: f.corpus });
+  await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(mock.stats.messages, calls, 'model-a memos serve model-a');
   await f.reopen(undefined, { EXTRACTION_MODEL: 'model-b' });
   await copyFile(path.join(f.corpus, 'policies/travel.md'), path.join(f.corpus, 'travel-b.md'));
   calls = mock.stats.messages;
-  await walk(f.engine, { sourcePath: f.corpus });
+  await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(mock.stats.messages - calls, 4, 'model-b asks the model for all four extractors');
   // full_reprocess under model-b re-extracts every document and restamps every row.
   calls = mock.stats.messages;
-  const full = await walk(f.engine, { sourcePath: f.corpus, fullReprocess: true });
+  const full = await walk(f.lifespan, { sourcePath: f.corpus, fullReprocess: true });
   assert.ok(mock.stats.messages - calls >= 4 * 8);
   const [{ stale }] = await rows<{ stale: number }>('SELECT count(*)::int AS stale FROM entity_mentions WHERE op_id <> $1', [full.opId]) as [{ stale: number }];
   assert.is(stale, 0);
@@ -103,7 +103,7 @@ test('extractor memos are scoped by LLM identity: the same text under another mo
 
 test('with 20 % injected 429/529 the walk completes with no item failure and counts its retries', async () => {
   await setUp({ faultRate: 0.2, faults: ['429', '529'], seed: 11 });
-  const summary = await walk(f.engine, { sourcePath: f.corpus });
+  const summary = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(summary.status, 'completed');
   assert.is(summary.items.failed, 0, JSON.stringify(summary.failures));
   assert.ok(mock.stats.faultsInjected > 0);
@@ -112,31 +112,31 @@ test('with 20 % injected 429/529 the walk completes with no item failure and cou
 
 test('a corrupted extractor memo heals: deleted, recomputed, counted', async () => {
   await setUp();
-  await walk(f.engine, { sourcePath: f.corpus });
+  await walk(f.lifespan, { sourcePath: f.corpus });
   const text = await readFile(path.join(f.corpus, 'policies/travel.md'), 'utf8');
-  const key = extractorMemoKey(PROMPTS.classification, f.engine.models.identity, extractionWindows(text)[0]!);
-  assert.ok(f.engine.store.getMemo(key) !== undefined, 'the memo exists');
-  await f.engine.store.putMemo(key, { label: 42 });
+  const key = extractorMemoKey(PROMPTS.classification, f.lifespan.models.identity, extractionWindows(text)[0]!);
+  assert.ok(f.lifespan.store.getMemo(key) !== undefined, 'the memo exists');
+  await f.lifespan.store.putMemo(key, { label: 42 });
   await copyFile(path.join(f.corpus, 'policies/travel.md'), path.join(f.corpus, 'travel-copy.md'));
-  const summary = await walk(f.engine, { sourcePath: f.corpus });
+  const summary = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(summary.counters.memo_heal, 1);
   assert.is(summary.items.failed, 0);
-  assert.ok(validator(ClassificationSchema)(f.engine.store.getMemo(key)), 'the recomputed value replaced it');
+  assert.ok(validator(ClassificationSchema)(f.lifespan.store.getMemo(key)), 'the recomputed value replaced it');
 });
 
 test('blank answers write no row, and answered pairs keep their idx keys across re-walks', async () => {
   await setUp();
-  await walk(f.engine, { sourcePath: f.corpus });
+  await walk(f.lifespan, { sourcePath: f.corpus });
   const [{ id: doc }] = await rows<{ id: string }>("SELECT id FROM source_documents WHERE rel_path = 'company/faq.md'") as [{ id: string }];
   const keysOf = async () => (await rows<{ id: string; idx: number }>('SELECT id, idx FROM q_a_extractions WHERE source_document_id = $1 ORDER BY idx', [doc])).map((r) => [r.idx, r.id]);
   assert.equal(await keysOf(), [0, 1, 3].map((i) => [i, qaKey(doc, i)]), 'the blank third answer has no row');
   const faq = path.join(f.corpus, 'company/faq.md');
   const original = await readFile(faq, 'utf8');
   await writeFile(faq, original.replace('Q: Do you ship outside the EU?\nA:\n', 'Q: Do you ship outside the EU?\nA: Yes, to Norway and Switzerland.\n'));
-  await walk(f.engine, { sourcePath: f.corpus });
+  await walk(f.lifespan, { sourcePath: f.corpus });
   assert.equal(await keysOf(), [0, 1, 2, 3].map((i) => [i, qaKey(doc, i)]));
   await writeFile(faq, original.replace(/A: Three to five working days[^\n]*/, 'A:   '));
-  await walk(f.engine, { sourcePath: f.corpus });
+  await walk(f.lifespan, { sourcePath: f.corpus });
   assert.equal(await keysOf(), [1, 3].map((i) => [i, qaKey(doc, i)]), 'emptying an answer removes its row only');
   const [{ n }] = await rows<{ n: number }>("SELECT count(*)::int AS n FROM record_embeddings WHERE owner_kind = 'q_a_extraction'") as [{ n: number }];
   assert.is(n, 2, 'the removed pair’s embedding went with it');
@@ -150,11 +150,11 @@ test('text the table has embedded before is never sent to the model again', asyn
   await setUp();
   const base = paragraphs(5);
   await writeFile(path.join(f.corpus, 'ledger.md'), base);
-  await walk(f.engine, { sourcePath: f.corpus });
+  await walk(f.lifespan, { sourcePath: f.corpus });
   const before = mock.stats.embeddedTexts;
   // Another document sharing five of its six chunks with the first.
   await writeFile(path.join(f.corpus, 'ledger-extended.md'), `${base}\n\n${paragraph(5)}`);
-  const summary = await walk(f.engine, { sourcePath: f.corpus });
+  const summary = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(summary.items.changed, 1);
   const [{ n }] = await rows<{ n: number }>(
     "SELECT count(*)::int AS n FROM content_chunks c JOIN source_documents d ON d.id = c.source_document_id WHERE d.rel_path = 'ledger-extended.md'",
@@ -170,12 +170,12 @@ test('text the table has embedded before is never sent to the model again', asyn
 test('a vector another model made is embedded again, not kept', async () => {
   await setUp();
   await writeFile(path.join(f.corpus, 'audit.md'), paragraphs(3));
-  await walk(f.engine, { sourcePath: f.corpus });
+  await walk(f.lifespan, { sourcePath: f.corpus });
   const auditVectors = "FROM record_embeddings e JOIN content_chunks c ON c.id = e.owner_id JOIN source_documents d ON d.id = c.source_document_id WHERE d.rel_path = 'audit.md'";
   await f.target.db.query(`UPDATE record_embeddings SET model = 'retired-model' WHERE owner_id IN (SELECT e.owner_id ${auditVectors})`);
   const before = mock.stats.embeddedTexts;
   await writeFile(path.join(f.corpus, 'audit.md'), paragraphs(4));
-  await walk(f.engine, { sourcePath: f.corpus });
+  await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(mock.stats.embeddedTexts - before, 4, 'the three retired vectors and the new chunk');
   assert.equal(await rows(`SELECT DISTINCT e.model ${auditVectors}`), [{ model: EMBEDDING_MODEL }]);
 });
@@ -183,7 +183,7 @@ test('a vector another model made is embedded again, not kept', async () => {
 test('mentions of an admin-curated entity chain under its curated canonical name, relationships too', async () => {
   await setUp();
   await writeFile(path.join(f.corpus, 'first.md'), '# first\n\nAcme Traders signed with Jane Doe last spring.\n');
-  await walk(f.engine, { sourcePath: f.corpus });
+  await walk(f.lifespan, { sourcePath: f.corpus });
   // An admin merge renames the mention, records the alias it absorbed, and pins the row.
   await f.target.db.query(
     `UPDATE entity_mentions SET canonical_name = 'Acme Trading Company',
@@ -191,7 +191,7 @@ test('mentions of an admin-curated entity chain under its curated canonical name
       WHERE canonical_name = 'Acme Traders'`,
   );
   await writeFile(path.join(f.corpus, 'second.md'), '# second\n\nAcme Traders hired John Smith in May.\n');
-  await walk(f.engine, { sourcePath: f.corpus });
+  await walk(f.lifespan, { sourcePath: f.corpus });
   const [{ id: second }] = await rows<{ id: string }>("SELECT id FROM source_documents WHERE rel_path = 'second.md'") as [{ id: string }];
   const mentions = await rows<{ id: string; canonical_name: string; surface_form: string }>(
     'SELECT id, canonical_name, surface_form FROM entity_mentions WHERE source_document_id = $1 ORDER BY canonical_name', [second],
@@ -206,7 +206,7 @@ test('mentions of an admin-curated entity chain under its curated canonical name
 
 test('idle mode makes no model call', async () => {
   await setUp();
-  const summary = await walk(f.engine, { sourcePath: null });
+  const summary = await walk(f.lifespan, { sourcePath: null });
   assert.ok(summary.idle);
   assert.equal([mock.stats.messages, mock.stats.embeddings], [0, 0]);
 });

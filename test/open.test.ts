@@ -13,7 +13,7 @@ if (targetEngine === 'pglite') {
     try {
       const config = loadConfig({ INGEST_DATA_DIR: dataDir }, '/');
       const first = await openDatabase(config);
-      assert.is(first.engine, 'pglite');
+      assert.is(first.kind, 'pglite');
       assert.is(first.location, path.join(dataDir, 'pglite'));
       await first.query(
         `INSERT INTO source_documents (id, rel_path, content_sha256, byte_size, media_type, op_id)
@@ -33,7 +33,7 @@ if (targetEngine === 'pglite') {
     const target = await openTestDatabase({ migrated: false });
     try {
       const db = await openDatabase(loadConfig({ ENGINE_DB_DSN: target.dsn! }, '/'));
-      assert.is(db.engine, 'postgres');
+      assert.is(db.kind, 'postgres');
       const { rows } = await db.query<{ found: string | null }>("SELECT to_regclass('schema_migrations')::text AS found");
       assert.is(rows[0]?.found, null);
       await db.close();

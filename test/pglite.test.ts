@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from '../lib/db/database.ts';
-import { DatabaseBusyError, EmbeddedDatabaseGoneError, openPglite } from '../lib/db/pglite.ts';
+import { openPglite } from '../lib/db/pglite.ts';
+import { DatabaseBusyError, EmbeddedDatabaseGoneError } from '../lib/db/pglite-protocol.ts';
 import { alive, type Lease } from '../lib/lease.ts';
 import { targetEngine } from './helpers/db.ts';
 

@@ -6,7 +6,7 @@ import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import { nameToText, walkFiles, type SkippedEntry } from '../stages/source.ts';
+import { nameToText, walkFiles, type SkippedEntry } from '../lib/corpus/files.ts';
 
 const silent = pino({ level: 'silent' });
 let root: string;

@@ -9,7 +9,8 @@ import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import { pino } from 'pino';
 import type { Database } from '../lib/db/database.ts';
-import { walk, type WalkEngine, type WalkSummary } from '../engine/walk.ts';
+import type { Lifespan } from '../engine/lifespan.ts';
+import { walk, type WalkSummary } from '../engine/walk.ts';
 import { referenceItemKey } from '../lib/ids.ts';
 import { hostile, serveHttp, watchConnectionAttempts, type LoopbackServer } from './helpers/loopback.ts';
 import { walkFixture, type WalkFixture } from './helpers/walk.ts';
@@ -80,12 +81,12 @@ async function count(sql: string, params: unknown[] = []): Promise<number> {
 }
 
 /** The fixture's engine with a capturing logger (and, for fault tests, a wrapped database). */
-function engine(db: Database = f.target.db): WalkEngine {
+function engine(db: Database = f.target.db): Lifespan {
   const log = pino({ level: 'info' }, { write: (line: string) => void logLines.push(JSON.parse(line)) });
-  return { ...f.engine, db, log };
+  return { ...f.lifespan, db, log };
 }
 
-const run = (e: WalkEngine = engine()): Promise<WalkSummary> => walk(e, { sourcePath: f.corpus });
+const run = (e: Lifespan = engine()): Promise<WalkSummary> => walk(e, { sourcePath: f.corpus });
 
 test('a walk over passed, unpassed and already-linked rows ingests and links exactly the passed ones', async () => {
   const linked = await feedRow('/a/4', true);
@@ -260,8 +261,8 @@ test('cleanup keeps the rows of still-passed URLs, even unreachable ones, and re
   assert.is(await count('reference_items WHERE id = $1::uuid', [ref1]), 1, 'its reference item stays as provenance');
   assert.is(await derived(ref2), chunks2, 'a passed URL that failed to fetch keeps its rows');
   assert.ok(await derived(ref4) > 0);
-  assert.is(f.engine.store.getItem(`url:${url('/a/1')}`).memo, undefined);
-  assert.ok(f.engine.store.getItem(`url:${url('/a/2')}`).memo !== undefined);
+  assert.is(f.lifespan.store.getItem(`url:${url('/a/1')}`).memo, undefined);
+  assert.ok(f.lifespan.store.getItem(`url:${url('/a/2')}`).memo !== undefined);
   assert.is(await count('source_documents'), 1);
 });
 

@@ -2,7 +2,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rm, copyFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { walk, type FlowPass } from '../engine/walk.ts';
+import type { FlowPass } from '../engine/passes.ts';
+import { walk } from '../engine/walk.ts';
 import { markdown, snapshotRows, walkFixture, type WalkFixture } from './helpers/walk.ts';
 
 let f: WalkFixture;
@@ -26,7 +27,7 @@ async function count(sql: string, params: unknown[] = []): Promise<number> {
 }
 
 test('a first walk lands every recognised document with its chunks, stamped with the walk op_id', async () => {
-  const summary = await walk(f.engine, { sourcePath: f.corpus });
+  const summary = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(summary.status, 'completed');
   assert.equal(summary.items, { seen: 5, changed: DOCUMENTS, unchanged: 0, failed: 0, dropped: 1, skipped: 0, removed: 0 });
   assert.is(await count('source_documents'), DOCUMENTS);
@@ -44,20 +45,20 @@ test('a first walk lands every recognised document with its chunks, stamped with
 });
 
 test('a second walk over the unchanged corpus changes no row and stamps no op_id', async () => {
-  await walk(f.engine, { sourcePath: f.corpus });
+  await walk(f.lifespan, { sourcePath: f.corpus });
   const before = await snapshotRows(f);
   await f.reopen();
-  const second = await walk(f.engine, { sourcePath: f.corpus });
+  const second = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.equal(second.items, { seen: 5, changed: 0, unchanged: DOCUMENTS, failed: 0, dropped: 1, skipped: 0, removed: 0 });
   assert.equal(second.rows, {});
   assert.equal(await snapshotRows(f), before);
 });
 
 test('a touched file with the same bytes is still unchanged', async () => {
-  await walk(f.engine, { sourcePath: f.corpus });
+  await walk(f.lifespan, { sourcePath: f.corpus });
   const before = await snapshotRows(f);
   await f.write('handbook.md', markdown('Handbook', 12)); // new mtime, same bytes
-  const again = await walk(f.engine, { sourcePath: f.corpus });
+  const again = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(again.items.changed, 0);
   assert.equal(await snapshotRows(f), before);
 });
@@ -65,21 +66,21 @@ test('a touched file with the same bytes is still unchanged', async () => {
 test('a file whose path is longer than a state store key may be lands, is unchanged on the next walk, and is removed once gone', async () => {
   const deep = `${'a'.repeat(200)}/${'b'.repeat(200)}/${'c'.repeat(150)}.md`;
   await f.write(deep, markdown('Deep', 2));
-  const first = await walk(f.engine, { sourcePath: f.corpus });
+  const first = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(first.items.changed, DOCUMENTS + 1);
   assert.is(await count('source_documents WHERE rel_path = $1', [deep]), 1);
-  const second = await walk(f.engine, { sourcePath: f.corpus });
+  const second = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.equal([second.items.changed, second.items.unchanged, second.items.failed], [0, DOCUMENTS + 1, 0]);
   await rm(path.join(f.corpus, deep));
-  const third = await walk(f.engine, { sourcePath: f.corpus });
+  const third = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(third.items.removed, 1);
 });
 
 test('editing one file re-stamps only that document’s rows and drops the chunks it no longer has', async () => {
-  const first = await walk(f.engine, { sourcePath: f.corpus });
+  const first = await walk(f.lifespan, { sourcePath: f.corpus });
   const { rows: [doc] } = await f.target.db.query<{ id: string }>("SELECT id FROM source_documents WHERE rel_path = 'handbook.md'");
   await f.write('handbook.md', markdown('Handbook', 1));
-  const second = await walk(f.engine, { sourcePath: f.corpus });
+  const second = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(second.items.changed, 1);
   const { rows } = await f.target.db.query<{ rel_path: string; op_id: string; id: string }>('SELECT rel_path, op_id, id FROM source_documents');
   for (const row of rows) assert.is(row.op_id, row.rel_path === 'handbook.md' ? second.opId : first.opId, row.rel_path);
@@ -90,56 +91,56 @@ test('editing one file re-stamps only that document’s rows and drops the chunk
 });
 
 test('deleting a file removes its derived rows and keeps its source_documents row', async () => {
-  await walk(f.engine, { sourcePath: f.corpus });
+  await walk(f.lifespan, { sourcePath: f.corpus });
   const { rows: [doc] } = await f.target.db.query<{ id: string }>("SELECT id FROM source_documents WHERE rel_path = 'policies/travel.md'");
   await rm(path.join(f.corpus, 'policies/travel.md'));
-  const second = await walk(f.engine, { sourcePath: f.corpus });
+  const second = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(second.items.removed, 1);
   assert.ok(second.rowsDeleted > 0);
   assert.is(await count('content_chunks WHERE source_document_id = $1', [doc!.id]), 0);
   assert.is(await count('source_documents WHERE id = $1', [doc!.id]), 1);
-  assert.is(f.engine.store.getItem('file:policies/travel.md').memo, undefined);
+  assert.is(f.lifespan.store.getItem('file:policies/travel.md').memo, undefined);
 });
 
 test('the same bytes at a new path resolve to the same source_documents id', async () => {
-  await walk(f.engine, { sourcePath: f.corpus });
+  await walk(f.lifespan, { sourcePath: f.corpus });
   await copyFile(path.join(f.corpus, 'policies/travel.md'), path.join(f.corpus, 'travel-copy.md'));
-  const second = await walk(f.engine, { sourcePath: f.corpus });
+  const second = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(second.items.changed, 1);
   assert.is(await count('source_documents'), DOCUMENTS);
   const { rows } = await f.target.db.query<{ id: string; rel_path: string }>("SELECT id, rel_path FROM source_documents WHERE content_sha256 = (SELECT content_sha256 FROM source_documents WHERE rel_path = 'travel-copy.md')");
   assert.is(rows.length, 1);
-  assert.is(f.engine.store.getItem('file:travel-copy.md').memo?.sourceDocumentId, rows[0]!.id);
-  assert.is(f.engine.store.getItem('file:policies/travel.md').memo?.sourceDocumentId, rows[0]!.id);
+  assert.is(f.lifespan.store.getItem('file:travel-copy.md').memo?.sourceDocumentId, rows[0]!.id);
+  assert.is(f.lifespan.store.getItem('file:policies/travel.md').memo?.sourceDocumentId, rows[0]!.id);
   // Deleting one copy keeps the rows the other copy owns.
   await rm(path.join(f.corpus, 'policies/travel.md'));
-  const third = await walk(f.engine, { sourcePath: f.corpus });
+  const third = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(third.items.removed, 1);
   assert.ok(await count('content_chunks WHERE source_document_id = $1', [rows[0]!.id]) > 0);
 });
 
 test('a file edited into a copy of another document retires its old document’s rows', async () => {
-  await walk(f.engine, { sourcePath: f.corpus });
+  await walk(f.lifespan, { sourcePath: f.corpus });
   const { rows: [old] } = await f.target.db.query<{ id: string }>("SELECT id FROM source_documents WHERE rel_path = 'handbook.md'");
   await copyFile(path.join(f.corpus, 'policies/travel.md'), path.join(f.corpus, 'handbook.md'));
-  const second = await walk(f.engine, { sourcePath: f.corpus });
+  const second = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(second.items.changed, 1);
   assert.is(second.items.removed, 0, 'a retired memo is not a removed item');
   assert.is(await count('content_chunks WHERE source_document_id = $1', [old!.id]), 0);
   assert.is(await count('source_documents WHERE id = $1', [old!.id]), 1, 'provenance stays');
-  assert.equal([...f.engine.store.itemIdentities()].filter((k) => k.startsWith('retired:')), [], 'the retired memo was consumed');
+  assert.equal([...f.lifespan.store.itemIdentities()].filter((k) => k.startsWith('retired:')), [], 'the retired memo was consumed');
 });
 
 test('two copies admitted in the same walk share one document', async () => {
   await f.write('copy-a.md', markdown('Twin', 3));
   await f.write('copy-b.md', markdown('Twin', 3));
-  await walk(f.engine, { sourcePath: f.corpus });
+  await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(await count("source_documents WHERE title = 'Twin'"), 1);
 });
 
 test('full_reprocess re-stamps every row with the current op_id', async () => {
-  await walk(f.engine, { sourcePath: f.corpus });
-  const full = await walk(f.engine, { sourcePath: f.corpus, fullReprocess: true });
+  await walk(f.lifespan, { sourcePath: f.corpus });
+  const full = await walk(f.lifespan, { sourcePath: f.corpus, fullReprocess: true });
   assert.is(full.items.changed, DOCUMENTS);
   assert.is(await count('source_documents WHERE op_id <> $1', [full.opId]), 0);
   assert.is(await count('content_chunks WHERE op_id <> $1', [full.opId]), 0);
@@ -148,7 +149,7 @@ test('full_reprocess re-stamps every row with the current op_id', async () => {
 
 test('idle mode: no corpus directory walks nothing and writes no derived row', async () => {
   for (const sourcePath of [null, path.join(f.root, 'missing')]) {
-    const summary = await walk(f.engine, { sourcePath });
+    const summary = await walk(f.lifespan, { sourcePath });
     assert.is(summary.status, 'completed');
     assert.ok(summary.idle);
     assert.is(summary.items.seen, 0);
@@ -158,7 +159,7 @@ test('idle mode: no corpus directory walks nothing and writes no derived row', a
 });
 
 test('every walk leaves exactly one pipeline_runs row, updated from in_progress to its terminal status', async () => {
-  const summary = await walk(f.engine, { sourcePath: f.corpus });
+  const summary = await walk(f.lifespan, { sourcePath: f.corpus });
   const { rows } = await f.target.db.query<{ status: string; result: { counts: Record<string, number> } }>(
     'SELECT status, result FROM pipeline_runs WHERE op_id = $1',
     [summary.opId],
@@ -178,16 +179,16 @@ test('flow-scope passes run after the settle barrier, and a failing pass does no
     { name: 'explodes', async run() { throw new Error('pass failure'); } },
   ];
   await f.reopen(passes);
-  const summary = await walk(f.engine, { sourcePath: f.corpus });
+  const summary = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(summary.status, 'completed');
   assert.is(rowsSeenByPass, summary.rows.content_chunks, 'the pass saw every chunk the walk wrote');
   assert.equal(summary.passes.map((p) => [p.name, p.ok]), [['counts-rows', true], ['explodes', false], ['url_backlink', true], ['cleanup', true]]);
 });
 
 test('a database wiped under a surviving state store makes the next walk redo every item', async () => {
-  await walk(f.engine, { sourcePath: f.corpus });
+  await walk(f.lifespan, { sourcePath: f.corpus });
   for (const table of ['content_chunks', 'source_documents', 'engine_instance']) await f.target.db.query(`DELETE FROM ${table}`);
-  const again = await walk(f.engine, { sourcePath: f.corpus });
+  const again = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(again.items.changed, DOCUMENTS);
   assert.is(await count('source_documents'), DOCUMENTS);
 });
@@ -195,7 +196,7 @@ test('a database wiped under a surviving state store makes the next walk redo ev
 test('a corrupt document fails alone; the walk completes and tallies it', async () => {
   await f.write('locked.md', 'secret');
   await writeFile(path.join(f.corpus, 'broken.pdf'), 'this is not a pdf');
-  const summary = await walk(f.engine, { sourcePath: f.corpus });
+  const summary = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(summary.status, 'completed');
   assert.is(summary.items.failed, 1);
   assert.is(summary.counters.item_failure, 1);
@@ -208,7 +209,7 @@ test('a file over the size limit fails as too_large without being read', async (
   try {
     await small.write('tiny.md', '# Tiny');
     await small.write('big.md', markdown('Big', 3));
-    const summary = await walk(small.engine, { sourcePath: small.corpus });
+    const summary = await walk(small.lifespan, { sourcePath: small.corpus });
     assert.equal(summary.failures.map((x) => [x.path, x.stage, x.code]), [['big.md', 'admit', 'too_large']]);
     assert.is(summary.items.changed, 1);
   } finally {

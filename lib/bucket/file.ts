@@ -4,9 +4,9 @@ import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { walkFiles } from '../../stages/source.ts';
+import { walkFiles } from '../corpus/files.ts';
 import type { Logger } from '../log.ts';
-import type { BucketObject, CorpusBucket } from './index.ts';
+import type { BucketObject, CorpusBucket } from './bucket.ts';
 
 const versionOf = (size: number, mtimeNs: bigint) => `${size}:${mtimeNs}`;
 

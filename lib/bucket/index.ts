@@ -5,34 +5,9 @@
 
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
+import type { CorpusBucket } from './bucket.ts';
 import { fileBucket } from './file.ts';
 import { s3Bucket } from './s3.ts';
-
-export interface BucketObject {
-  key: string;
-  /** Changes whenever the object's bytes may have changed (an ETag, or size and mtime). */
-  version: string;
-  size: number;
-}
-
-export interface CorpusBucket {
-  /** Printable, without credentials. */
-  readonly location: string;
-  list(): AsyncIterable<BucketObject>;
-  /** Writes the object's bytes to the file `to` (created or replaced). */
-  download(key: string, to: string): Promise<void>;
-  /** Stores the bytes of the file `from` under `key`; resolves with the object's new version. */
-  upload(key: string, from: string): Promise<string>;
-  /** Releases the connections it holds. */
-  close(): void;
-}
-
-export class BucketError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'BucketError';
-  }
-}
 
 /** The configured bucket, or null when the corpus directory is authoritative. */
 export function openBucket(config: Pick<Config, 'corpusBucket' | 's3'>, log: Logger): CorpusBucket | null {

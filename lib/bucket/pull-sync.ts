@@ -7,10 +7,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config.ts';
-import { corpusPathProblem } from '../corpus-path.ts';
+import { corpusPathProblem } from '../corpus/path.ts';
 import type { Logger } from '../log.ts';
-import { walkFiles } from '../../stages/source.ts';
-import { BucketError, openBucket, type CorpusBucket } from './index.ts';
+import { walkFiles } from '../corpus/files.ts';
+import { BucketError, type CorpusBucket } from './bucket.ts';
+import { openBucket } from './index.ts';
 import { SyncManifest } from './manifest.ts';
 
 export interface SyncReport {

@@ -10,7 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
-import { BucketError, type BucketObject, type CorpusBucket } from './index.ts';
+import { BucketError, type BucketObject, type CorpusBucket } from './bucket.ts';
 
 /** Names what went wrong without the SDK's request details (which may carry signed headers). */
 function named(action: string, key: string, error: unknown): BucketError {

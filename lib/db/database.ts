@@ -1,7 +1,7 @@
 // The data layer's one small interface. Two engines implement it (embedded PGlite, a real
 // PostgreSQL through a pg Pool) and every caller runs the same SQL on both.
 
-export type Engine = 'pglite' | 'postgres';
+export type DatabaseKind = 'pglite' | 'postgres';
 
 export interface QueryResult<R> {
   rows: R[];
@@ -17,12 +17,28 @@ export interface Queryable {
 }
 
 export interface Database extends Queryable {
-  readonly engine: Engine;
+  readonly kind: DatabaseKind;
   /** Where the data lives, safe to print: the data directory, or the DSN without its password. */
   readonly location: string;
   /** Runs fn inside BEGIN/COMMIT on one connection; ROLLBACK when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+}
+
+/**
+ * BEGIN, fn, COMMIT on one session, ROLLBACK when fn throws: the one transaction both engines
+ * run. A failed ROLLBACK is dropped so that the caller sees fn's error, the one that matters.
+ */
+export async function inTransaction<T>(session: Queryable, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  await session.exec('BEGIN');
+  try {
+    const result = await fn(session);
+    await session.exec('COMMIT');
+    return result;
+  } catch (error) {
+    await session.exec('ROLLBACK').catch(() => {});
+    throw error;
+  }
 }
 
 /** The COPY statement for `copyIn`'s data: text format for a string, binary for bytes. */

@@ -2,9 +2,9 @@
 // its own transaction, and records what it applied in schema_migrations. Applying twice is a
 // no-op. This module and schema/ are the only places allowed to issue DDL; the walk writes rows.
 
-import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { sha256Hex } from '../hash.ts';
 import type { Database } from './database.ts';
 
 export const SCHEMA_DIR = fileURLToPath(new URL('../../schema/', import.meta.url));
@@ -40,7 +40,7 @@ export async function loadMigrations(dir: string = SCHEMA_DIR): Promise<Migratio
     const sql = await readFile(`${dir}/${file}`, 'utf8');
     const version = Number(match[1]);
     if (migrations.some((m) => m.version === version)) throw new MigrationError(`two schema files share version ${version}`);
-    migrations.push({ version, name: match[2]!, sql, checksum: createHash('sha256').update(sql).digest('hex') });
+    migrations.push({ version, name: match[2]!, sql, checksum: sha256Hex(sql) });
   }
   return migrations;
 }

@@ -6,13 +6,12 @@
 //
 //   node lib/db/pglite-init.ts DATA_DIR
 
-import { PGlite } from '@electric-sql/pglite';
-import { vector } from '@electric-sql/pglite-pgvector';
+import { createPglite } from './pglite-wasm.ts';
 
 const dataDir = process.argv[2];
 if (dataDir === undefined) {
   process.stderr.write('usage: pglite-init.ts DATA_DIR\n');
   process.exit(2);
 }
-const pg = await PGlite.create(dataDir, { extensions: { vector } });
+const pg = await createPglite(dataDir);
 await pg.close();

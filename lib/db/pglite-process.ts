@@ -20,28 +20,9 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { PGlite } from '@electric-sql/pglite';
-import { vector } from '@electric-sql/pglite-pgvector';
+import { createPglite, type PgliteInstance } from './pglite-wasm.ts';
 import { alive, leaseHolder, tryAcquireLease, type LeaseHold } from '../lease.ts';
-import { DatabaseBusyError, EmbeddedDatabaseGoneError } from './pglite.ts';
-
-export type PgliteRequest =
-  | { id: number; op: 'query'; sql: string; params: readonly unknown[]; blob?: string | Uint8Array }
-  | { id: number; op: 'exec'; sql: string }
-  | { id: number; op: 'close' };
-
-export type PgliteReply =
-  | { id: number; ok: true; rows: unknown[]; rowCount: number }
-  | { id: number; ok: false; error: SerializedError };
-
-export type PgliteReady = { ready: true } | { ready: false; error: SerializedError };
-
-/** A database error as fields, so that its SQLSTATE and detail survive the process boundary. */
-export interface SerializedError {
-  name: string;
-  message: string;
-  fields: Record<string, unknown>;
-}
+import { DatabaseBusyError, EmbeddedDatabaseGoneError, type PgliteReady, type PgliteReply, type PgliteRequest, type SerializedError } from './pglite-protocol.ts';
 
 const ERROR_FIELDS = ['code', 'detail', 'hint', 'severity', 'position', 'schema', 'table', 'column', 'constraint', 'where'] as const;
 
@@ -99,13 +80,13 @@ async function createDataDir(dataDir: string): Promise<void> {
   });
 }
 
-async function open(dataDir: string): Promise<{ pg: PGlite; lock: LeaseHold | null }> {
-  if (dataDir === 'memory://') return { pg: await PGlite.create(dataDir, { extensions: { vector }, postgresqlconf: POSTGRES_SETTINGS }), lock: null };
+async function open(dataDir: string): Promise<{ pg: PgliteInstance; lock: LeaseHold | null }> {
+  if (dataDir === 'memory://') return { pg: await createPglite(dataDir, POSTGRES_SETTINGS), lock: null };
   await mkdir(dataDir, { recursive: true });
   const lock = await lockDataDir(dataDir);
   try {
     if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await createDataDir(dataDir);
-    return { pg: await PGlite.create(dataDir, { extensions: { vector }, postgresqlconf: POSTGRES_SETTINGS }), lock };
+    return { pg: await createPglite(dataDir, POSTGRES_SETTINGS), lock };
   } catch (error) {
     await lock.release();
     throw error;
@@ -114,7 +95,7 @@ async function open(dataDir: string): Promise<{ pg: PGlite; lock: LeaseHold | nu
 
 let requestsSinceCheck = 0;
 
-async function checkpointIfDue(db: PGlite): Promise<void> {
+async function checkpointIfDue(db: PgliteInstance): Promise<void> {
   if (++requestsSinceCheck < CHECKPOINT_CHECK_EVERY) return;
   requestsSinceCheck = 0;
   const { rows } = await db.query<{ due: boolean }>(
@@ -123,7 +104,7 @@ async function checkpointIfDue(db: PGlite): Promise<void> {
   if (rows[0]!.due) await db.exec('CHECKPOINT');
 }
 
-async function run(db: PGlite, request: PgliteRequest): Promise<{ rows: unknown[]; rowCount: number }> {
+async function run(db: PgliteInstance, request: PgliteRequest): Promise<{ rows: unknown[]; rowCount: number }> {
   switch (request.op) {
     case 'query': {
       const options = request.blob === undefined ? undefined : { blob: new Blob([request.blob as string | Uint8Array<ArrayBuffer>]) };

@@ -12,23 +12,8 @@
 
 import { fork, type ChildProcess } from 'node:child_process';
 import { DATABASE_PROCESS_V8_FLAGS } from '../v8-flags.ts';
-import { copyStatement, type Database, type Queryable, type QueryResult } from './database.ts';
-import type { PgliteReady, PgliteReply, PgliteRequest, SerializedError } from './pglite-process.ts';
-
-export class DatabaseBusyError extends Error {
-  constructor(dataDir: string, holder: string) {
-    super(`the embedded database at ${dataDir} is open in another process (${holder}); stop that process (an ingest serve, walk or watch) or give each its own INGEST_DATA_DIR`);
-    this.name = 'DatabaseBusyError';
-  }
-}
-
-/** The embedded database's process ended while statements were outstanding, or before it opened. */
-export class EmbeddedDatabaseGoneError extends Error {
-  constructor(dataDir: string, detail: string) {
-    super(`the embedded database at ${dataDir} is no longer running: ${detail}`);
-    this.name = 'EmbeddedDatabaseGoneError';
-  }
-}
+import { copyStatement, inTransaction, type Database, type Queryable, type QueryResult } from './database.ts';
+import { DatabaseBusyError, EmbeddedDatabaseGoneError, type PgliteReady, type PgliteReply, type PgliteRequest, type SerializedError } from './pglite-protocol.ts';
 
 // Errors of our own keep their class across the process boundary, so callers can test for them.
 const OWN_ERRORS: Record<string, { prototype: Error }> = { DatabaseBusyError, EmbeddedDatabaseGoneError };
@@ -161,20 +146,9 @@ export async function openPglite(dataDir: string): Promise<Database> {
   const inner = queryable(direct);
   return {
     ...queryable((request) => inTurn(() => direct(request))),
-    engine: 'pglite',
+    kind: 'pglite',
     location: dataDir,
-    transaction: (fn) =>
-      inTurn(async () => {
-        await inner.exec('BEGIN');
-        try {
-          const result = await fn(inner);
-          await inner.exec('COMMIT');
-          return result;
-        } catch (error) {
-          await inner.exec('ROLLBACK').catch(() => {});
-          throw error;
-        }
-      }),
+    transaction: (fn) => inTurn(() => inTransaction(inner, fn)),
     async close() {
       await inTurn(() => direct({ op: 'close' }).then(() => channel.exited())).catch((error: unknown) => {
         // A process that already ended has nothing left to close.

@@ -5,7 +5,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { describeDsn } from '../config.ts';
-import { copyStatement, type Database, type Queryable, type QueryResult } from './database.ts';
+import { copyStatement, inTransaction, type Database, type Queryable, type QueryResult } from './database.ts';
 
 type PgQueryable = pg.Pool | pg.PoolClient;
 
@@ -59,20 +59,9 @@ export async function openPostgres(dsn: string, options: PostgresOptions = {}): 
   }
   return {
     ...wrap(pool, withPoolClient),
-    engine: 'postgres',
+    kind: 'postgres',
     location: describeDsn(dsn),
-    transaction: (fn) =>
-      withPoolClient(async (client) => {
-        await client.query('BEGIN');
-        try {
-          const result = await fn(wrap(client, (inner) => inner(client)));
-          await client.query('COMMIT');
-          return result;
-        } catch (error) {
-          await client.query('ROLLBACK').catch(() => {});
-          throw error;
-        }
-      }),
+    transaction: (fn) => withPoolClient((client) => inTransaction(wrap(client, (inner) => inner(client)), fn)),
     close: () => pool.end(),
   };
 }

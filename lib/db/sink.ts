@@ -104,7 +104,7 @@ export class Sink {
   }
 
   #strategyFor(spec: TableSpec): UpsertStrategy {
-    return this.#options.strategy ?? defaultStrategy(this.#db.engine, spec);
+    return this.#options.strategy ?? defaultStrategy(this.#db.kind, spec);
   }
 
   #count(table: string, n: number): void {

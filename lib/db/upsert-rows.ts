@@ -15,15 +15,15 @@
 
 import { toSql as vectorToSql } from 'pgvector';
 import { encodeBinaryArray, encodeCopyBinary } from './copy-binary.ts';
-import { quoteIdent, type Database, type Engine, type Queryable } from './database.ts';
+import { quoteIdent, type Database, type DatabaseKind, type Queryable } from './database.ts';
 import { rowKey, type Column, type ColumnType, type Row, type TableSpec } from './tables.ts';
 
 export type UpsertStrategy = 'values' | 'unnest' | 'copy' | 'binary' | 'binary-bind';
 export const UPSERT_STRATEGIES: readonly UpsertStrategy[] = ['values', 'unnest', 'copy', 'binary', 'binary-bind'];
 
 /** The shapes an engine can run: PGlite hands a binary parameter to the type's text input. */
-export function strategiesFor(engine: Engine): readonly UpsertStrategy[] {
-  return engine === 'pglite' ? UPSERT_STRATEGIES.filter((s) => s !== 'binary-bind') : UPSERT_STRATEGIES;
+export function strategiesFor(kind: DatabaseKind): readonly UpsertStrategy[] {
+  return kind === 'pglite' ? UPSERT_STRATEGIES.filter((s) => s !== 'binary-bind') : UPSERT_STRATEGIES;
 }
 
 /**
@@ -31,14 +31,14 @@ export function strategiesFor(engine: Engine): readonly UpsertStrategy[] {
  * with a vector column are a different workload: parsing 1,024 floats dominates, and large
  * text[] parameters make unnest the slowest shape for them.
  */
-const MEASURED_STRATEGY: Readonly<Record<Engine, { text: UpsertStrategy; vector: UpsertStrategy }>> = Object.freeze({
+const MEASURED_STRATEGY: Readonly<Record<DatabaseKind, { text: UpsertStrategy; vector: UpsertStrategy }>> = Object.freeze({
   pglite: { text: 'unnest', vector: 'binary' },
   postgres: { text: 'unnest', vector: 'binary-bind' },
 });
 
-export function defaultStrategy(engine: Engine, spec: TableSpec): UpsertStrategy {
-  const kind = spec.columns.some((c) => c.type === 'vector') ? 'vector' : 'text';
-  return MEASURED_STRATEGY[engine][kind];
+export function defaultStrategy(kind: DatabaseKind, spec: TableSpec): UpsertStrategy {
+  const rowKind = spec.columns.some((c) => c.type === 'vector') ? 'vector' : 'text';
+  return MEASURED_STRATEGY[kind][rowKind];
 }
 
 const MAX_PARAMETERS = 65_535;

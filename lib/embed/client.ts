@@ -5,11 +5,14 @@
 import OpenAI from 'openai';
 import { scrubBlankVariables } from '../llm/env.ts';
 
+/** The SDK's client as the rest of the service names it, so an SDK bump stays in this module. */
+export type EmbeddingClient = OpenAI;
+
 export const EMBEDDER_VARIABLES = ['OPENAI_BASE_URL', 'OPENAI_API_KEY'] as const;
 export const EMBEDDING_MODEL = 'text-embedding-3-large';
 export const EMBEDDING_DIMENSIONS = 1024;
 
-export function createEmbeddingClient(): OpenAI {
+export function createEmbeddingClient(): EmbeddingClient {
   scrubBlankVariables(EMBEDDER_VARIABLES);
   return new OpenAI({ maxRetries: 0 });
 }

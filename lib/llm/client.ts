@@ -14,6 +14,13 @@ import { scrubBlankVariables } from './env.ts';
 
 export const LLM_VARIABLES = ['ANTHROPIC_BASE_URL', 'ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'] as const;
 
+/** The SDK's types as the rest of the service names them, so an SDK bump stays in this module. */
+export type LlmClient = Anthropic;
+export type LlmMessage = Anthropic.Message;
+export type LlmMessageParam = Anthropic.MessageParam;
+export type LlmToolUse = Anthropic.ToolUseBlock;
+export type LlmToolSchema = Anthropic.Tool.InputSchema;
+
 export type LlmTier = 'mock' | 'gateway' | 'vendor';
 
 export function llmTier(env: NodeJS.ProcessEnv = process.env): LlmTier {
@@ -21,7 +28,7 @@ export function llmTier(env: NodeJS.ProcessEnv = process.env): LlmTier {
   return env.ANTHROPIC_AUTH_TOKEN === undefined ? 'mock' : 'gateway';
 }
 
-export function createLlmClient(): Anthropic {
+export function createLlmClient(): LlmClient {
   scrubBlankVariables(LLM_VARIABLES);
   const gateway = llmTier() === 'gateway';
   return new Anthropic({ maxRetries: 0, ...(gateway ? { apiKey: null } : {}) });
@@ -32,6 +39,6 @@ export function createLlmClient(): Anthropic {
  * place. The base URL is the client's resolved one, so tier 3 names the SDK's default without
  * this code spelling it.
  */
-export function llmIdentity(client: Pick<Anthropic, 'baseURL'>, model: string): string {
+export function llmIdentity(client: Pick<LlmClient, 'baseURL'>, model: string): string {
   return `${client.baseURL.replace(/\/+$/, '')}:${model}`;
 }

@@ -2,8 +2,8 @@
 // extractor: editing the text without bumping the version would serve stale memos, so the
 // version is derived from the text itself.
 
-import { createHash } from 'node:crypto';
 import type { TSchema } from '@sinclair/typebox';
+import { sha256Hex } from '../hash.ts';
 import { ClassificationSchema, EntitiesSchema, QaSchema, RelationshipsSchema, TAXONOMY, ENTITY_TYPES } from './schemas.ts';
 
 export type ExtractorName = 'classification' | 'qa' | 'entities' | 'relationships';
@@ -19,7 +19,7 @@ export interface ExtractorPrompt {
 }
 
 function prompt(name: ExtractorName, tool: string, description: string, schema: TSchema, system: string): ExtractorPrompt {
-  const version = createHash('sha256').update(system).update(JSON.stringify(schema)).digest('hex').slice(0, 12);
+  const version = sha256Hex(system + JSON.stringify(schema)).slice(0, 12);
   return Object.freeze({ name, tool, description, system, schema, version });
 }
 

@@ -7,9 +7,9 @@
 //   model call = the extractor's tool forced, through the service's retry wrapper; an output
 //               that fails the schema gets one corrective re-ask, then the call fails
 
-import { createHash } from 'node:crypto';
-import type Anthropic from '@anthropic-ai/sdk';
 import type PQueue from 'p-queue';
+import { sha256Hex } from '../hash.ts';
+import type { LlmClient, LlmMessage, LlmMessageParam, LlmToolSchema, LlmToolUse } from './client.ts';
 import type { StateStore } from '../state/store.ts';
 import { countEvent, currentRunContext } from '../run-context.ts';
 import type { ExtractorPrompt } from './prompts.ts';
@@ -27,7 +27,7 @@ export class ExtractionError extends Error {
 }
 
 export interface ExtractorContext {
-  client: Anthropic;
+  client: LlmClient;
   model: string;
   /** `{base_url}:{model}` (lib/llm/client.ts llmIdentity). */
   identity: string;
@@ -49,7 +49,7 @@ function validatorFor(prompt: ExtractorPrompt): Validator<unknown> {
 }
 
 export function extractorMemoKey(prompt: ExtractorPrompt, identity: string, text: string): string {
-  const digest = createHash('sha256').update(JSON.stringify([prompt.name, prompt.version, identity, text])).digest('hex');
+  const digest = sha256Hex(JSON.stringify([prompt.name, prompt.version, identity, text]));
   return `extract:${digest}`;
 }
 
@@ -71,7 +71,7 @@ export async function runExtractor<T>(prompt: ExtractorPrompt, text: string, con
 }
 
 async function callModel(prompt: ExtractorPrompt, text: string, context: ExtractorContext, valid: Validator<unknown>): Promise<unknown> {
-  const messages: Anthropic.MessageParam[] = [{ role: 'user', content: text }];
+  const messages: LlmMessageParam[] = [{ role: 'user', content: text }];
   const ask = () =>
     context.queue.add(() => withRetry(
       (signal) =>
@@ -80,7 +80,7 @@ async function callModel(prompt: ExtractorPrompt, text: string, context: Extract
             model: context.model,
             max_tokens: MAX_OUTPUT_TOKENS,
             system: prompt.system,
-            tools: [{ name: prompt.tool, description: prompt.description, input_schema: prompt.schema as unknown as Anthropic.Tool.InputSchema }],
+            tools: [{ name: prompt.tool, description: prompt.description, input_schema: prompt.schema as unknown as LlmToolSchema }],
             tool_choice: { type: 'tool', name: prompt.tool },
             messages,
           },
@@ -105,6 +105,6 @@ async function callModel(prompt: ExtractorPrompt, text: string, context: Extract
   throw new ExtractionError(prompt.name, second === undefined ? 'no tool call' : valid.explain());
 }
 
-function toolCall(message: Anthropic.Message, tool: string): Anthropic.ToolUseBlock | undefined {
-  return message.content.find((block): block is Anthropic.ToolUseBlock => block.type === 'tool_use' && block.name === tool);
+function toolCall(message: LlmMessage, tool: string): LlmToolUse | undefined {
+  return message.content.find((block): block is LlmToolUse => block.type === 'tool_use' && block.name === tool);
 }

@@ -11,9 +11,9 @@
 //   - memos: inner memo values (extractor outputs, embeddings), keyed by content hash.
 // The store cannot be rebuilt from the database: losing it means a full re-extraction.
 
-import { createHash } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { sha256Hex } from '../hash.ts';
 import { open, type Database as LmdbDatabase, type RootDatabase } from 'lmdb';
 
 export const STATE_FORMAT_VERSION = 2;
@@ -39,7 +39,7 @@ const STORE_PAGE_BYTES = 512;
 const DIGEST_KEY = 'sha256:';
 function itemKeyOf(maxKeyBytes: number): (identity: string) => string {
   return (identity) =>
-    Buffer.byteLength(identity) < maxKeyBytes ? identity : `${DIGEST_KEY}${createHash('sha256').update(identity).digest('hex')}`;
+    Buffer.byteLength(identity) < maxKeyBytes ? identity : `${DIGEST_KEY}${sha256Hex(identity)}`;
 }
 
 /** What an unchanged walk needs of an item's outer memo. */

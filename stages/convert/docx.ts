@@ -5,7 +5,7 @@
 import mammoth from 'mammoth';
 import { ConversionError } from './errors.ts';
 import { htmlToText } from './html.ts';
-import type { Converted } from './index.ts';
+import type { Converted } from './types.ts';
 import { checkZip, type ZipLimits } from './zip-guard.ts';
 
 export async function convertDocx(bytes: Uint8Array, limits: ZipLimits): Promise<Converted> {

@@ -10,15 +10,10 @@ import { cleanHtml } from './html.ts';
 import { ConverterPool } from './pool.ts';
 import { convertMarkdown, convertPlainText } from './text.ts';
 
-export { ConversionError, type ConversionErrorCode } from './errors.ts';
+import type { Converted, MediaType } from './types.ts';
 
-export type MediaType =
-  | 'application/pdf'
-  | 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'
-  | 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'
-  | 'text/markdown'
-  | 'text/plain'
-  | 'text/html';
+export { ConversionError, type ConversionErrorCode } from './errors.ts';
+export type { Converted, MediaType } from './types.ts';
 
 const BY_EXTENSION: Readonly<Record<string, MediaType>> = {
   '.pdf': 'application/pdf',
@@ -36,12 +31,6 @@ export function mediaTypeFor(relPath: string): MediaType | null {
   const dot = relPath.lastIndexOf('.');
   if (dot <= relPath.lastIndexOf('/') + 1) return null;
   return BY_EXTENSION[relPath.slice(dot).toLowerCase()] ?? null;
-}
-
-export interface Converted {
-  text: string;
-  title: string | null;
-  pages?: number;
 }
 
 export interface ConverterOptions {

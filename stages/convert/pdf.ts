@@ -4,7 +4,7 @@
 
 import { PDFParse } from 'pdf-parse';
 import { ConversionError } from './errors.ts';
-import type { Converted } from './index.ts';
+import type { Converted } from './types.ts';
 
 export async function convertPdf(bytes: Uint8Array, maxPages: number): Promise<Converted> {
   const parser = new PDFParse({ data: bytes });

@@ -15,7 +15,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { ConversionError, type ConversionErrorCode } from './errors.ts';
-import type { Converted, MediaType } from './index.ts';
+import type { Converted, MediaType } from './types.ts';
 
 export interface ChildLimits {
   maxPages: number;

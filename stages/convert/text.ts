@@ -1,6 +1,6 @@
 // Markdown and plain text pass through: decoded as UTF-8 without its byte-order mark.
 
-import type { Converted } from './index.ts';
+import type { Converted } from './types.ts';
 
 export function decodeUtf8(bytes: Uint8Array): string {
   return new TextDecoder('utf-8', { ignoreBOM: false }).decode(bytes);

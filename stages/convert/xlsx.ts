@@ -13,7 +13,7 @@
 import { Readable } from 'node:stream';
 import ExcelJS from 'exceljs';
 import { ConversionError } from './errors.ts';
-import type { Converted } from './index.ts';
+import type { Converted } from './types.ts';
 import { checkZip, type ZipLimits } from './zip-guard.ts';
 
 interface Sheet {

@@ -8,7 +8,7 @@
 // curated canonical name from the alias snapshot, and relationships follow their endpoints.
 
 import type { AliasSnapshot } from '../../lib/aliases.ts';
-import type { Models } from '../../engine/models.ts';
+import type { Models } from '../../lib/models.ts';
 import { countEvent } from '../../lib/run-context.ts';
 import { runExtractor, type ExtractorContext } from '../../lib/llm/run-extractor.ts';
 import { PROMPTS } from '../../lib/llm/prompts.ts';

@@ -1,4 +1,4 @@
-// A walkable engine for tests: a temp corpus and state store on the target database engine.
+// A walkable lifespan for tests: a temp corpus and state store on the target database.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -6,17 +6,17 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../../lib/config.ts';
-import { openEngine, type OpenEngine } from '../../engine/lifespan.ts';
-import type { FlowPass } from '../../engine/walk.ts';
+import { openLifespan, type Lifespan } from '../../engine/lifespan.ts';
+import type { FlowPass } from '../../engine/passes.ts';
 import { openTestDatabase, type TestDatabase } from './db.ts';
 
 export interface WalkFixture {
   root: string;
   corpus: string;
   target: TestDatabase;
-  engine: OpenEngine;
+  lifespan: Lifespan;
   write(relPath: string, content: string | Uint8Array): Promise<void>;
-  /** Reopens the engine (a new process would): same database, same state store; env overrides apply from now on. */
+  /** Reopens the lifespan (a new process would): same database, same state store; env overrides apply from now on. */
   reopen(passes?: FlowPass[], env?: Record<string, string>): Promise<void>;
   dispose(): Promise<void>;
 }
@@ -28,12 +28,12 @@ export async function walkFixture(options: { passes?: FlowPass[]; env?: Record<s
   const target = await openTestDatabase();
   let env: Record<string, string> = { INGEST_DATA_DIR: root, INGEST_SINK_FLUSH_MS: '5', ...options.env };
   const log = pino({ level: 'silent' });
-  const open = (passes?: FlowPass[]) => openEngine(loadConfig(env, root), log, { db: target.db, ...(passes ? { passes } : {}) });
+  const open = (passes?: FlowPass[]) => openLifespan(loadConfig(env, root), log, { db: target.db, ...(passes ? { passes } : {}) });
   const fixture: WalkFixture = {
     root,
     corpus,
     target,
-    engine: await open(options.passes),
+    lifespan: await open(options.passes),
     async write(relPath, content) {
       const file = path.join(corpus, relPath);
       await mkdir(path.dirname(file), { recursive: true });
@@ -41,11 +41,11 @@ export async function walkFixture(options: { passes?: FlowPass[]; env?: Record<s
     },
     async reopen(passes, overrides) {
       env = { ...env, ...overrides };
-      await fixture.engine.close();
-      fixture.engine = await open(passes ?? options.passes);
+      await fixture.lifespan.close();
+      fixture.lifespan = await open(passes ?? options.passes);
     },
     async dispose() {
-      await fixture.engine.close();
+      await fixture.lifespan.close();
       await target.dispose();
       rmSync(root, { recursive: true, force: true });
     },

@@ -1,0 +1,35 @@
+// A walk as POST /walk and `ingest walk` run it (SPEC.md 4 rule 1): the writer fence, then
+// pull-sync of the corpus from its bucket, then one pass, all inside the one fence hold, which
+// the pass never takes again. A busy fence skips the pass: the caller reports fence_busy (the
+// sidecar) or says who holds it (the command).
+
+import { mkdir } from 'node:fs/promises';
+import { syncCorpus, type SyncReport } from '../lib/bucket/pull-sync.ts';
+import type { Config } from '../lib/config.ts';
+import type { Logger } from '../lib/log.ts';
+import { tryAcquireFence } from './fence.ts';
+import type { WalkSummary } from './walk.ts';
+
+export interface FencedWalkOptions {
+  sourcePath: string | null;
+  log: Logger;
+  /** Told once the fence is held, before pull-sync: the walk has begun. */
+  onHeld?: () => void;
+}
+
+/** Runs `pass` inside the writer fence after pull-sync; null, with no pass, when the fence is busy. */
+export async function fencedWalk(
+  config: Config,
+  { sourcePath, log, onHeld }: FencedWalkOptions,
+  pass: (sync: SyncReport | null) => Promise<WalkSummary>,
+): Promise<WalkSummary | null> {
+  await mkdir(config.stateStorePath, { recursive: true });
+  const hold = await tryAcquireFence(config.stateStorePath);
+  if (hold === null) return null;
+  try {
+    onHeld?.();
+    return await pass(await syncCorpus(config, sourcePath, log));
+  } finally {
+    await hold.release();
+  }
+}

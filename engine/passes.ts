@@ -1,0 +1,65 @@
+// The flow-scope passes (SPEC.md 1 stage 5, DESIGN.md 5): after the settle barrier, in order,
+// each contained: a failure is logged and recorded in the walk's tally, and the walk goes on
+// with the next pass and ends with its own status. Stage 5 (entity resolution, then the Q&A
+// dedup proposer) arrives as passes given to the lifespan; the URL backlink reconciliation and
+// the stale-row cleanup always run last.
+//
+// A consumed failStage5 directive (SPEC.md 4 rule 4) breaks the named credentials for exactly
+// these passes and is restored in every outcome (lib/failure-directive.ts).
+
+import type { Database } from '../lib/db/database.ts';
+import { withFailureInjection, type FailStage5Mode } from '../lib/failure-directive.ts';
+import type { Logger } from '../lib/log.ts';
+import type { RunContext } from '../lib/run-context.ts';
+import type { StateStore } from '../lib/state/store.ts';
+import { reconcileUrlBacklinks } from '../stages/backlink.ts';
+import { removeVanishedDocuments } from '../stages/cleanup.ts';
+import type { LiveItems } from './live-items.ts';
+import type { WalkTally } from './tally.ts';
+
+/** A flow-scope pass run after the settle barrier (stage 5, Q&A dedup, backlink, ...). */
+export interface FlowPass {
+  readonly name: string;
+  run(context: { db: Database; log: Logger; run: RunContext }): Promise<void>;
+}
+
+export interface PassDeps {
+  db: Database;
+  store: StateStore;
+  log: Logger;
+  run: RunContext;
+  live: LiveItems;
+  tally: WalkTally;
+}
+
+export async function runFlowPasses(passes: readonly FlowPass[], deps: PassDeps, failStage5: FailStage5Mode | null): Promise<void> {
+  await withFailureInjection(failStage5, async () => {
+    for (const pass of [...passes, backlinkPass(deps), cleanupPass(deps)]) await runContained(pass, deps);
+  });
+}
+
+async function runContained(pass: FlowPass, { db, log, run, tally }: PassDeps): Promise<void> {
+  try {
+    await pass.run({ db, log, run });
+    tally.passes.push({ name: pass.name, ok: true });
+  } catch (error) {
+    tally.passes.push({ name: pass.name, ok: false, error: (error as Error).message });
+    log.error({ pass: pass.name, err: error }, 'flow-scope pass failed; the walk goes on');
+  }
+}
+
+const backlinkPass = ({ db, live, log }: PassDeps): FlowPass => ({
+  name: 'url_backlink',
+  async run() {
+    await reconcileUrlBacklinks(db, live.landedReferenceIds, log);
+  },
+});
+
+const cleanupPass = ({ db, store, live, tally }: PassDeps): FlowPass => ({
+  name: 'cleanup',
+  async run() {
+    const result = await removeVanishedDocuments(db, store, live);
+    tally.items.removed = result.itemsRemoved;
+    tally.rowsDeleted += result.rowsDeleted;
+  },
+});

@@ -1,0 +1,77 @@
+// What a walk reports: items by outcome, the first failures in detail, rows written and
+// deleted, and how each flow-scope pass ended. `walkCounts` is the one flat view of it that both
+// the pipeline_runs record and /walk-status carry.
+
+import type { SyncReport } from '../lib/bucket/pull-sync.ts';
+import type { Logger } from '../lib/log.ts';
+import type { RunCounters } from '../lib/run-context.ts';
+import { StageError } from './at-stage.ts';
+
+export interface ItemCounts {
+  seen: number;
+  changed: number;
+  unchanged: number;
+  failed: number;
+  /** Of no recognised type. */
+  dropped: number;
+  /** Unreadable entries of the corpus. */
+  skipped: number;
+  /** Gone from the corpus since the last walk: their rows were deleted. */
+  removed: number;
+}
+
+export interface ItemFailure {
+  path: string;
+  stage: string;
+  code: string;
+  message: string;
+}
+
+export interface PassOutcome {
+  name: string;
+  ok: boolean;
+  error?: string;
+}
+
+/** The first failures kept in detail; items.failed has the count. */
+export const MAX_REPORTED_FAILURES = 1000;
+
+export class WalkTally {
+  readonly items: ItemCounts = { seen: 0, changed: 0, unchanged: 0, failed: 0, dropped: 0, skipped: 0, removed: 0 };
+  readonly failures: ItemFailure[] = [];
+  readonly rows: Record<string, number> = {};
+  rowsDeleted = 0;
+  readonly passes: PassOutcome[] = [];
+  readonly #counters: RunCounters;
+  readonly #log: Logger;
+
+  constructor(counters: RunCounters, log: Logger) {
+    this.#counters = counters;
+    this.#log = log;
+  }
+
+  /** One item failed: counted (also as the run's item_failure), kept in detail while there is room, logged. */
+  failed(path: string, error: unknown): void {
+    const stageError = error instanceof StageError ? error : new StageError('walk', error);
+    this.items.failed += 1;
+    this.#counters.item_failure += 1;
+    if (this.failures.length < MAX_REPORTED_FAILURES) {
+      this.failures.push({ path, stage: stageError.stage, code: stageError.code, message: stageError.message });
+    }
+    this.#log.warn({ path, stage: stageError.stage, code: stageError.code, err: stageError.message }, 'item failed');
+  }
+}
+
+/** The flat counts of a walk: items, rows_<table>, rows_deleted, and sync_<field> when a bucket was pulled. */
+export function walkCounts(walk: { items: ItemCounts; rows: Record<string, number>; rowsDeleted: number; sync: SyncReport | null }): Record<string, number> {
+  return {
+    ...walk.items,
+    ...prefixed('rows_', walk.rows),
+    rows_deleted: walk.rowsDeleted,
+    ...(walk.sync === null ? {} : prefixed('sync_', walk.sync)),
+  };
+}
+
+function prefixed(prefix: string, counts: object): Record<string, number> {
+  return Object.fromEntries(Object.entries(counts).map(([k, n]) => [prefix + k, n as number]));
+}

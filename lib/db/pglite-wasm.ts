@@ -1,0 +1,12 @@
+// PGlite (PostgreSQL as WebAssembly) with the pgvector extension: the one module that imports
+// either package, so a bump of their pinned pair stays here (SPEC.md 9 rule 1, DESIGN.md 8).
+
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+
+export type PgliteInstance = PGlite;
+
+/** Opens (creating when new) the data directory, or `memory://`, with the vector extension loaded. */
+export function createPglite(dataDir: string, postgresqlconf?: string[]): Promise<PgliteInstance> {
+  return PGlite.create(dataDir, { extensions: { vector }, ...(postgresqlconf === undefined ? {} : { postgresqlconf }) });
+}
