@@ -81,6 +81,7 @@ test('a walk is accepted with 202, runs in the worker, and ends completed with i
   assert.match(String(status.opId), /^[0-9a-f-]{36}$/);
   assert.equal(status.counts, { seen: 8, changed: 8, unchanged: 0, failed: 0, dropped: 0, skipped: 0, removed: 0, ...(status.counts as object) });
   assert.is((status.counts as Record<string, number>).changed, 8);
+  assert.is((status.counts as Record<string, number>).rows_deleted, 0, '/walk-status carries the run record\'s counts');
   assert.is(status.stage5FailureInjected, undefined);
 });
 

@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import { rm, copyFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FlowPass } from '../engine/passes.ts';
+import { walkCounts } from '../engine/tally.ts';
 import { walk } from '../engine/walk.ts';
 import { markdown, snapshotRows, walkFixture, type WalkFixture } from './helpers/walk.ts';
 
@@ -167,6 +168,19 @@ test('every walk leaves exactly one pipeline_runs row, updated from in_progress 
   assert.is(rows.length, 1);
   assert.is(rows[0]!.status, 'completed');
   assert.is(rows[0]!.result.counts.changed, DOCUMENTS);
+});
+
+test('the run record carries the counts /walk-status shows: rows deleted and what pull-sync did', async () => {
+  await walk(f.lifespan, { sourcePath: f.corpus });
+  await rm(path.join(f.corpus, 'policies/travel.md'));
+  const sync = { downloaded: 0, unchanged: 3, removed: 1, refused: 0 };
+  const summary = await walk(f.lifespan, { sourcePath: f.corpus, sync });
+  const { rows } = await f.target.db.query<{ result: { counts: Record<string, number> } }>('SELECT result FROM pipeline_runs WHERE op_id = $1', [summary.opId]);
+  const counts = rows[0]!.result.counts;
+  assert.equal(counts, walkCounts(summary));
+  assert.equal([counts.removed, counts.sync_removed, counts.sync_unchanged], [1, 1, 3]);
+  assert.ok(counts.rows_deleted! > 0, 'the removed document\'s rows are counted as deleted');
+  assert.is(counts.rows_deleted, summary.rowsDeleted);
 });
 
 test('flow-scope passes run after the settle barrier, and a failing pass does not fail the walk', async () => {
