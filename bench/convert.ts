@@ -29,8 +29,10 @@ const SEED = Number(args.seed);
 const TYPES = ['pdf', 'docx', 'xlsx'] as const satisfies readonly CorpusType[];
 
 const limits = {
-  maxPages: DEFAULT_CONVERTER_OPTIONS.maxPages, maxCells: DEFAULT_CONVERTER_OPTIONS.maxCells,
-  maxEntries: DEFAULT_CONVERTER_OPTIONS.maxZipEntries, maxInflatedBytes: DEFAULT_CONVERTER_OPTIONS.maxInflatedBytes,
+  maxPages: DEFAULT_CONVERTER_OPTIONS.maxPages,
+  maxCells: DEFAULT_CONVERTER_OPTIONS.maxCells,
+  maxEntries: DEFAULT_CONVERTER_OPTIONS.maxZipEntries,
+  maxInflatedBytes: DEFAULT_CONVERTER_OPTIONS.maxInflatedBytes,
 };
 
 function inThread(type: (typeof TYPES)[number], bytes: Buffer): Promise<Converted> {
@@ -57,7 +59,9 @@ interface Result {
 
 const results: Result[] = [];
 for (const type of TYPES) {
-  const documents = await Promise.all(Array.from({ length: DOCS }, (_, i) => renderDocument(buildDocument(SEED, i, type))));
+  const documents = await Promise.all(
+    Array.from({ length: DOCS }, (_, i) => renderDocument(buildDocument(SEED, i, type))),
+  );
   const mediaType = mediaTypeFor(`x.${type}`)!;
   let pages = 0;
   // Warm both paths first (module loading, the children's start) so neither pays it in the timing.
@@ -70,8 +74,14 @@ for (const type of TYPES) {
     });
     const pool = await timed(() => Promise.all(documents.map((bytes) => converter.convert(bytes, mediaType))));
     results.push({
-      type, docs: DOCS, pages, singleDocsPerSecond: DOCS / single, poolDocsPerSecond: DOCS / pool,
-      singlePagesPerSecond: pages / single, poolPagesPerSecond: pages / pool, speedUp: single / pool,
+      type,
+      docs: DOCS,
+      pages,
+      singleDocsPerSecond: DOCS / single,
+      poolDocsPerSecond: DOCS / pool,
+      singlePagesPerSecond: pages / single,
+      poolPagesPerSecond: pages / pool,
+      speedUp: single / pool,
     });
   } finally {
     await converter.close();
@@ -79,10 +89,23 @@ for (const type of TYPES) {
 }
 
 printTable(
-  ['type', 'documents', 'pages', 'single thread docs/s', `pool (${WORKERS}) docs/s`, 'pages/s single / pool', 'pool speed-up'],
+  [
+    'type',
+    'documents',
+    'pages',
+    'single thread docs/s',
+    `pool (${WORKERS}) docs/s`,
+    'pages/s single / pool',
+    'pool speed-up',
+  ],
   results.map((r) => [
-    r.type, String(r.docs), r.pages === 0 ? '-' : String(r.pages), rate(r.singleDocsPerSecond), rate(r.poolDocsPerSecond),
-    r.pages === 0 ? '-' : `${rate(r.singlePagesPerSecond)} / ${rate(r.poolPagesPerSecond)}`, `${r.speedUp.toFixed(2)}x`,
+    r.type,
+    String(r.docs),
+    r.pages === 0 ? '-' : String(r.pages),
+    rate(r.singleDocsPerSecond),
+    rate(r.poolDocsPerSecond),
+    r.pages === 0 ? '-' : `${rate(r.singlePagesPerSecond)} / ${rate(r.poolPagesPerSecond)}`,
+    `${r.speedUp.toFixed(2)}x`,
   ]),
 );
 console.log(`\n${availableParallelism()} cores, ${WORKERS} converter children; node ${process.version}`);

@@ -58,7 +58,8 @@ function prng(seed: number): () => number {
   };
 }
 
-const PARAGRAPH = '<p>The committee met on Tuesday, and after a long debate it agreed to publish the figures next month. </p>';
+const PARAGRAPH =
+  '<p>The committee met on Tuesday, and after a long debate it agreed to publish the figures next month. </p>';
 
 const SYNTHETIC: Record<string, (bytes: number) => string> = {
   'nested divs': (bytes) => `${'<div>'.repeat(bytes / 11)}deep text${'</div>'.repeat(bytes / 11)}`,
@@ -72,7 +73,14 @@ const SYNTHETIC: Record<string, (bytes: number) => string> = {
     while (size < bytes) {
       const tag = tags[Math.floor(random() * tags.length)]!;
       const r = random();
-      const part = r < 0.4 ? `<${tag} class="c${Math.floor(r * 100)}">` : r < 0.7 ? `</${tag}>` : r < 0.75 ? '&amp;&#x41;&bogus;' : 'some words here ';
+      const part =
+        r < 0.4
+          ? `<${tag} class="c${Math.floor(r * 100)}">`
+          : r < 0.7
+            ? `</${tag}>`
+            : r < 0.75
+              ? '&amp;&#x41;&bogus;'
+              : 'some words here ';
       parts.push(part);
       size += part.length;
     }
@@ -96,29 +104,59 @@ function measureSyntheticHere(name: string, megabytes: number): void {
   const result = cleanHtml(html);
   const ms = performance.now() - started;
   const peak = process.resourceUsage().maxRSS * 1024;
-  process.stdout.write(JSON.stringify({
-    name, mb: html.length / 1024 / 1024, ms, peakMb: Math.max(0, peak - before) / 1024 / 1024,
-    verdict: result.verdict, warnings: result.warnings, textChars: result.text.length,
-  }));
+  process.stdout.write(
+    JSON.stringify({
+      name,
+      mb: html.length / 1024 / 1024,
+      ms,
+      peakMb: Math.max(0, peak - before) / 1024 / 1024,
+      verdict: result.verdict,
+      warnings: result.warnings,
+      textChars: result.text.length,
+    }),
+  );
 }
 
 function measureSynthetic(megabytes: number) {
   const rows = [];
   for (const name of Object.keys(SYNTHETIC)) {
-    const child = spawnSync(process.execPath, [import.meta.filename, '--synthetic-case', name, '--synthetic-mb', String(megabytes)], {
-      encoding: 'utf8', timeout: 600_000,
-    });
+    const child = spawnSync(
+      process.execPath,
+      [import.meta.filename, '--synthetic-case', name, '--synthetic-mb', String(megabytes)],
+      {
+        encoding: 'utf8',
+        timeout: 600_000,
+      },
+    );
     if (child.status !== 0) throw new Error(`synthetic case "${name}" failed: ${child.stderr || child.signal}`);
-    rows.push(JSON.parse(child.stdout) as { name: string; mb: number; ms: number; peakMb: number; verdict: string; warnings: string[] });
+    rows.push(
+      JSON.parse(child.stdout) as {
+        name: string;
+        mb: number;
+        ms: number;
+        peakMb: number;
+        verdict: string;
+        warnings: string[];
+      },
+    );
   }
   return rows;
 }
 
 // ---- the benchmark pages ----------------------------------------------------------------------
 
-interface Metrics { f1: number; precision: number; recall: number; f1_std: number }
+interface Metrics {
+  f1: number;
+  precision: number;
+  recall: number;
+  f1_std: number;
+}
 interface MetricModule {
-  evaluate(truths: string[], preds: string[], options?: { nBootstrap?: number }): {
+  evaluate(
+    truths: string[],
+    preds: string[],
+    options?: { nBootstrap?: number },
+  ): {
     metrics: Metrics;
     perDoc: { f1: number }[];
   };
@@ -133,9 +171,14 @@ function median(values: number[]): number {
 async function measurePages() {
   const bench = path.resolve(args.bench);
   const metric = (await import(pathToFileURL(path.join(bench, 'lib', 'metric.mjs')).href)) as MetricModule;
-  const truth = JSON.parse(readFileSync(path.join(bench, 'data', 'ground-truth.json'), 'utf8')) as Record<string, { articleBody?: string }>;
+  const truth = JSON.parse(readFileSync(path.join(bench, 'data', 'ground-truth.json'), 'utf8')) as Record<
+    string,
+    { articleBody?: string }
+  >;
   const available = new Set(readdirSync(path.join(bench, 'data', 'html')));
-  let ids = Object.keys(truth).sort().filter((id) => available.has(`${id}.html`));
+  let ids = Object.keys(truth)
+    .sort()
+    .filter((id) => available.has(`${id}.html`));
   if (args.limit !== undefined) ids = ids.slice(0, Number(args.limit));
   const pages = ids.map((id) => readFileSync(path.join(bench, 'data', 'html', `${id}.html`), 'utf8'));
 
@@ -178,20 +221,31 @@ if (args['synthetic-case'] !== undefined) {
   const cleaner = quality.rows.find((r) => r.name === 'cleaner')!;
   const readability = quality.rows.find((r) => r.name === 'readability+linkedom')!;
   const ratio = cleaner.medianMs / readability.medianMs;
-  console.log(`${quality.pages} pages from ${path.relative(process.cwd(), path.resolve(args.bench)) || '.'}; node ${process.version}\n`);
+  console.log(
+    `${quality.pages} pages from ${path.relative(process.cwd(), path.resolve(args.bench)) || '.'}; node ${process.version}\n`,
+  );
   console.log('| extractor | F1 | P | R | median ms/page | ms ratio to Readability |');
   console.log('|---|---|---|---|---|---|');
   for (const row of quality.rows) {
-    console.log(`| ${row.name} | ${row.f1.toFixed(3)} ± ${row.f1_std.toFixed(3)} | ${row.precision.toFixed(3)} | ${row.recall.toFixed(3)} | ${row.medianMs.toFixed(2)} | ${(row.medianMs / readability.medianMs).toFixed(3)} |`);
+    console.log(
+      `| ${row.name} | ${row.f1.toFixed(3)} ± ${row.f1_std.toFixed(3)} | ${row.precision.toFixed(3)} | ${row.recall.toFixed(3)} | ${row.medianMs.toFixed(2)} | ${(row.medianMs / readability.medianMs).toFixed(3)} |`,
+    );
   }
   const pass = (ok: boolean) => (ok ? 'met' : 'MISSED');
-  console.log(`\ntargets: F1 >= ${F1_TARGET} ${pass(cleaner.f1 >= F1_TARGET)}; ms ratio <= ${SPEED_TARGET} ${pass(ratio <= SPEED_TARGET)}`);
+  console.log(
+    `\ntargets: F1 >= ${F1_TARGET} ${pass(cleaner.f1 >= F1_TARGET)}; ms ratio <= ${SPEED_TARGET} ${pass(ratio <= SPEED_TARGET)}`,
+  );
   const worst = Number(args.worst);
   if (worst > 0) {
-    const order = quality.ids.map((id, i) => ({ id, f1: cleaner.perPageF1[i]!, readability: readability.perPageF1[i]! }));
+    const order = quality.ids.map((id, i) => ({
+      id,
+      f1: cleaner.perPageF1[i]!,
+      readability: readability.perPageF1[i]!,
+    }));
     order.sort((a, b) => a.f1 - b.f1);
     console.log('\nworst pages for the cleaner (F1, Readability F1):');
-    for (const page of order.slice(0, worst)) console.log(`  ${page.f1.toFixed(3)} ${page.readability.toFixed(3)} ${page.id}`);
+    for (const page of order.slice(0, worst))
+      console.log(`  ${page.f1.toFixed(3)} ${page.readability.toFixed(3)} ${page.id}`);
   }
 
   const megabytes = Number(args['synthetic-mb']);
@@ -200,11 +254,16 @@ if (args['synthetic-case'] !== undefined) {
     console.log('\n| synthetic input | MB | ms | ms per MB | peak memory MB | memory MB per input MB | verdict |');
     console.log('|---|---|---|---|---|---|---|');
     for (const s of synthetic) {
-      console.log(`| ${s.name} | ${s.mb.toFixed(1)} | ${s.ms.toFixed(0)} | ${(s.ms / s.mb).toFixed(0)} | ${s.peakMb.toFixed(0)} | ${(s.peakMb / s.mb).toFixed(1)} | ${s.verdict} ${s.warnings.join(',')} |`);
+      console.log(
+        `| ${s.name} | ${s.mb.toFixed(1)} | ${s.ms.toFixed(0)} | ${(s.ms / s.mb).toFixed(0)} | ${s.peakMb.toFixed(0)} | ${(s.peakMb / s.mb).toFixed(1)} | ${s.verdict} ${s.warnings.join(',')} |`,
+      );
     }
   }
   if (args.json !== undefined) {
     const rows = quality.rows.map(({ perPageF1: _, ...row }) => row);
-    writeFileSync(args.json, `${JSON.stringify({ date: new Date().toISOString(), node: process.version, pages: quality.pages, rows, ratio, synthetic }, null, 2)}\n`);
+    writeFileSync(
+      args.json,
+      `${JSON.stringify({ date: new Date().toISOString(), node: process.version, pages: quality.pages, rows, ratio, synthetic }, null, 2)}\n`,
+    );
   }
 }

@@ -33,7 +33,9 @@ export async function startMockProcess(latencyMs: number): Promise<MockProcess> 
   return {
     url,
     async calls() {
-      const { stats } = (await (await fetch(`${url}/health`)).json()) as { stats: { messages: number; embeddings: number } };
+      const { stats } = (await (await fetch(`${url}/health`)).json()) as {
+        stats: { messages: number; embeddings: number };
+      };
       return stats.messages + stats.embeddings;
     },
     async close() {

@@ -27,12 +27,24 @@ export function printTable(header: readonly string[], body: readonly (readonly s
 
 export function machine(): { node: string; cores: number; cpu: string; memoryGiB: number } {
   const list = cpus();
-  return { node: process.version, cores: list.length, cpu: list[0]?.model ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30) };
+  return {
+    node: process.version,
+    cores: list.length,
+    cpu: list[0]?.model ?? 'unknown',
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+  };
 }
 
-export async function writeJson(file: string | undefined, benchmark: string, body: Record<string, unknown>): Promise<void> {
+export async function writeJson(
+  file: string | undefined,
+  benchmark: string,
+  body: Record<string, unknown>,
+): Promise<void> {
   if (file === undefined) return;
-  await writeFile(file, `${JSON.stringify({ benchmark, when: new Date().toISOString(), machine: machine(), ...body }, null, 2)}\n`);
+  await writeFile(
+    file,
+    `${JSON.stringify({ benchmark, when: new Date().toISOString(), machine: machine(), ...body }, null, 2)}\n`,
+  );
 }
 
 /**

@@ -2,18 +2,28 @@
 
 const BENCHMARKS: Record<string, { file: string; summary: string }> = {
   sink: { file: './sink-strategies.ts', summary: 'UPSERT shapes and the sink per table against the raw COPY limit' },
-  walk: { file: './walk.ts', summary: 'cold, warm, touched and latency-bound walks on the mock tier; RSS, state store' },
+  walk: {
+    file: './walk.ts',
+    summary: 'cold, warm, touched and latency-bound walks on the mock tier; RSS, state store',
+  },
   convert: { file: './convert.ts', summary: 'PDF, DOCX, XLSX through the converter pool against a single thread' },
   state: { file: './state-store-size.ts', summary: 'state store size per 10k chunks' },
   http: { file: './http-latency.ts', summary: '/health and /extract latency while a walk runs' },
-  extract: { file: './extract-quality.ts', summary: 'HTML cleaner F1 and speed against Readability on ../shared/extract-bench' },
+  extract: {
+    file: './extract-quality.ts',
+    summary: 'HTML cleaner F1 and speed against Readability on ../shared/extract-bench',
+  },
 };
 
 const [name, ...rest] = process.argv.slice(2);
 const chosen = name === undefined ? undefined : BENCHMARKS[name];
 if (chosen === undefined) {
   const width = Math.max(...Object.keys(BENCHMARKS).map((k) => k.length));
-  process.stderr.write(`usage: npm run bench -- <benchmark> [options]   (options in bench/README.md)\n\n${Object.entries(BENCHMARKS).map(([k, b]) => `  ${k.padEnd(width)}  ${b.summary}`).join('\n')}\n`);
+  process.stderr.write(
+    `usage: npm run bench -- <benchmark> [options]   (options in bench/README.md)\n\n${Object.entries(BENCHMARKS)
+      .map(([k, b]) => `  ${k.padEnd(width)}  ${b.summary}`)
+      .join('\n')}\n`,
+  );
   process.exitCode = name === undefined || name === '--help' ? 0 : 2;
 } else {
   // Each benchmark reads its options from process.argv, as when it is run directly.

@@ -14,7 +14,11 @@ import { openLifespan } from '../engine/lifespan.ts';
 import { walk } from '../engine/walk.ts';
 
 const { values: args } = parseArgs({
-  options: { docs: { type: 'string', default: '1000' }, 'chunks-per-doc': { type: 'string', default: '10' }, json: { type: 'string' } },
+  options: {
+    docs: { type: 'string', default: '1000' },
+    'chunks-per-doc': { type: 'string', default: '10' },
+    json: { type: 'string' },
+  },
 });
 const DOCS = Number(args.docs);
 const CHUNKS = Number(args['chunks-per-doc']);
@@ -26,8 +30,11 @@ try {
     const dir = path.join(corpus, `part-${d % 20}`);
     await mkdir(dir, { recursive: true });
     // Paragraphs of ~1,100 characters: one chunk each, and distinct across the corpus.
-    const paragraphs = Array.from({ length: CHUNKS }, (_, p) =>
-      `Record ${d}-${p}. Ada Lovelace reviewed shipment ${d * 31 + p} for Northwind Traders. ${`Line ${d}.${p} of the ledger notes. `.repeat(28)}`);
+    const paragraphs = Array.from(
+      { length: CHUNKS },
+      (_, p) =>
+        `Record ${d}-${p}. Ada Lovelace reviewed shipment ${d * 31 + p} for Northwind Traders. ${`Line ${d}.${p} of the ledger notes. `.repeat(28)}`,
+    );
     await writeFile(path.join(dir, `doc-${d}.md`), `# Document ${d}\n\n${paragraphs.join('\n\n')}\n`);
   }
   const config = loadConfig({ INGEST_DATA_DIR: path.join(root, 'data'), INGEST_LOG_LEVEL: 'silent' }, root);
@@ -46,16 +53,28 @@ try {
   const { chunks, vectors, table_bytes } = rows[0]!;
   const per10k = (bytes: number) => (bytes / chunks) * 10_000;
   const result = {
-    docs: DOCS, chunks, vectors, itemMemos, innerMemos, failed: summary.items.failed, walkSeconds: seconds,
-    stateStoreBytes: file.blocks * 512, stateStoreBytesPer10kChunks: per10k(file.blocks * 512),
-    embeddingsTableBytes: Number(table_bytes), embeddingsTableBytesPer10kChunks: per10k(Number(table_bytes)),
+    docs: DOCS,
+    chunks,
+    vectors,
+    itemMemos,
+    innerMemos,
+    failed: summary.items.failed,
+    walkSeconds: seconds,
+    stateStoreBytes: file.blocks * 512,
+    stateStoreBytesPer10kChunks: per10k(file.blocks * 512),
+    embeddingsTableBytes: Number(table_bytes),
+    embeddingsTableBytesPer10kChunks: per10k(Number(table_bytes)),
   };
   const mb = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MB`;
   console.log(`| figure | value |\n|---|---|`);
   console.log(`| documents / chunks / vectors | ${DOCS} / ${chunks} / ${vectors} |`);
   console.log(`| item memos / inner (extractor) memos | ${itemMemos} / ${innerMemos} |`);
-  console.log(`| state store on disk | ${mb(result.stateStoreBytes)} (${mb(result.stateStoreBytesPer10kChunks)} per 10k chunks) |`);
-  console.log(`| record_embeddings (table + indexes) | ${mb(result.embeddingsTableBytes)} (${mb(result.embeddingsTableBytesPer10kChunks)} per 10k chunks) |`);
+  console.log(
+    `| state store on disk | ${mb(result.stateStoreBytes)} (${mb(result.stateStoreBytesPer10kChunks)} per 10k chunks) |`,
+  );
+  console.log(
+    `| record_embeddings (table + indexes) | ${mb(result.embeddingsTableBytes)} (${mb(result.embeddingsTableBytesPer10kChunks)} per 10k chunks) |`,
+  );
   console.log(`| cold walk, mock tier, PGlite | ${seconds.toFixed(1)} s, ${summary.items.failed} failed |`);
   if (args.json) await writeFile(args.json, JSON.stringify(result, null, 2));
 } finally {

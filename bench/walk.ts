@@ -106,7 +106,11 @@ function memorySample(): MemorySample {
     }
   })();
   const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? NaN);
-  return { anon: Math.round(kb('RssAnon') / 1024), file: Math.round(kb('RssFile') / 1024), heapUsed: Math.round(process.memoryUsage().heapUsed / 2 ** 20) };
+  return {
+    anon: Math.round(kb('RssAnon') / 1024),
+    file: Math.round(kb('RssFile') / 1024),
+    heapUsed: Math.round(process.memoryUsage().heapUsed / 2 ** 20),
+  };
 }
 
 /** Peak RSS (VmHWM) of this process's embedded database process (lib/db/pglite-process.ts), if it has one. */
@@ -174,7 +178,8 @@ async function phase(lifespan: Lifespan, corpus: string, mock: MockProcess, deta
   let peak = rssMb();
   const beforeWalk = peak;
   const sampler = setInterval(() => (peak = Math.max(peak, rssMb())), 100);
-  if (detail) observeStages((stage, ms) => (stages.get(stage) ?? stages.set(stage, new LogHistogram()).get(stage)!).add(ms));
+  if (detail)
+    observeStages((stage, ms) => (stages.get(stage) ?? stages.set(stage, new LogHistogram()).get(stage)!).add(ms));
   let summary: WalkSummary;
   try {
     summary = await walk(lifespan, {
@@ -192,11 +197,18 @@ async function phase(lifespan: Lifespan, corpus: string, mock: MockProcess, deta
   }
   if (summary.status !== 'completed') throw new Error(`walk failed: ${summary.error}`);
   return {
-    seconds: summary.durationMs / 1000, changed: summary.items.changed, unchanged: summary.items.unchanged, failed: summary.items.failed,
-    modelCalls: (await mock.calls()) - callsBefore, rows: summary.rows, failures: summary.failures.slice(0, 5).map((f) => `${f.path} ${f.stage}:${f.code}`),
+    seconds: summary.durationMs / 1000,
+    changed: summary.items.changed,
+    unchanged: summary.items.unchanged,
+    failed: summary.items.failed,
+    modelCalls: (await mock.calls()) - callsBefore,
+    rows: summary.rows,
+    failures: summary.failures.slice(0, 5).map((f) => `${f.path} ${f.stage}:${f.code}`),
     ...(detail
       ? {
-          stages: Object.fromEntries([...stages].map(([name, h]) => [name, { p50: h.quantile(0.5), p99: h.quantile(0.99), n: h.count }])),
+          stages: Object.fromEntries(
+            [...stages].map(([name, h]) => [name, { p50: h.quantile(0.5), p99: h.quantile(0.99), n: h.count }]),
+          ),
           rssMb: { beforeWalk, quarters, peak: Math.max(peak, rssMb()) },
           memory,
         }
@@ -205,13 +217,21 @@ async function phase(lifespan: Lifespan, corpus: string, mock: MockProcess, deta
 }
 
 /** A lifespan on a fresh database: PGlite in its own data directory, PostgreSQL in a fresh schema. */
-async function freshEngine(root: string, name: string, concurrency?: number): Promise<{ lifespan: Lifespan; dispose(): Promise<void> }> {
+async function freshEngine(
+  root: string,
+  name: string,
+  concurrency?: number,
+): Promise<{ lifespan: Lifespan; dispose(): Promise<void> }> {
   const dsn = args.engine === 'postgres' ? process.env.ENGINE_DB_DSN : undefined;
-  const config = loadConfig({
-    INGEST_DATA_DIR: path.join(root, name), INGEST_LOG_LEVEL: 'silent',
-    ...(concurrency === undefined ? {} : { INGEST_MODEL_CONCURRENCY: String(concurrency) }),
-    ...(dsn === undefined ? {} : { ENGINE_DB_DSN: dsn }),
-  }, root);
+  const config = loadConfig(
+    {
+      INGEST_DATA_DIR: path.join(root, name),
+      INGEST_LOG_LEVEL: 'silent',
+      ...(concurrency === undefined ? {} : { INGEST_MODEL_CONCURRENCY: String(concurrency) }),
+      ...(dsn === undefined ? {} : { ENGINE_DB_DSN: dsn }),
+    },
+    root,
+  );
   let scratch: { db: Database; dispose(): Promise<void> } | null = null;
   if (dsn !== undefined) scratch = await openTestDatabase();
   const lifespan = await openLifespan(config, pino({ level: 'silent' }), scratch === null ? {} : { db: scratch.db });
@@ -227,7 +247,10 @@ async function freshEngine(root: string, name: string, concurrency?: number): Pr
 /** Points the model clients at a mock model server (the environment is the only seam). */
 function useMock(mock: MockProcess): void {
   Object.assign(process.env, {
-    ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: 'bench-mock', OPENAI_BASE_URL: `${mock.url}/v1`, OPENAI_API_KEY: 'bench-mock',
+    ANTHROPIC_BASE_URL: mock.url,
+    ANTHROPIC_API_KEY: 'bench-mock',
+    OPENAI_BASE_URL: `${mock.url}/v1`,
+    OPENAI_API_KEY: 'bench-mock',
   });
 }
 
@@ -235,7 +258,12 @@ async function runEngine(corpus: string, littleCorpus: string, touchedVersions: 
   const root = mkdtempSync(path.join(tmpdir(), 'ingest-bench-walk-'));
   try {
     const fast = await startMockProcess(0);
-    let cold: PhaseResult, warm: PhaseResult, touched: PhaseResult, touchedFiles: number, stateStoreBytes: number, databasePeakRssMb: number | null;
+    let cold: PhaseResult,
+      warm: PhaseResult,
+      touched: PhaseResult,
+      touchedFiles: number,
+      stateStoreBytes: number,
+      databasePeakRssMb: number | null;
     try {
       useMock(fast);
       const main = await freshEngine(root, 'main');
@@ -267,9 +295,20 @@ async function runEngine(corpus: string, littleCorpus: string, touchedVersions: 
       await slowMock.close();
     }
     return {
-      engine: args.engine!, cold, warm, touched: { ...touched, touchedFiles }, stateStoreBytes,
-      little: { ...little, latencyMs: LATENCY_MS, concurrency: CONCURRENCY, docs: LITTLE_DOCS, boundCallsPerSecond: CONCURRENCY / (LATENCY_MS / 1000) },
-      peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024), databasePeakRssMb,
+      engine: args.engine!,
+      cold,
+      warm,
+      touched: { ...touched, touchedFiles },
+      stateStoreBytes,
+      little: {
+        ...little,
+        latencyMs: LATENCY_MS,
+        concurrency: CONCURRENCY,
+        docs: LITTLE_DOCS,
+        boundCallsPerSecond: CONCURRENCY / (LATENCY_MS / 1000),
+      },
+      peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+      databasePeakRssMb,
     };
   } finally {
     rmSync(root, { recursive: true, force: true });
@@ -277,14 +316,39 @@ async function runEngine(corpus: string, littleCorpus: string, touchedVersions: 
 }
 
 /** Runs this file for one engine in a child process and reads its result from stdout. */
-function runChild(engine: string, corpus: string, littleCorpus: string, touchedVersions: string): Promise<EngineResult> {
+function runChild(
+  engine: string,
+  corpus: string,
+  littleCorpus: string,
+  touchedVersions: string,
+): Promise<EngineResult> {
   const forwarded = process.argv.slice(2).filter((a, i, all) => a !== '--json' && all[i - 1] !== '--json');
   // The walk runs with the V8 flags `ingest` itself runs with (lib/v8-flags.ts).
-  const child = spawn(process.execPath, [...WALK_V8_FLAGS, import.meta.filename, ...forwarded, '--engine', engine, '--corpus', corpus, '--little-corpus', littleCorpus, '--touched-corpus', touchedVersions], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [
+      ...WALK_V8_FLAGS,
+      import.meta.filename,
+      ...forwarded,
+      '--engine',
+      engine,
+      '--corpus',
+      corpus,
+      '--little-corpus',
+      littleCorpus,
+      '--touched-corpus',
+      touchedVersions,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
   return new Promise((resolve, reject) =>
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as EngineResult) : reject(new Error(`the ${engine} walk benchmark exited with ${code}`)))),
+    child.on('close', (code) =>
+      code === 0
+        ? resolve(JSON.parse(out) as EngineResult)
+        : reject(new Error(`the ${engine} walk benchmark exited with ${code}`)),
+    ),
   );
 }
 
@@ -293,29 +357,75 @@ function report(results: EngineResult[]): void {
   const sumRows = (p: PhaseResult) => Object.values(p.rows).reduce((a, b) => a + b, 0);
   console.log(`\nWalks of ${DOCS} documents (mix ${args.mix}, seed ${SEED}), mock tier:`);
   printTable(
-    ['engine', 'cold docs/s', 'cold calls/s', 'warm ms/file', 'warm calls / rows', 'touched: re-run / calls', `Little (L ${LATENCY_MS} ms, C ${CONCURRENCY}): calls/s / bound`, 'peak RSS MB (before walk)', 'database process peak RSS MB', 'state store MB'],
+    [
+      'engine',
+      'cold docs/s',
+      'cold calls/s',
+      'warm ms/file',
+      'warm calls / rows',
+      'touched: re-run / calls',
+      `Little (L ${LATENCY_MS} ms, C ${CONCURRENCY}): calls/s / bound`,
+      'peak RSS MB (before walk)',
+      'database process peak RSS MB',
+      'state store MB',
+    ],
     results.map((r) => [
-      r.engine, fmt(r.cold.changed / r.cold.seconds), fmt(r.cold.modelCalls / r.cold.seconds),
-      fmt((r.warm.seconds * 1000) / DOCS, 3), `${r.warm.modelCalls} / ${sumRows(r.warm)}`,
+      r.engine,
+      fmt(r.cold.changed / r.cold.seconds),
+      fmt(r.cold.modelCalls / r.cold.seconds),
+      fmt((r.warm.seconds * 1000) / DOCS, 3),
+      `${r.warm.modelCalls} / ${sumRows(r.warm)}`,
       `${r.touched.changed} of ${r.touched.touchedFiles} / ${r.touched.modelCalls}`,
       `${fmt(r.little.modelCalls / r.little.seconds)} / ${fmt(r.little.boundCallsPerSecond)} = ${fmt(r.little.modelCalls / r.little.seconds / r.little.boundCallsPerSecond, 2)}`,
-      `${r.peakRssMb} (${r.cold.rssMb!.beforeWalk})`, r.databasePeakRssMb === null ? '-' : String(r.databasePeakRssMb), fmt(r.stateStoreBytes / 2 ** 20),
+      `${r.peakRssMb} (${r.cold.rssMb!.beforeWalk})`,
+      r.databasePeakRssMb === null ? '-' : String(r.databasePeakRssMb),
+      fmt(r.stateStoreBytes / 2 ** 20),
     ]),
   );
   console.log('\nCold walk, rows/s per table:');
   const tables = [...new Set(results.flatMap((r) => Object.keys(r.cold.rows)))];
-  printTable(['engine', ...tables], results.map((r) => [r.engine, ...tables.map((t) => rate((r.cold.rows[t] ?? 0) / r.cold.seconds))]));
+  printTable(
+    ['engine', ...tables],
+    results.map((r) => [r.engine, ...tables.map((t) => rate((r.cold.rows[t] ?? 0) / r.cold.seconds))]),
+  );
   console.log('\nCold walk, per stage p50 / p99 ms (per item):');
   const stages = [...new Set(results.flatMap((r) => Object.keys(r.cold.stages ?? {})))];
-  printTable(['engine', ...stages], results.map((r) => [r.engine, ...stages.map((s) => { const x = r.cold.stages?.[s]; return x ? `${fmt(x.p50, 2)} / ${fmt(x.p99, 2)}` : '-'; })]));
+  printTable(
+    ['engine', ...stages],
+    results.map((r) => [
+      r.engine,
+      ...stages.map((s) => {
+        const x = r.cold.stages?.[s];
+        return x ? `${fmt(x.p50, 2)} / ${fmt(x.p99, 2)}` : '-';
+      }),
+    ]),
+  );
   console.log('\nRSS MB through the cold walk (before, at each quarter, peak):');
-  printTable(['engine', 'rss'], results.map((r) => [r.engine, [r.cold.rssMb!.beforeWalk, ...r.cold.rssMb!.quarters, r.cold.rssMb!.peak].join(' / ')]));
-  console.log('\nThe same points (before, each quarter), resident MB split: anonymous / file-backed (mapped files), and JS heap in use:');
-  printTable(['engine', 'anonymous', 'file-backed', 'heap used'], results.map((r) => {
-    const m = r.cold.memory!;
-    return [r.engine, m.map((x) => x.anon).join(' / '), m.map((x) => x.file).join(' / '), m.map((x) => x.heapUsed).join(' / ')];
-  }));
-  console.log(`\nnode ${process.version}; failed items in the cold walk: ${results.map((r) => `${r.engine} ${r.cold.failed} ${r.cold.failures.join(', ')}`).join('; ')}`);
+  printTable(
+    ['engine', 'rss'],
+    results.map((r) => [
+      r.engine,
+      [r.cold.rssMb!.beforeWalk, ...r.cold.rssMb!.quarters, r.cold.rssMb!.peak].join(' / '),
+    ]),
+  );
+  console.log(
+    '\nThe same points (before, each quarter), resident MB split: anonymous / file-backed (mapped files), and JS heap in use:',
+  );
+  printTable(
+    ['engine', 'anonymous', 'file-backed', 'heap used'],
+    results.map((r) => {
+      const m = r.cold.memory!;
+      return [
+        r.engine,
+        m.map((x) => x.anon).join(' / '),
+        m.map((x) => x.file).join(' / '),
+        m.map((x) => x.heapUsed).join(' / '),
+      ];
+    }),
+  );
+  console.log(
+    `\nnode ${process.version}; failed items in the cold walk: ${results.map((r) => `${r.engine} ${r.cold.failed} ${r.cold.failures.join(', ')}`).join('; ')}`,
+  );
 }
 
 if (args.engine !== undefined) {
@@ -325,7 +435,9 @@ if (args.engine !== undefined) {
   const engines = args.engines?.split(',') ?? available;
   const unavailable = engines.filter((e) => !available.includes(e));
   if (unavailable.length > 0) {
-    console.error(`walk benchmark: no engine ${unavailable.join(', ')} here (available: ${available.join(', ')}; postgres needs ENGINE_DB_DSN)`);
+    console.error(
+      `walk benchmark: no engine ${unavailable.join(', ')} here (available: ${available.join(', ')}; postgres needs ENGINE_DB_DSN)`,
+    );
     process.exit(2);
   }
   const results: EngineResult[] = [];

@@ -7,18 +7,25 @@ import { parseArgs } from 'node:util';
 import { CorpusMixError, DEFAULT_MIX, parseMix, type CorpusType } from '../bench/corpus/generate.ts';
 import { corpusFiles } from '../bench/corpus/render.ts';
 
-const usageError = (message: string) => Object.assign(new TypeError(message), { code: 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' });
+const usageError = (message: string) =>
+  Object.assign(new TypeError(message), { code: 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' });
 
 export async function benchCorpusCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
-    options: { docs: { type: 'string' }, mix: { type: 'string', default: DEFAULT_MIX }, seed: { type: 'string', default: '1' } },
+    options: {
+      docs: { type: 'string' },
+      mix: { type: 'string', default: DEFAULT_MIX },
+      seed: { type: 'string', default: '1' },
+    },
     allowPositionals: true,
   });
   const docs = Number(values.docs);
   const seed = Number(values.seed);
-  if (values.docs === undefined || !Number.isSafeInteger(docs) || docs < 0) throw usageError('--docs N is required (a whole number >= 0)');
-  if (!Number.isSafeInteger(seed) || seed < 0 || seed > 0xffffffff) throw usageError('--seed must be a whole number from 0 to 4294967295');
+  if (values.docs === undefined || !Number.isSafeInteger(docs) || docs < 0)
+    throw usageError('--docs N is required (a whole number >= 0)');
+  if (!Number.isSafeInteger(seed) || seed < 0 || seed > 0xffffffff)
+    throw usageError('--seed must be a whole number from 0 to 4294967295');
   if (positionals.length !== 1) throw usageError('bench corpus takes exactly one OUT directory');
   let mix;
   try {
@@ -43,7 +50,12 @@ export async function benchCorpusCommand(args: string[]): Promise<number> {
     c.bytes += file.bytes.length;
     counts.set(file.type, c);
   }
-  const lines = [...counts].map(([type, c]) => `  ${type.padEnd(5)} ${String(c.files).padStart(8)} files ${(c.bytes / 2 ** 20).toFixed(1).padStart(9)} MB`);
-  process.stdout.write(`corpus of ${docs} documents (seed ${seed}, mix ${values.mix}) in ${out}, ${((Date.now() - started) / 1000).toFixed(1)} s\n${lines.join('\n')}\n`);
+  const lines = [...counts].map(
+    ([type, c]) =>
+      `  ${type.padEnd(5)} ${String(c.files).padStart(8)} files ${(c.bytes / 2 ** 20).toFixed(1).padStart(9)} MB`,
+  );
+  process.stdout.write(
+    `corpus of ${docs} documents (seed ${seed}, mix ${values.mix}) in ${out}, ${((Date.now() - started) / 1000).toFixed(1)} s\n${lines.join('\n')}\n`,
+  );
   return 0;
 }

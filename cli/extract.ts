@@ -9,7 +9,9 @@ import { cleanHtml } from '../stages/convert/html.ts';
 export async function extractCommand(args: string[]): Promise<number> {
   const { positionals } = parseArgs({ args, options: {}, allowPositionals: true });
   if (positionals.length > 1) {
-    process.stderr.write('ingest: extract takes one FILE, or - (or nothing) for stdin\nusage: ingest extract [FILE|-]\n');
+    process.stderr.write(
+      'ingest: extract takes one FILE, or - (or nothing) for stdin\nusage: ingest extract [FILE|-]\n',
+    );
     return 2;
   }
   const source = positionals[0] ?? '-';
@@ -17,7 +19,9 @@ export async function extractCommand(args: string[]): Promise<number> {
   try {
     bytes = source === '-' ? await readStdin() : await readFile(source);
   } catch (error) {
-    process.stderr.write(`ingest: cannot read ${source}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}\n`);
+    process.stderr.write(
+      `ingest: cannot read ${source}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}\n`,
+    );
     return 1;
   }
   process.stdout.write(`${JSON.stringify(cleanHtml(bytes))}\n`);

@@ -19,11 +19,15 @@ export async function mockCommand(args: string[], { log }: { log: Logger }): Pro
   const latencyMs = Number(values['latency-ms']);
   const faultRate = Number(values['fault-rate']);
   if (!Number.isInteger(port) || port < 0 || port > 65535 || !(latencyMs >= 0) || !(faultRate >= 0 && faultRate <= 1)) {
-    throw Object.assign(new TypeError('--port must be 0-65535, --latency-ms >= 0, --fault-rate between 0 and 1'), { code: 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' });
+    throw Object.assign(new TypeError('--port must be 0-65535, --latency-ms >= 0, --fault-rate between 0 and 1'), {
+      code: 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE',
+    });
   }
   const mock = await startMockServer({ latencyMs, faultRate }, { host: values.host, port });
   log.info({ url: mock.url, latencyMs, faultRate }, 'mock model server listening');
-  process.stdout.write(`mock model server on ${mock.url} (ANTHROPIC_BASE_URL=${mock.url} OPENAI_BASE_URL=${mock.url}/v1)\n`);
+  process.stdout.write(
+    `mock model server on ${mock.url} (ANTHROPIC_BASE_URL=${mock.url} OPENAI_BASE_URL=${mock.url}/v1)\n`,
+  );
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);

@@ -12,7 +12,10 @@ export async function preflightCommand(_args: string[], { config }: { config: Co
       { model: config.models.extraction, max_tokens: 8, messages: [{ role: 'user', content: 'ping' }] },
       { timeout: 30_000 },
     );
-    const text = message.content.map((b) => (b.type === 'text' ? b.text : '')).join('').trim();
+    const text = message.content
+      .map((b) => (b.type === 'text' ? b.text : ''))
+      .join('')
+      .trim();
     process.stdout.write(`preflight ok: tier ${llmTier()}, ${identity}, answered "${text.slice(0, 40)}"\n`);
     return 0;
   } catch (error) {

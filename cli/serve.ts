@@ -9,7 +9,9 @@ export async function serveCommand(args: string[], { config, log }: { config: Co
   const { values } = parseArgs({ args, options: { host: { type: 'string' }, port: { type: 'string' } } });
   const port = values.port === undefined ? config.http.port : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw Object.assign(new TypeError('--port must be a whole number from 0 to 65535'), { code: 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' });
+    throw Object.assign(new TypeError('--port must be a whole number from 0 to 65535'), {
+      code: 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE',
+    });
   }
   const sidecar = await startSidecar({ ...config, http: { host: values.host ?? config.http.host, port } }, log);
   process.stdout.write(`ingest sidecar on ${sidecar.url}\n`);

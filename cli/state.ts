@@ -18,7 +18,8 @@ export async function stateVerifyCommand(args: string[], { config }: { config: C
   if (report.formatVersion !== report.expectedFormatVersion) {
     problems.push(`format version ${String(report.formatVersion)}, this build needs ${report.expectedFormatVersion}`);
   }
-  if (report.invalidItems > 0) problems.push(`${report.invalidItems} unreadable item memos (the next walk re-runs those items)`);
+  if (report.invalidItems > 0)
+    problems.push(`${report.invalidItems} unreadable item memos (the next walk re-runs those items)`);
   process.stdout.write(
     `state store: ${report.path}\n` +
       `format version: ${String(report.formatVersion)} (expected ${report.expectedFormatVersion})\n` +

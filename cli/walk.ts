@@ -15,7 +15,8 @@ export async function walkCommand(args: string[], { config, log }: { config: Con
     options: { 'full-reprocess': { type: 'boolean', default: false }, json: { type: 'boolean', default: false } },
     allowPositionals: true,
   });
-  if (positionals.length > 1) throw Object.assign(new TypeError('walk takes at most one PATH'), { code: 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL' });
+  if (positionals.length > 1)
+    throw Object.assign(new TypeError('walk takes at most one PATH'), { code: 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL' });
   const sourcePath = positionals[0] === undefined ? config.sourcePath : path.resolve(positionals[0]);
   let location = '';
   // A corpus writer like the sidecar: one at a time on a state store (DESIGN.md 11).
@@ -24,14 +25,21 @@ export async function walkCommand(args: string[], { config, log }: { config: Con
     location = lifespan.db.location;
     const progress = progressReporter(sourcePath, log);
     try {
-      return await walk(lifespan, { sourcePath, fullReprocess: values['full-reprocess'], sync, onProgress: (p) => progress.update(p) });
+      return await walk(lifespan, {
+        sourcePath,
+        fullReprocess: values['full-reprocess'],
+        sync,
+        onProgress: (p) => progress.update(p),
+      });
     } finally {
       progress.stop();
       await lifespan.close();
     }
   });
   if (summary === null) {
-    process.stderr.write(`ingest: another corpus writer holds the writer fence in ${config.stateStorePath}; try again when its walk ends\n`);
+    process.stderr.write(
+      `ingest: another corpus writer holds the writer fence in ${config.stateStorePath}; try again when its walk ends\n`,
+    );
     return 1;
   }
   process.stdout.write(values.json ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary, location));
@@ -43,7 +51,11 @@ export function formatSummary(s: WalkSummary, location: string): string {
     `walk ${s.opId} ${s.status}${s.idle ? ' (idle: no corpus directory)' : ''} in ${(s.durationMs / 1000).toFixed(1)} s`,
     `items: ${s.items.seen} seen, ${s.items.changed} changed, ${s.items.unchanged} unchanged, ${s.items.failed} failed, ` +
       `${s.items.dropped} dropped (unrecognised type), ${s.items.skipped} skipped (unreadable), ${s.items.removed} removed`,
-    `rows written: ${Object.entries(s.rows).map(([t, n]) => `${t} ${n}`).join(', ') || 'none'}; rows deleted: ${s.rowsDeleted}`,
+    `rows written: ${
+      Object.entries(s.rows)
+        .map(([t, n]) => `${t} ${n}`)
+        .join(', ') || 'none'
+    }; rows deleted: ${s.rowsDeleted}`,
     `database: ${location}; peak memory ${s.peakRssMb} MB`,
   ];
   if (s.error !== undefined) lines.push(`error: ${s.error}`);

@@ -25,8 +25,18 @@ export function recallFile(item: FileItem, store: StateStore): ItemStamp | undef
 }
 
 /** True when size, mtime and inode all match the memo: the item is unchanged, unread. */
-export function unchangedByStat(stamp: ItemStamp | undefined, item: FileItem, fullReprocess: boolean): stamp is ItemStamp {
-  return stamp !== undefined && !fullReprocess && stamp.size === item.size && stamp.mtimeNs === String(item.mtimeNs) && stamp.ino === String(item.ino);
+export function unchangedByStat(
+  stamp: ItemStamp | undefined,
+  item: FileItem,
+  fullReprocess: boolean,
+): stamp is ItemStamp {
+  return (
+    stamp !== undefined &&
+    !fullReprocess &&
+    stamp.size === item.size &&
+    stamp.mtimeNs === String(item.mtimeNs) &&
+    stamp.ino === String(item.ino)
+  );
 }
 
 /** Reads and hashes an item the stat check could not clear. */

@@ -6,7 +6,9 @@ import type { StateStore } from '../lib/state/store.ts';
 
 /** The database's engine id, created on first use (a row write, not DDL). */
 export async function databaseInstanceId(db: Database): Promise<string> {
-  await db.query('INSERT INTO engine_instance (singleton, id) VALUES (true, $1) ON CONFLICT (singleton) DO NOTHING', [randomUUID()]);
+  await db.query('INSERT INTO engine_instance (singleton, id) VALUES (true, $1) ON CONFLICT (singleton) DO NOTHING', [
+    randomUUID(),
+  ]);
   const { rows } = await db.query<{ id: string }>('SELECT id FROM engine_instance');
   return rows[0]!.id;
 }

@@ -26,7 +26,11 @@ export interface ItemCommit {
 }
 
 /** `beforeMemo` runs once the rows are durable and before the memo: work that must not be skipped by a memo HIT. */
-export async function commitItem(deps: CommitDeps, commit: ItemCommit, beforeMemo?: () => Promise<void>): Promise<void> {
+export async function commitItem(
+  deps: CommitDeps,
+  commit: ItemCommit,
+  beforeMemo?: () => Promise<void>,
+): Promise<void> {
   await atStage('upsert', () => upsertItemRows(deps.sink, deps.db, commit.rows, commit.memo.rows, commit.previousKeys));
   await beforeMemo?.();
   await atStage('memo', () => deps.store.putItem(commit.key, commit.memo));

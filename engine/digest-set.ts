@@ -26,7 +26,7 @@ function digest(value: string): [hi: number, lo: number] {
   a ^= a >>> 16;
   b ^= b >>> 16;
   // (0, 0) marks an empty slot.
-  return [a >>> 0, (b >>> 0) || 1];
+  return [a >>> 0, b >>> 0 || 1];
 }
 
 export class DigestSet {

@@ -23,7 +23,14 @@ import type { ItemRows, RowKeys } from '../stages/upsert.ts';
 import { entityRelationshipKey, qaKey } from '../lib/ids.ts';
 import type { Database } from '../lib/db/database.ts';
 import {
-  contentChunks, entityMentions, entityRelationships, qaExtractions, recordEmbeddings, sourceDocuments, type Row, type TableSpec,
+  contentChunks,
+  entityMentions,
+  entityRelationships,
+  qaExtractions,
+  recordEmbeddings,
+  sourceDocuments,
+  type Row,
+  type TableSpec,
 } from '../lib/db/tables.ts';
 import type { AliasSnapshot } from '../lib/aliases.ts';
 import type { DocumentIdentity } from './identity.ts';
@@ -51,14 +58,24 @@ export interface FileWalkDeps extends FileIngestDeps {
  * Walks one file through its life; resolves 'unchanged' or 'changed', throws a StageError. Whatever
  * happens, the document the file resolves to is marked live, so the cleanup pass keeps its rows.
  */
-export async function walkFile(item: FileItem, mediaType: MediaType, deps: FileWalkDeps): Promise<'changed' | 'unchanged'> {
+export async function walkFile(
+  item: FileItem,
+  mediaType: MediaType,
+  deps: FileWalkDeps,
+): Promise<'changed' | 'unchanged'> {
   const { opId, fullReprocess } = currentRunContext();
   const key = fileIdentity(item.relPath);
   let previous: ItemMemo | undefined;
   try {
     if (item.size > deps.limits.maxDocumentBytes) {
       // Refused before reading: a huge file must not be pulled into memory to be rejected.
-      throw new StageError('admit', new ConversionError('too_large', `the file is ${item.size} bytes, over the limit of ${deps.limits.maxDocumentBytes}`));
+      throw new StageError(
+        'admit',
+        new ConversionError(
+          'too_large',
+          `the file is ${item.size} bytes, over the limit of ${deps.limits.maxDocumentBytes}`,
+        ),
+      );
     }
     const admission = await atStage('admit', () => admitFile(item, deps.store, fullReprocess));
     if (admission.kind === 'unchanged') {
@@ -69,19 +86,29 @@ export async function walkFile(item: FileItem, mediaType: MediaType, deps: FileW
     const ingested = await ingestFile(item, mediaType, admission.bytes, admission.sha256, deps);
     const sameDocument = previous?.sourceDocumentId === ingested.sourceDocumentId;
     const memo: ItemMemo = {
-      sha256: admission.sha256, size: item.size, mtimeNs: String(item.mtimeNs), ino: String(item.ino),
-      sourceDocumentId: ingested.sourceDocumentId, mediaType, opId, rows: ingested.keys,
+      sha256: admission.sha256,
+      size: item.size,
+      mtimeNs: String(item.mtimeNs),
+      ino: String(item.ino),
+      sourceDocumentId: ingested.sourceDocumentId,
+      mediaType,
+      opId,
+      rows: ingested.keys,
     };
-    await commitItem(deps, { key, rows: ingested.rows, memo, previousKeys: sameDocument ? previous?.rows : undefined }, async () => {
-      deps.identity.settled(admission.sha256);
-      if (previous !== undefined && !sameDocument) {
-        // The item moved to another document. Its old memo is kept under a key no walk will
-        // enumerate, so the cleanup pass (this walk's, or the next one's after a crash)
-        // retires the old document's rows unless another item still resolves to it.
-        const retired = previous;
-        await atStage('memo', () => deps.store.putItem(retiredIdentity(key, opId), retired));
-      }
-    });
+    await commitItem(
+      deps,
+      { key, rows: ingested.rows, memo, previousKeys: sameDocument ? previous?.rows : undefined },
+      async () => {
+        deps.identity.settled(admission.sha256);
+        if (previous !== undefined && !sameDocument) {
+          // The item moved to another document. Its old memo is kept under a key no walk will
+          // enumerate, so the cleanup pass (this walk's, or the next one's after a crash)
+          // retires the old document's rows unless another item still resolves to it.
+          const retired = previous;
+          await atStage('memo', () => deps.store.putItem(retiredIdentity(key, opId), retired));
+        }
+      },
+    );
     deps.live.liveDocumentIds.add(ingested.sourceDocumentId);
     return 'changed';
   } catch (error) {
@@ -118,25 +145,48 @@ export async function ingestFile(
   const chunkRows = chunkRowsOf(owner, chunks, opId);
   // The blank-form gate (SPEC.md 1 rule 7): no row for a blank answer, but its idx is spent,
   // so answered pairs keep their keys when a blank one is filled in or emptied.
-  const qaRows = extraction.qa.filter((pair) => isAnswered(pair.answer)).map((pair) => ({
-    id: qaKey(sourceDocumentId, pair.idx), source_document_id: sourceDocumentId, idx: pair.idx,
-    question_text: pair.question, answer_text: pair.answer, metadata: {}, op_id: opId,
-  }));
+  const qaRows = extraction.qa
+    .filter((pair) => isAnswered(pair.answer))
+    .map((pair) => ({
+      id: qaKey(sourceDocumentId, pair.idx),
+      source_document_id: sourceDocumentId,
+      idx: pair.idx,
+      question_text: pair.question,
+      answer_text: pair.answer,
+      metadata: {},
+      op_id: opId,
+    }));
   const mentionRows = mentionRowsOf(owner, extraction.entities, opId);
   const relationshipRows = extraction.relationships.map((r) => ({
-    id: entityRelationshipKey(sourceDocumentId, r.source, r.predicate, r.target), source_document_id: sourceDocumentId,
-    source_canonical: r.source, predicate: r.predicate, target_canonical: r.target, confidence: r.confidence, metadata: {}, op_id: opId,
+    id: entityRelationshipKey(sourceDocumentId, r.source, r.predicate, r.target),
+    source_document_id: sourceDocumentId,
+    source_canonical: r.source,
+    predicate: r.predicate,
+    target_canonical: r.target,
+    confidence: r.confidence,
+    metadata: {},
+    op_id: opId,
   }));
   const toEmbed = embeddingInputs({ chunks: chunkRows, qa: qaRows, mentions: mentionRows });
-  const embeddingRows = await atStage('embed', () => embedOwners(toEmbed, opId, { client: models.embedder, db: deps.db, queue: models.queue }));
+  const embeddingRows = await atStage('embed', () =>
+    embedOwners(toEmbed, opId, { client: models.embedder, db: deps.db, queue: models.queue }),
+  );
 
   const rows: ItemRows = new Map<TableSpec, Row[]>([
     [
       sourceDocuments,
-      [{
-        id: sourceDocumentId, rel_path: item.relPath, content_sha256: sha256, byte_size: bytes.length,
-        media_type: mediaType, title: converted.title, classification: extraction.classification, op_id: opId,
-      }],
+      [
+        {
+          id: sourceDocumentId,
+          rel_path: item.relPath,
+          content_sha256: sha256,
+          byte_size: bytes.length,
+          media_type: mediaType,
+          title: converted.title,
+          classification: extraction.classification,
+          op_id: opId,
+        },
+      ],
     ],
     [contentChunks, chunkRows],
     [qaExtractions, qaRows],

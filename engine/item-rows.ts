@@ -19,14 +19,26 @@ const ownedBy = (owner: RowOwner) => ({ source_document_id: null, reference_item
 
 export function chunkRowsOf(owner: RowOwner, chunks: readonly Chunk[], opId: string) {
   return chunks.map((c) => ({
-    id: chunkKey(owner.id, c.idx), ...ownedBy(owner), idx: c.idx, text: c.text, char_start: c.charStart, char_end: c.charEnd, op_id: opId,
+    id: chunkKey(owner.id, c.idx),
+    ...ownedBy(owner),
+    idx: c.idx,
+    text: c.text,
+    char_start: c.charStart,
+    char_end: c.charEnd,
+    op_id: opId,
   }));
 }
 
 export function mentionRowsOf(owner: RowOwner, entities: DocumentExtraction['entities'], opId: string) {
   return entities.map((e) => ({
-    id: entityMentionKey(owner.id, e.canonical_name, e.type), ...ownedBy(owner),
-    canonical_name: e.canonical_name, entity_type: e.type, surface_form: e.surface_form, confidence: e.confidence, metadata: {}, op_id: opId,
+    id: entityMentionKey(owner.id, e.canonical_name, e.type),
+    ...ownedBy(owner),
+    canonical_name: e.canonical_name,
+    entity_type: e.type,
+    surface_form: e.surface_form,
+    confidence: e.confidence,
+    metadata: {},
+    op_id: opId,
   }));
 }
 
@@ -38,7 +50,11 @@ export function embeddingInputs(rows: {
 }): EmbeddingInput[] {
   return [
     ...rows.chunks.map((r) => ({ ownerKind: 'content_chunk' as const, ownerId: r.id, text: r.text })),
-    ...(rows.qa ?? []).map((r) => ({ ownerKind: 'q_a_extraction' as const, ownerId: r.id, text: `Q: ${r.question_text}\nA: ${r.answer_text}` })),
+    ...(rows.qa ?? []).map((r) => ({
+      ownerKind: 'q_a_extraction' as const,
+      ownerId: r.id,
+      text: `Q: ${r.question_text}\nA: ${r.answer_text}`,
+    })),
     ...rows.mentions.map((r) => ({ ownerKind: 'entity_mention' as const, ownerId: r.id, text: r.canonical_name })),
   ];
 }

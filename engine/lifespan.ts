@@ -35,13 +35,20 @@ export interface Lifespan {
 }
 
 /** `db` lends an open database (tests, benchmarks), which close() then leaves open. */
-export async function openLifespan(config: Config, log: Logger, options: { db?: Database; passes?: FlowPass[] } = {}): Promise<Lifespan> {
+export async function openLifespan(
+  config: Config,
+  log: Logger,
+  options: { db?: Database; passes?: FlowPass[] } = {},
+): Promise<Lifespan> {
   const db = options.db ?? (await openDatabase(config));
   const aliases = new AliasSnapshot();
-  const store = await aliases.refresh(db).then(() => openStateStore(config.stateStorePath)).catch(async (error: unknown) => {
-    if (options.db === undefined) await db.close();
-    throw error;
-  });
+  const store = await aliases
+    .refresh(db)
+    .then(() => openStateStore(config.stateStorePath))
+    .catch(async (error: unknown) => {
+      if (options.db === undefined) await db.close();
+      throw error;
+    });
   log.info({ curatedAliases: aliases.size }, 'entity-alias snapshot generated');
   const converter = createConverter({
     workers: config.convert.workers,
@@ -61,7 +68,14 @@ export async function openLifespan(config: Config, log: Logger, options: { db?: 
     log,
   });
   return {
-    config, db, store, log, converter, models, runs, aliases,
+    config,
+    db,
+    store,
+    log,
+    converter,
+    models,
+    runs,
+    aliases,
     passes: options.passes ?? [],
     async close() {
       await converter.close();

@@ -32,7 +32,11 @@ export interface PassDeps {
   tally: WalkTally;
 }
 
-export async function runFlowPasses(passes: readonly FlowPass[], deps: PassDeps, failStage5: FailStage5Mode | null): Promise<void> {
+export async function runFlowPasses(
+  passes: readonly FlowPass[],
+  deps: PassDeps,
+  failStage5: FailStage5Mode | null,
+): Promise<void> {
   await withFailureInjection(failStage5, async () => {
     for (const pass of [...passes, backlinkPass(deps), cleanupPass(deps)]) await runContained(pass, deps);
   });

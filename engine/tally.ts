@@ -63,7 +63,12 @@ export class WalkTally {
 }
 
 /** The flat counts of a walk: items, rows_<table>, rows_deleted, and sync_<field> when a bucket was pulled. */
-export function walkCounts(walk: { items: ItemCounts; rows: Record<string, number>; rowsDeleted: number; sync: SyncReport | null }): Record<string, number> {
+export function walkCounts(walk: {
+  items: ItemCounts;
+  rows: Record<string, number>;
+  rowsDeleted: number;
+  sync: SyncReport | null;
+}): Record<string, number> {
   return {
     ...walk.items,
     ...prefixed('rows_', walk.rows),

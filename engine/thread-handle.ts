@@ -17,7 +17,10 @@ export class EngineThread {
   readonly ready: Promise<void>;
 
   constructor(config: Config, log: Logger) {
-    this.#worker = new Worker(new URL('./thread.ts', import.meta.url), { workerData: config, resourceLimits: ENGINE_THREAD_LIMITS });
+    this.#worker = new Worker(new URL('./thread.ts', import.meta.url), {
+      workerData: config,
+      resourceLimits: ENGINE_THREAD_LIMITS,
+    });
     this.ready = new Promise((resolve, reject) => {
       this.#worker.on('message', (message: FromEngine) => {
         if (message.type === 'ready') resolve();
@@ -34,7 +37,8 @@ export class EngineThread {
       this.#worker.on('exit', (code) => {
         this.#alive = false;
         if (code !== 0) log.error({ code }, 'engine worker exited');
-        for (const [requestId, pending] of this.#pending) pending.resolve({ type: 'walk-done', requestId, state: 'failed', error: 'the engine worker exited' });
+        for (const [requestId, pending] of this.#pending)
+          pending.resolve({ type: 'walk-done', requestId, state: 'failed', error: 'the engine worker exited' });
         this.#pending.clear();
       });
     });
@@ -46,8 +50,19 @@ export class EngineThread {
   }
 
   /** Asks for one walk; resolves with its terminal state. */
-  walk(requestId: string, fullReprocess: boolean, failStage5: FailStage5Mode | null, onRunning: () => void): Promise<WalkDone> {
-    if (!this.#alive) return Promise.resolve({ type: 'walk-done', requestId, state: 'failed', error: 'the engine worker is not running' });
+  walk(
+    requestId: string,
+    fullReprocess: boolean,
+    failStage5: FailStage5Mode | null,
+    onRunning: () => void,
+  ): Promise<WalkDone> {
+    if (!this.#alive)
+      return Promise.resolve({
+        type: 'walk-done',
+        requestId,
+        state: 'failed',
+        error: 'the engine worker is not running',
+      });
     return new Promise((resolve) => {
       this.#pending.set(requestId, { onRunning, resolve });
       this.#worker.postMessage({ type: 'walk', requestId, fullReprocess, failStage5 } satisfies ToEngine);

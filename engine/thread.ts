@@ -16,13 +16,20 @@ import { openLifespan } from './lifespan.ts';
 import { walkCounts } from './tally.ts';
 
 export type ToEngine =
-  | { type: 'walk'; requestId: string; fullReprocess: boolean; failStage5: FailStage5Mode | null }
-  | { type: 'shutdown' };
+  { type: 'walk'; requestId: string; fullReprocess: boolean; failStage5: FailStage5Mode | null } | { type: 'shutdown' };
 
 export type FromEngine =
   | { type: 'ready' }
   | { type: 'walk-running'; requestId: string }
-  | { type: 'walk-done'; requestId: string; state: 'completed' | 'failed' | 'fence_busy'; opId?: string; counts?: Record<string, number>; stage5FailureInjected?: string; error?: string };
+  | {
+      type: 'walk-done';
+      requestId: string;
+      state: 'completed' | 'failed' | 'fence_busy';
+      opId?: string;
+      counts?: Record<string, number>;
+      stage5FailureInjected?: string;
+      error?: string;
+    };
 
 const port = parentPort!;
 const post = (message: FromEngine) => port.postMessage(message);
@@ -43,7 +50,11 @@ port.on('message', (message: ToEngine) => {
 });
 
 /** One walk request: the fenced walk on the open lifespan, and its terminal state posted back. */
-async function walkOnRequest({ requestId, fullReprocess, failStage5 }: Extract<ToEngine, { type: 'walk' }>): Promise<void> {
+async function walkOnRequest({
+  requestId,
+  fullReprocess,
+  failStage5,
+}: Extract<ToEngine, { type: 'walk' }>): Promise<void> {
   try {
     const onHeld = () => post({ type: 'walk-running', requestId });
     const summary = await fencedWalk(config, { sourcePath: config.sourcePath, log, onHeld }, (sync) =>
@@ -54,7 +65,11 @@ async function walkOnRequest({ requestId, fullReprocess, failStage5 }: Extract<T
       return;
     }
     post({
-      type: 'walk-done', requestId, state: summary.status, opId: summary.opId, counts: walkCounts(summary),
+      type: 'walk-done',
+      requestId,
+      state: summary.status,
+      opId: summary.opId,
+      counts: walkCounts(summary),
       ...(failStage5 === null ? {} : { stage5FailureInjected: failStage5 }),
       ...(summary.error === undefined ? {} : { error: summary.error }),
     });

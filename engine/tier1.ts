@@ -26,7 +26,10 @@ export async function startMockTierIfUnconfigured(log: Logger): Promise<MockTier
     ...(embedderConfigured ? {} : { OPENAI_BASE_URL: `${mock.url}/v1`, OPENAI_API_KEY: PLACEHOLDER_KEY }),
   };
   Object.assign(env, set);
-  log.info({ url: mock.url, llm: !llmConfigured, embeddings: !embedderConfigured }, 'no model endpoint configured: using the in-process mock model server (tier 1)');
+  log.info(
+    { url: mock.url, llm: !llmConfigured, embeddings: !embedderConfigured },
+    'no model endpoint configured: using the in-process mock model server (tier 1)',
+  );
   return {
     async close() {
       for (const name of Object.keys(set)) delete env[name];

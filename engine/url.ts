@@ -19,7 +19,14 @@ import type { UrlItem } from '../stages/source.ts';
 import type { ItemRows } from '../stages/upsert.ts';
 import type { Database } from '../lib/db/database.ts';
 import type { Sink } from '../lib/db/sink.ts';
-import { contentChunks, entityMentions, recordEmbeddings, referenceItems, type Row, type TableSpec } from '../lib/db/tables.ts';
+import {
+  contentChunks,
+  entityMentions,
+  recordEmbeddings,
+  referenceItems,
+  type Row,
+  type TableSpec,
+} from '../lib/db/tables.ts';
 import { referenceItemKey } from '../lib/ids.ts';
 import type { Logger } from '../lib/log.ts';
 import { safeFetch, type FetchedPage, type FetchPolicy } from '../lib/net/safe-fetch.ts';
@@ -77,19 +84,37 @@ export async function ingestUrl(item: UrlItem, deps: UrlIngestDeps): Promise<Ing
   const { rows, keys } = await pageRows(item, page, sha256, referenceItemId, opId, deps);
   const memo = {
     // A URL has no file stat: size is the body's, and the stat fields stay empty.
-    sha256, size: page.bytes.length, mtimeNs: '0', ino: '0',
+    sha256,
+    size: page.bytes.length,
+    mtimeNs: '0',
+    ino: '0',
     // The item memo's owner field: for a URL, its reference item.
-    sourceDocumentId: referenceItemId, mediaType: page.mediaType, opId, rows: keys,
+    sourceDocumentId: referenceItemId,
+    mediaType: page.mediaType,
+    opId,
+    rows: keys,
   };
-  await commitItem(deps, { key, rows, memo, previousKeys: previous?.rows }, () => linkBack(item, referenceItemId, deps));
+  await commitItem(deps, { key, rows, memo, previousKeys: previous?.rows }, () =>
+    linkBack(item, referenceItemId, deps),
+  );
   return { kind: 'changed', referenceItemId };
 }
 
-async function pageRows(item: UrlItem, page: FetchedPage, sha256: string, referenceItemId: string, opId: string, deps: UrlIngestDeps) {
+async function pageRows(
+  item: UrlItem,
+  page: FetchedPage,
+  sha256: string,
+  referenceItemId: string,
+  opId: string,
+  deps: UrlIngestDeps,
+) {
   const cleaned = await atStage('clean', () => {
     const result = cleanHtml(decodeDeclared(page));
     if (result.verdict === 'empty' || result.verdict === 'not_html') {
-      throw new UnusablePageError(result.verdict === 'empty' ? 'empty_page' : 'not_html', `the page holds no article text (${result.verdict})`);
+      throw new UnusablePageError(
+        result.verdict === 'empty' ? 'empty_page' : 'not_html',
+        `the page holds no article text (${result.verdict})`,
+      );
     }
     return result;
   });
@@ -102,14 +127,23 @@ async function pageRows(item: UrlItem, page: FetchedPage, sha256: string, refere
   const chunkRows = chunkRowsOf(owner, chunks, opId);
   const mentionRows = mentionRowsOf(owner, extraction.entities, opId);
   const toEmbed = embeddingInputs({ chunks: chunkRows, mentions: mentionRows });
-  const embeddingRows = await atStage('embed', () => embedOwners(toEmbed, opId, { client: models.embedder, db: deps.db, queue: models.queue }));
+  const embeddingRows = await atStage('embed', () =>
+    embedOwners(toEmbed, opId, { client: models.embedder, db: deps.db, queue: models.queue }),
+  );
   const rows: ItemRows = new Map<TableSpec, Row[]>([
     [
       referenceItems,
-      [{
-        id: referenceItemId, url: item.url, title: cleaned.title ?? item.feedTitle, content_sha256: sha256,
-        classification: extraction.classification, fetched_at: new Date().toISOString(), op_id: opId,
-      }],
+      [
+        {
+          id: referenceItemId,
+          url: item.url,
+          title: cleaned.title ?? item.feedTitle,
+          content_sha256: sha256,
+          classification: extraction.classification,
+          fetched_at: new Date().toISOString(),
+          op_id: opId,
+        },
+      ],
     ],
     [contentChunks, chunkRows],
     [entityMentions, mentionRows],

@@ -98,7 +98,10 @@ async function walkOnce(lifespan: Lifespan, options: WalkOptions): Promise<WalkS
   let status: WalkSummary['status'] = 'completed';
   let error: string | undefined;
   const record = (recordStatus: RunRecord['status'], finishedAt: string | null): RunRecord => ({
-    opId: run.opId, status: recordStatus, startedAt: new Date(started).toISOString(), finishedAt,
+    opId: run.opId,
+    status: recordStatus,
+    startedAt: new Date(started).toISOString(),
+    finishedAt,
     result: {
       ...(config.imageSha === null ? {} : { extractor_version: config.imageSha }),
       counts: walkCounts({ ...tally, sync }),
@@ -125,9 +128,19 @@ async function walkOnce(lifespan: Lifespan, options: WalkOptions): Promise<WalkS
   }
   await lifespan.runs.finish(record(status, new Date().toISOString()));
   const summary: WalkSummary = {
-    opId: run.opId, status, idle, items: tally.items, failures: tally.failures, rows: tally.rows, rowsDeleted: tally.rowsDeleted,
-    sync, counters: run.counters, passes: tally.passes, ...(error === undefined ? {} : { error }),
-    durationMs: Date.now() - started, peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+    opId: run.opId,
+    status,
+    idle,
+    items: tally.items,
+    failures: tally.failures,
+    rows: tally.rows,
+    rowsDeleted: tally.rowsDeleted,
+    sync,
+    counters: run.counters,
+    passes: tally.passes,
+    ...(error === undefined ? {} : { error }),
+    durationMs: Date.now() - started,
+    peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
   };
   log.info({ status, items: summary.items, rows: summary.rows, durationMs: summary.durationMs }, 'walk finished');
   return summary;
@@ -140,7 +153,11 @@ interface ThisWalk {
   options: WalkOptions;
 }
 
-async function walkCorpus(lifespan: Lifespan, sourcePath: string, { run, tally, log, options }: ThisWalk): Promise<void> {
+async function walkCorpus(
+  lifespan: Lifespan,
+  sourcePath: string,
+  { run, tally, log, options }: ThisWalk,
+): Promise<void> {
   const { config, db, store } = lifespan;
   if (await bindStoreToDatabase(store, db)) {
     log.warn('the state store described another database (or this one was wiped): every item counts as changed');
@@ -218,5 +235,8 @@ async function walkCorpus(lifespan: Lifespan, sourcePath: string, { run, tally, 
 }
 
 async function isDirectory(dir: string): Promise<boolean> {
-  return stat(dir).then((s) => s.isDirectory(), () => false);
+  return stat(dir).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
 }

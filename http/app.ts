@@ -56,17 +56,38 @@ export function createApp(deps: AppDeps) {
     });
   };
   const trigger = (limit?: RateLimit): Guard => ({
-    secret: config.secrets.pipelineTrigger, secretName: 'PIPELINE_TRIGGER_SECRET', disabledError: 'trigger_disabled', ...(limit ? { limit } : {}),
+    secret: config.secrets.pipelineTrigger,
+    secretName: 'PIPELINE_TRIGGER_SECRET',
+    disabledError: 'trigger_disabled',
+    ...(limit ? { limit } : {}),
   });
   return polka({
-    onNoMatch: (req, res) => sendError(res, new HttpError(404, 'not_found', `no route ${req.method} ${req.url?.split('?')[0]}`)),
+    onNoMatch: (req, res) =>
+      sendError(res, new HttpError(404, 'not_found', `no route ${req.method} ${req.url?.split('?')[0]}`)),
   })
     .get('/health', handle(healthRoute(deps.engine)) as never)
-    .post('/stage', handle(stageRoute({
-      corpus: config.sourcePath, stateDir: config.stateStorePath, maxBytes: config.convert.maxDocumentBytes, directive: deps.directive, bucket: openBucket(config, deps.log),
-    })) as never)
+    .post(
+      '/stage',
+      handle(
+        stageRoute({
+          corpus: config.sourcePath,
+          stateDir: config.stateStorePath,
+          maxBytes: config.convert.maxDocumentBytes,
+          directive: deps.directive,
+          bucket: openBucket(config, deps.log),
+        }),
+      ) as never,
+    )
     .post('/walk', handle(walkRoute(deps), trigger(perMinute(config.rateLimits.walk))) as never)
     .get('/walk-status/:requestId', handle(walkStatusRoute(deps.registry), trigger()) as never)
-    .post('/extract', handle(extractRoute(deps.extractPool), { secret: config.secrets.extractApiToken, secretName: 'EXTRACT_API_TOKEN', disabledError: 'extract_disabled', limit: perMinute(config.rateLimits.extract) }) as never)
+    .post(
+      '/extract',
+      handle(extractRoute(deps.extractPool), {
+        secret: config.secrets.extractApiToken,
+        secretName: 'EXTRACT_API_TOKEN',
+        disabledError: 'extract_disabled',
+        limit: perMinute(config.rateLimits.extract),
+      }) as never,
+    )
     .post('/producer-run', handle(producerRunRoute(), trigger(perMinute(config.rateLimits.producerRun))) as never);
 }

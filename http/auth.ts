@@ -18,8 +18,14 @@ export function bearerMatches(header: string | undefined, secret: string): boole
  * Throws the route's refusal unless the request carries the secret: 503 when the secret is
  * not configured (fail closed), 401 for a missing or wrong bearer.
  */
-export function requireBearer(req: IncomingMessage, secret: string | null, disabledError: string, secretName: string): void {
-  if (secret === null) throw new HttpError(503, disabledError, `${secretName} is not configured on this sidecar; the route is closed`);
+export function requireBearer(
+  req: IncomingMessage,
+  secret: string | null,
+  disabledError: string,
+  secretName: string,
+): void {
+  if (secret === null)
+    throw new HttpError(503, disabledError, `${secretName} is not configured on this sidecar; the route is closed`);
   if (!bearerMatches(req.headers.authorization, secret)) {
     throw new HttpError(401, 'unauthorized', 'a valid bearer token is required', {}, { 'www-authenticate': 'Bearer' });
   }

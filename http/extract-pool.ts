@@ -21,7 +21,13 @@ export function createExtractPool(options: { threads: number; maxQueue: number }
   return {
     async clean(input) {
       if (admitted >= options.threads + options.maxQueue) {
-        throw new HttpError(503, 'extract_busy', 'every extract thread is busy and the queue is full; retry shortly', {}, { 'retry-after': '1' });
+        throw new HttpError(
+          503,
+          'extract_busy',
+          'every extract thread is busy and the queue is full; retry shortly',
+          {},
+          { 'retry-after': '1' },
+        );
       }
       admitted++;
       try {

@@ -6,7 +6,9 @@ import { SingleFlight } from '../lib/single-flight.ts';
 import { HttpError } from './errors.ts';
 
 export function producerRunRoute() {
-  const producing = new SingleFlight(() => new HttpError(409, 'producer_in_progress', 'a producer pass is already running'));
+  const producing = new SingleFlight(
+    () => new HttpError(409, 'producer_in_progress', 'a producer pass is already running'),
+  );
   return async (_req: IncomingMessage, _res: ServerResponse): Promise<void> =>
     producing.run(async () => {
       throw new HttpError(501, 'producer_not_available', 'the knowledge-bundle producer is not part of this build yet');

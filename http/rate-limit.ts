@@ -16,7 +16,13 @@ export function perMinute(limit: number): RateLimit {
     } catch (refusal) {
       if (!(refusal instanceof RateLimiterRes)) throw refusal;
       const seconds = Math.max(1, Math.ceil(refusal.msBeforeNext / 1000));
-      throw new HttpError(429, 'rate_limited', `more than ${limit} requests a minute; retry in ${seconds} s`, {}, { 'retry-after': String(seconds) });
+      throw new HttpError(
+        429,
+        'rate_limited',
+        `more than ${limit} requests a minute; retry in ${seconds} s`,
+        {},
+        { 'retry-after': String(seconds) },
+      );
     }
   };
 }

@@ -22,7 +22,14 @@ export async function startSidecar(config: Config, log: Logger): Promise<Sidecar
   const engine = new EngineThread(config, log);
   await engine.ready;
   const extractPool = createExtractPool(config.extract);
-  const app = createApp({ config, log, engine, registry: new WalkRegistry(), directive: new FailureDirective(), extractPool });
+  const app = createApp({
+    config,
+    log,
+    engine,
+    registry: new WalkRegistry(),
+    directive: new FailureDirective(),
+    extractPool,
+  });
   const server: Server = await new Promise((resolve, reject) => {
     app.listen(config.http.port, config.http.host, (error?: Error) => (error ? reject(error) : resolve(app.server!)));
   });

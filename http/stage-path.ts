@@ -13,10 +13,12 @@ export interface StagePath {
   failStage5: FailStage5Mode | null;
 }
 
-const directiveError = (error: string, message: string) => new HttpError(400, error, message, { valid_modes: [...FAIL_STAGE5_MODES] });
+const directiveError = (error: string, message: string) =>
+  new HttpError(400, error, message, { valid_modes: [...FAIL_STAGE5_MODES] });
 
 export function parseStagePath(destPath: string | undefined): StagePath {
-  if (destPath === undefined || destPath === '') throw new HttpError(400, 'dest_path_missing', 'the destPath field is required');
+  if (destPath === undefined || destPath === '')
+    throw new HttpError(400, 'dest_path_missing', 'the destPath field is required');
   const question = destPath.indexOf('?');
   const path = question === -1 ? destPath : destPath.slice(0, question);
   let failStage5: FailStage5Mode | null = null;
@@ -24,10 +26,12 @@ export function parseStagePath(destPath: string | undefined): StagePath {
     const suffix = destPath.slice(question + 1);
     if (path === '') throw directiveError('directive_without_path', 'a ? suffix needs a file path before it');
     const [key, ...rest] = suffix.split('=');
-    if (key !== 'failStage5') throw directiveError('unknown_suffix', `"?${suffix}" is not an allowed suffix; only ?failStage5=<mode> is`);
+    if (key !== 'failStage5')
+      throw directiveError('unknown_suffix', `"?${suffix}" is not an allowed suffix; only ?failStage5=<mode> is`);
     if (rest.length === 0) throw directiveError('directive_missing_value', '?failStage5 needs =<mode>');
     const mode = rest.join('=');
-    if (!(FAIL_STAGE5_MODES as readonly string[]).includes(mode)) throw directiveError('unknown_mode', `"${mode}" is not a failStage5 mode`);
+    if (!(FAIL_STAGE5_MODES as readonly string[]).includes(mode))
+      throw directiveError('unknown_mode', `"${mode}" is not a failStage5 mode`);
     failStage5 = mode as FailStage5Mode;
   }
   return { path: confine(path), failStage5 };

@@ -44,8 +44,10 @@ interface Upload {
 
 export function stageRoute(deps: StageRouteDeps) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (!isLoopback(req.socket.remoteAddress)) throw new HttpError(403, 'loopback_only', '/stage accepts connections from loopback only');
-    if (deps.corpus === null) throw new HttpError(503, 'no_corpus', 'ENGINE_SOURCE_PATH is not configured; there is nowhere to stage');
+    if (!isLoopback(req.socket.remoteAddress))
+      throw new HttpError(403, 'loopback_only', '/stage accepts connections from loopback only');
+    if (deps.corpus === null)
+      throw new HttpError(503, 'no_corpus', 'ENGINE_SOURCE_PATH is not configured; there is nowhere to stage');
     const corpus = deps.corpus;
     await mkdir(corpus, { recursive: true });
     const upload = await receive(req, corpus, deps.maxBytes);
@@ -63,7 +65,11 @@ export function stageRoute(deps: StageRouteDeps) {
         await hold.release();
       }
       if (target.failStage5 !== null) deps.directive.arm(target.failStage5);
-      sendJson(res, 201, { path: target.path, bytes: upload.bytes, ...(target.failStage5 === null ? {} : { failStage5: target.failStage5 }) });
+      sendJson(res, 201, {
+        path: target.path,
+        bytes: upload.bytes,
+        ...(target.failStage5 === null ? {} : { failStage5: target.failStage5 }),
+      });
     } finally {
       if (upload.tempFile !== null) await rm(upload.tempFile, { force: true });
     }
@@ -102,10 +108,13 @@ function receive(req: IncomingMessage, corpus: string, maxBytes: number): Promis
     });
     parser.on('error', () => reject(new HttpError(400, 'bad_multipart', 'the multipart body could not be read')));
     parser.on('close', () => {
-      Promise.all(writes).then(() => resolve(upload), async (error: unknown) => {
-        if (upload.tempFile !== null) await rm(upload.tempFile, { force: true });
-        reject(error);
-      });
+      Promise.all(writes).then(
+        () => resolve(upload),
+        async (error: unknown) => {
+          if (upload.tempFile !== null) await rm(upload.tempFile, { force: true });
+          reject(error);
+        },
+      );
     });
     req.pipe(parser);
   });
@@ -120,7 +129,8 @@ async function confinedTarget(corpus: string, parsed: ReturnType<typeof parseSta
   for (;;) {
     const resolved = await realpath(existing).catch(() => null);
     if (resolved !== null) {
-      if (resolved !== realCorpus && !resolved.startsWith(realCorpus + path.sep)) throw new HttpError(400, 'dest_path_invalid', 'destPath leads outside the corpus');
+      if (resolved !== realCorpus && !resolved.startsWith(realCorpus + path.sep))
+        throw new HttpError(400, 'dest_path_invalid', 'destPath leads outside the corpus');
       break;
     }
     existing = path.dirname(existing);
@@ -132,7 +142,11 @@ async function uploadToBucket(bucket: CorpusBucket, key: string, file: string): 
   try {
     return await bucket.upload(key, file);
   } catch (error) {
-    throw new HttpError(502, 'bucket_write_failed', `the corpus bucket did not take the file: ${error instanceof BucketError ? error.message : (error as Error).name}; nothing was staged`);
+    throw new HttpError(
+      502,
+      'bucket_write_failed',
+      `the corpus bucket did not take the file: ${error instanceof BucketError ? error.message : (error as Error).name}; nothing was staged`,
+    );
   }
 }
 
@@ -148,7 +162,14 @@ async function waitForFence(stateDir: string, waitMs: number) {
   for (;;) {
     const hold = await tryAcquireFence(stateDir);
     if (hold !== null) return hold;
-    if (Date.now() >= deadline) throw new HttpError(409, 'fence_busy', 'a walk holds the writer fence; stage again when it ends', {}, { 'retry-after': '5' });
+    if (Date.now() >= deadline)
+      throw new HttpError(
+        409,
+        'fence_busy',
+        'a walk holds the writer fence; stage again when it ends',
+        {},
+        { 'retry-after': '5' },
+      );
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

@@ -46,11 +46,20 @@ export class WalkRegistry {
     this.#move(requestId, 'running', (e) => e.state === 'accepted');
   }
 
-  finish(requestId: string, state: 'completed' | 'failed' | 'fence_busy', details: Partial<Pick<WalkEntry, 'opId' | 'stage5FailureInjected' | 'counts'>> = {}): void {
+  finish(
+    requestId: string,
+    state: 'completed' | 'failed' | 'fence_busy',
+    details: Partial<Pick<WalkEntry, 'opId' | 'stage5FailureInjected' | 'counts'>> = {},
+  ): void {
     this.#move(requestId, state, (e) => !TERMINAL.has(e.state), details);
   }
 
-  #move(requestId: string, state: WalkState, allowed: (entry: WalkEntry) => boolean, details: Partial<WalkEntry> = {}): void {
+  #move(
+    requestId: string,
+    state: WalkState,
+    allowed: (entry: WalkEntry) => boolean,
+    details: Partial<WalkEntry> = {},
+  ): void {
     const entry = this.#entries.get(requestId);
     if (entry === undefined) return; // evicted meanwhile: the registry is observability only
     if (!allowed(entry)) throw new Error(`walk ${requestId} cannot move from ${entry.state} to ${state}`);

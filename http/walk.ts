@@ -30,16 +30,26 @@ async function fullReprocessFlag(req: IncomingMessage): Promise<boolean> {
   } catch {
     throw new HttpError(400, 'invalid_json', 'the body is not valid JSON');
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new HttpError(400, 'invalid_body', 'the body must be a JSON object');
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new HttpError(400, 'invalid_body', 'the body must be a JSON object');
   const unknown = Object.keys(parsed).filter((k) => k !== 'full_reprocess');
-  if (unknown.length > 0) throw new HttpError(400, 'unknown_field', `unknown field(s): ${unknown.join(', ')}; only full_reprocess is accepted`);
+  if (unknown.length > 0)
+    throw new HttpError(
+      400,
+      'unknown_field',
+      `unknown field(s): ${unknown.join(', ')}; only full_reprocess is accepted`,
+    );
   const flag = (parsed as { full_reprocess?: unknown }).full_reprocess;
-  if (flag !== undefined && typeof flag !== 'boolean') throw new HttpError(400, 'invalid_field', 'full_reprocess must be a boolean');
+  if (flag !== undefined && typeof flag !== 'boolean')
+    throw new HttpError(400, 'invalid_field', 'full_reprocess must be a boolean');
   return flag === true;
 }
 
 export function walkRoute(deps: WalkRouteDeps) {
-  const walking = new SingleFlight(() => new HttpError(409, 'walk_in_progress', 'a walk is already running; poll its status and try again when it ends'));
+  const walking = new SingleFlight(
+    () =>
+      new HttpError(409, 'walk_in_progress', 'a walk is already running; poll its status and try again when it ends'),
+  );
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const fullReprocess = await fullReprocessFlag(req);
     void walking.run(() => {
@@ -52,7 +62,12 @@ export function walkRoute(deps: WalkRouteDeps) {
 }
 
 /** Runs the accepted walk on the engine thread and records its one terminal state; never rejects. */
-function walkInBackground(deps: WalkRouteDeps, requestId: string, fullReprocess: boolean, failStage5: FailStage5Mode | null): Promise<void> {
+function walkInBackground(
+  deps: WalkRouteDeps,
+  requestId: string,
+  fullReprocess: boolean,
+  failStage5: FailStage5Mode | null,
+): Promise<void> {
   return deps.engine
     .walk(requestId, fullReprocess, failStage5, () => deps.registry.start(requestId))
     .then((done) => {
@@ -70,7 +85,8 @@ function walkInBackground(deps: WalkRouteDeps, requestId: string, fullReprocess:
 export function walkStatusRoute(registry: WalkRegistry) {
   return async (req: IncomingMessage & { params?: Record<string, string> }, res: ServerResponse): Promise<void> => {
     const entry = registry.get(req.params?.requestId ?? '');
-    if (entry === undefined) throw new HttpError(404, 'unknown_request', 'no walk with this requestId (unknown, or evicted from the last 50)');
+    if (entry === undefined)
+      throw new HttpError(404, 'unknown_request', 'no walk with this requestId (unknown, or evicted from the last 50)');
     sendJson(res, 200, entry);
   };
 }

@@ -25,7 +25,12 @@ export class AliasSnapshot {
 
   /** Reads the pinned mentions anew; the snapshot is replaced whole, never half-updated. */
   async refresh(db: Queryable): Promise<void> {
-    const { rows } = await db.query<{ entity_type: string; canonical_name: string; surface_form: string; aliases: unknown }>(
+    const { rows } = await db.query<{
+      entity_type: string;
+      canonical_name: string;
+      surface_form: string;
+      aliases: unknown;
+    }>(
       `SELECT entity_type, canonical_name, surface_form, metadata -> 'aliases' AS aliases
          FROM entity_mentions
         WHERE (metadata ->> 'curation_pinned')::boolean
@@ -34,7 +39,8 @@ export class AliasSnapshot {
     const next = new Map<string, string>();
     for (const row of rows) {
       const aliases = Array.isArray(row.aliases) ? row.aliases.filter((a): a is string => typeof a === 'string') : [];
-      for (const name of [row.canonical_name, row.surface_form, ...aliases]) next.set(keyOf(row.entity_type, name), row.canonical_name);
+      for (const name of [row.canonical_name, row.surface_form, ...aliases])
+        next.set(keyOf(row.entity_type, name), row.canonical_name);
     }
     this.#byAlias = next;
   }

@@ -155,14 +155,23 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const extraction = read('EXTRACTION_MODEL') ?? DEFAULT_EXTRACTION_MODEL;
   const stateStore = read('ENGINE_DB');
   if (stateStore !== null && /^[a-z][a-z0-9+.-]*:\/\//i.test(stateStore)) {
-    problems.push('ENGINE_DB is a filesystem path of the engine state store, not a connection string (the database DSN is ENGINE_DB_DSN)');
+    problems.push(
+      'ENGINE_DB is a filesystem path of the engine state store, not a connection string (the database DSN is ENGINE_DB_DSN)',
+    );
   }
   const source = read('ENGINE_SOURCE_PATH');
   const list = (name: string, fallback: readonly string[]): string[] => {
     const raw = read(name);
-    return raw === null ? [...fallback] : raw.split(',').map((item) => item.trim()).filter((item) => item !== '');
+    return raw === null
+      ? [...fallback]
+      : raw
+          .split(',')
+          .map((item) => item.trim())
+          .filter((item) => item !== '');
   };
-  const contentTypes = list('INGEST_FETCH_CONTENT_TYPES', ['text/html', 'application/xhtml+xml']).map((t) => t.toLowerCase());
+  const contentTypes = list('INGEST_FETCH_CONTENT_TYPES', ['text/html', 'application/xhtml+xml']).map((t) =>
+    t.toLowerCase(),
+  );
   if (contentTypes.length === 0 || !contentTypes.every((t) => /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(t))) {
     problems.push('INGEST_FETCH_CONTENT_TYPES must be a comma-separated list of media types such as text/html');
   }

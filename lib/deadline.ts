@@ -7,7 +7,10 @@
 
 export async function withDeadline<T>(ms: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new DOMException(`the deadline of ${ms} ms passed`, 'TimeoutError')), ms);
+  const timer = setTimeout(
+    () => controller.abort(new DOMException(`the deadline of ${ms} ms passed`, 'TimeoutError')),
+    ms,
+  );
   try {
     return await work(controller.signal);
   } finally {

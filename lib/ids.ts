@@ -19,8 +19,12 @@ export const qaKey = (sourceDocumentId: string, idx: number): string => key(`qa:
 export const entityMentionKey = (sourceDocumentId: string, canonicalName: string, entityType: string): string =>
   key(`em:${sourceDocumentId}:${canonicalName}:${entityType}`);
 
-export const entityRelationshipKey = (sourceDocumentId: string, sourceCanonical: string, predicate: string, targetCanonical: string): string =>
-  key(`er:${sourceDocumentId}:${sourceCanonical}:${predicate}:${targetCanonical}`);
+export const entityRelationshipKey = (
+  sourceDocumentId: string,
+  sourceCanonical: string,
+  predicate: string,
+  targetCanonical: string,
+): string => key(`er:${sourceDocumentId}:${sourceCanonical}:${predicate}:${targetCanonical}`);
 
 /** A chunk of a source document or of a reference item: the owner id keeps the two apart. */
 export const chunkKey = (ownerId: string, idx: number): string => key(`chunk:${ownerId}:${idx}`);

@@ -29,7 +29,10 @@ export function alive(pid: number): boolean {
 
 /** Who holds the lease in `file`, or null when nobody (or nobody alive on this host) does. */
 export async function leaseHolder(file: string): Promise<Lease | null> {
-  const holder = await readFile(file, 'utf8').then((t) => JSON.parse(t) as Lease, () => null);
+  const holder = await readFile(file, 'utf8').then(
+    (t) => JSON.parse(t) as Lease,
+    () => null,
+  );
   if (holder === null || (holder.hostname === hostname() && !alive(holder.pid))) return null;
   return holder;
 }

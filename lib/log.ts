@@ -18,9 +18,20 @@ const CENSOR = '[REDACTED]';
 const MIN_SCRUBBED_SECRET_LENGTH = 4;
 
 const REDACTED_PATHS = [
-  'authorization', '*.authorization', 'headers.authorization', '*.headers.authorization',
-  'password', '*.password', 'apiKey', '*.apiKey', 'authToken', '*.authToken',
-  'token', '*.token', 'secret', '*.secret',
+  'authorization',
+  '*.authorization',
+  'headers.authorization',
+  '*.headers.authorization',
+  'password',
+  '*.password',
+  'apiKey',
+  '*.apiKey',
+  'authToken',
+  '*.authToken',
+  'token',
+  '*.token',
+  'secret',
+  '*.secret',
 ];
 
 export interface LoggerOptions {
@@ -30,8 +41,9 @@ export interface LoggerOptions {
 
 export function createLogger(config: Pick<Config, 'log' | 'secretValues'>, options: LoggerOptions = {}): Logger {
   const scrub = lineScrubber(config.secretValues);
-  const destination = options.destination
-    ?? (process.stderr.isTTY ? pretty({ destination: 2, sync: true }) : pino.destination({ dest: 2, sync: false }));
+  const destination =
+    options.destination ??
+    (process.stderr.isTTY ? pretty({ destination: 2, sync: true }) : pino.destination({ dest: 2, sync: false }));
   return pino(
     {
       level: config.log.level,

@@ -26,8 +26,15 @@
 export const SEMI_SPACE_MB = 16;
 export const HEAP_GROWING_PERCENT = 50;
 
-export const WALK_V8_FLAGS = Object.freeze([`--max-semi-space-size=${SEMI_SPACE_MB}`, `--heap-growing-percent=${HEAP_GROWING_PERCENT}`]);
+export const WALK_V8_FLAGS = Object.freeze([
+  `--max-semi-space-size=${SEMI_SPACE_MB}`,
+  `--heap-growing-percent=${HEAP_GROWING_PERCENT}`,
+]);
 
 export const ENGINE_THREAD_LIMITS = Object.freeze({ maxYoungGenerationSizeMb: 3 * SEMI_SPACE_MB });
 
-export const DATABASE_PROCESS_V8_FLAGS = Object.freeze(['--liftoff-only', '--max-semi-space-size=2', `--heap-growing-percent=${HEAP_GROWING_PERCENT}`]);
+export const DATABASE_PROCESS_V8_FLAGS = Object.freeze([
+  '--liftoff-only',
+  '--max-semi-space-size=2',
+  `--heap-growing-percent=${HEAP_GROWING_PERCENT}`,
+]);

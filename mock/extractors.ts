@@ -5,8 +5,16 @@
 
 import { PROMPTS, type ExtractorName } from '../lib/llm/prompts.ts';
 import {
-  ClassificationSchema, EntitiesSchema, QaSchema, RelationshipsSchema, TAXONOMY, validator,
-  type Classification, type Entities, type QaPairs, type Relationships,
+  ClassificationSchema,
+  EntitiesSchema,
+  QaSchema,
+  RelationshipsSchema,
+  TAXONOMY,
+  validator,
+  type Classification,
+  type Entities,
+  type QaPairs,
+  type Relationships,
 } from '../lib/llm/schemas.ts';
 import type { MessagesRequest, PromptResponder } from './messages.ts';
 
@@ -52,7 +60,12 @@ export function entities(text: string): Entities {
   const seen = new Map<string, Entities['entities'][number]>();
   for (const name of names(text)) {
     if (seen.has(name)) continue;
-    seen.set(name, { surface_form: name, canonical_name: name, type: ORGANISATION.test(name) ? 'organization' : 'person', confidence: 0.7 });
+    seen.set(name, {
+      surface_form: name,
+      canonical_name: name,
+      type: ORGANISATION.test(name) ? 'organization' : 'person',
+      confidence: 0.7,
+    });
   }
   return { entities: [...seen.values()] };
 }
@@ -69,17 +82,32 @@ export function relationships(text: string): Relationships {
   return { relationships: [...out.values()] };
 }
 
-const BUILDERS: Record<ExtractorName, (text: string) => unknown> = { classification: classify, qa: qaPairs, entities, relationships };
-const SCHEMAS = { classification: ClassificationSchema, qa: QaSchema, entities: EntitiesSchema, relationships: RelationshipsSchema };
+const BUILDERS: Record<ExtractorName, (text: string) => unknown> = {
+  classification: classify,
+  qa: qaPairs,
+  entities,
+  relationships,
+};
+const SCHEMAS = {
+  classification: ClassificationSchema,
+  qa: QaSchema,
+  entities: EntitiesSchema,
+  relationships: RelationshipsSchema,
+};
 
 // Revalidate the canned payloads against the real schemas now, at import.
-const SAMPLE = 'Q: Who founded Northwind Traders?\nA: Ada Lovelace founded Northwind Traders with Grace Hopper.\n\nQ: Blank?\nA:\n';
+const SAMPLE =
+  'Q: Who founded Northwind Traders?\nA: Ada Lovelace founded Northwind Traders with Grace Hopper.\n\nQ: Blank?\nA:\n';
 for (const name of Object.keys(BUILDERS) as ExtractorName[]) {
   const valid = validator(SCHEMAS[name]);
-  if (!valid(BUILDERS[name](SAMPLE))) throw new Error(`mock model server: canned ${name} output no longer fits its schema: ${valid.explain()}`);
+  if (!valid(BUILDERS[name](SAMPLE)))
+    throw new Error(`mock model server: canned ${name} output no longer fits its schema: ${valid.explain()}`);
 }
 
 /** The registry the mock serves: each extractor's exact system prompt -> its canned answer. */
 export const EXTRACTOR_RESPONDERS: ReadonlyMap<string, PromptResponder> = new Map(
-  (Object.keys(BUILDERS) as ExtractorName[]).map((name) => [PROMPTS[name].system, (request: MessagesRequest) => BUILDERS[name](documentText(request))]),
+  (Object.keys(BUILDERS) as ExtractorName[]).map((name) => [
+    PROMPTS[name].system,
+    (request: MessagesRequest) => BUILDERS[name](documentText(request)),
+  ]),
 );

@@ -20,8 +20,7 @@ export interface MessagesRequest {
 export type PromptResponder = (request: MessagesRequest) => unknown;
 
 export type MockReply =
-  | { status: 200; content: ContentBlock[] }
-  | { status: number; errorType: string; message: string };
+  { status: 200; content: ContentBlock[] } | { status: number; errorType: string; message: string };
 
 type ContentBlock = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown };
 
@@ -31,9 +30,17 @@ export function systemText(request: MessagesRequest): string | null {
   return request.system.map((block) => block.text ?? '').join('');
 }
 
-export function answer(request: MessagesRequest, prompts: ReadonlyMap<string, PromptResponder>, nextId: () => string): MockReply {
+export function answer(
+  request: MessagesRequest,
+  prompts: ReadonlyMap<string, PromptResponder>,
+  nextId: () => string,
+): MockReply {
   if (!Array.isArray(request.messages) || typeof request.model !== 'string') {
-    return { status: 400, errorType: 'invalid_request_error', message: 'mock model server: model and messages are required' };
+    return {
+      status: 400,
+      errorType: 'invalid_request_error',
+      message: 'mock model server: model and messages are required',
+    };
   }
   const system = systemText(request);
   if (system === null || system === '') return { status: 200, content: [{ type: 'text', text: 'pong' }] };
@@ -42,15 +49,29 @@ export function answer(request: MessagesRequest, prompts: ReadonlyMap<string, Pr
     return {
       status: 400,
       errorType: 'invalid_request_error',
-      message: `mock model server: unrecognised system prompt (${system.length} chars, starting "${system.slice(0, 60)}"); it answers only the registered extractor prompts`,
+      message:
+        `mock model server: unrecognised system prompt (${system.length} chars, starting ` +
+        `"${system.slice(0, 60)}"); it answers only the registered extractor prompts`,
     };
   }
   const output = responder(request);
   const forced = request.tool_choice?.type === 'tool' ? request.tool_choice.name : undefined;
   const tool = request.tools?.find((t) => t.name === forced) ?? (forced === undefined ? undefined : null);
-  if (tool === null) return { status: 400, errorType: 'invalid_request_error', message: `mock model server: tool_choice names unknown tool ${forced}` };
-  if (tool !== undefined) return { status: 200, content: [{ type: 'tool_use', id: `toolu_mock_${nextId()}`, name: tool.name, input: output }] };
-  return { status: 200, content: [{ type: 'text', text: typeof output === 'string' ? output : JSON.stringify(output) }] };
+  if (tool === null)
+    return {
+      status: 400,
+      errorType: 'invalid_request_error',
+      message: `mock model server: tool_choice names unknown tool ${forced}`,
+    };
+  if (tool !== undefined)
+    return {
+      status: 200,
+      content: [{ type: 'tool_use', id: `toolu_mock_${nextId()}`, name: tool.name, input: output }],
+    };
+  return {
+    status: 200,
+    content: [{ type: 'text', text: typeof output === 'string' ? output : JSON.stringify(output) }],
+  };
 }
 
 function usage(request: MessagesRequest, content: ContentBlock[]) {
@@ -61,27 +82,53 @@ function usage(request: MessagesRequest, content: ContentBlock[]) {
 
 export function messageBody(request: MessagesRequest, content: ContentBlock[], id: string) {
   return {
-    id: `msg_mock_${id}`, type: 'message', role: 'assistant', model: request.model, content,
-    stop_reason: 'end_turn', stop_sequence: null, usage: usage(request, content),
+    id: `msg_mock_${id}`,
+    type: 'message',
+    role: 'assistant',
+    model: request.model,
+    content,
+    stop_reason: 'end_turn',
+    stop_sequence: null,
+    usage: usage(request, content),
   };
 }
 
 /** Writes the answer as server-sent events in the vendor's grammar. */
-export function streamMessage(res: ServerResponse, request: MessagesRequest, content: ContentBlock[], id: string): void {
+export function streamMessage(
+  res: ServerResponse,
+  request: MessagesRequest,
+  content: ContentBlock[],
+  id: string,
+): void {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  const send = (event: string, data: object) => res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
+  const send = (event: string, data: object) =>
+    res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
   const { input_tokens, output_tokens } = usage(request, content);
   send('message_start', {
-    message: { id: `msg_mock_${id}`, type: 'message', role: 'assistant', model: request.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens, output_tokens: 1 } },
+    message: {
+      id: `msg_mock_${id}`,
+      type: 'message',
+      role: 'assistant',
+      model: request.model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens, output_tokens: 1 },
+    },
   });
   send('ping', {});
   content.forEach((block, index) => {
     if (block.type === 'text') {
       send('content_block_start', { index, content_block: { type: 'text', text: '' } });
-      for (const piece of split(block.text)) send('content_block_delta', { index, delta: { type: 'text_delta', text: piece } });
+      for (const piece of split(block.text))
+        send('content_block_delta', { index, delta: { type: 'text_delta', text: piece } });
     } else {
-      send('content_block_start', { index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } });
-      for (const piece of split(JSON.stringify(block.input))) send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: piece } });
+      send('content_block_start', {
+        index,
+        content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
+      });
+      for (const piece of split(JSON.stringify(block.input)))
+        send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: piece } });
     }
     send('content_block_stop', { index });
   });

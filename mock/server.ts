@@ -47,7 +47,7 @@ export interface MockServer {
 
 function seeded(seed: number): () => number {
   let s = seed >>> 0 || 1;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
 function readJson(req: IncomingMessage): Promise<unknown> {
@@ -76,7 +76,13 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
 }
 
-function sendError(res: ServerResponse, status: number, type: string, message: string, headers: Record<string, string> = {}): void {
+function sendError(
+  res: ServerResponse,
+  status: number,
+  type: string,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
   sendJson(res, status, { type: 'error', error: { type, message } }, headers);
 }
 
@@ -87,7 +93,10 @@ function credential(req: IncomingMessage): string | null {
   return typeof auth === 'string' ? auth.replace(/^Bearer\s+/i, '') : null;
 }
 
-export async function startMockServer(options: MockOptions = {}, listen: { host?: string; port?: number } = {}): Promise<MockServer> {
+export async function startMockServer(
+  options: MockOptions = {},
+  listen: { host?: string; port?: number } = {},
+): Promise<MockServer> {
   const prompts = options.prompts ?? EXTRACTOR_RESPONDERS;
   const random = seeded(options.seed ?? 1);
   const stats: MockStats = { messages: 0, embeddings: 0, embeddedTexts: 0, faultsInjected: 0, rejected: 0 };
@@ -122,7 +131,12 @@ export async function startMockServer(options: MockOptions = {}, listen: { host?
     const reply = answer(request, prompts, nextId);
     if (reply.status !== 200 || !('content' in reply)) {
       stats.rejected += 1;
-      sendError(res, reply.status, 'errorType' in reply ? reply.errorType : 'api_error', 'message' in reply ? reply.message : '');
+      sendError(
+        res,
+        reply.status,
+        'errorType' in reply ? reply.errorType : 'api_error',
+        'message' in reply ? reply.message : '',
+      );
       return;
     }
     stats.messages += 1;
@@ -132,12 +146,27 @@ export async function startMockServer(options: MockOptions = {}, listen: { host?
   };
 
   const embeddings = async (req: IncomingMessage, res: ServerResponse) => {
-    const request = (await readJson(req)) as { input?: unknown; model?: string; dimensions?: number; encoding_format?: string };
+    const request = (await readJson(req)) as {
+      input?: unknown;
+      model?: string;
+      dimensions?: number;
+      encoding_format?: string;
+    };
     if (await disturb(req, res)) return;
     const inputs = typeof request.input === 'string' ? [request.input] : request.input;
-    if (!Array.isArray(inputs) || inputs.length === 0 || inputs.length > MAX_EMBEDDING_INPUTS || !inputs.every((i) => typeof i === 'string' && i !== '')) {
+    if (
+      !Array.isArray(inputs) ||
+      inputs.length === 0 ||
+      inputs.length > MAX_EMBEDDING_INPUTS ||
+      !inputs.every((i) => typeof i === 'string' && i !== '')
+    ) {
       stats.rejected += 1;
-      sendError(res, 400, 'invalid_request_error', `mock model server: input must be 1 to ${MAX_EMBEDDING_INPUTS} non-empty strings`);
+      sendError(
+        res,
+        400,
+        'invalid_request_error',
+        `mock model server: input must be 1 to ${MAX_EMBEDDING_INPUTS} non-empty strings`,
+      );
       return;
     }
     const dimensions = request.dimensions ?? 3072;
@@ -151,21 +180,38 @@ export async function startMockServer(options: MockOptions = {}, listen: { host?
         const vector = mockEmbedding(text, dimensions);
         return { object: 'embedding', index, embedding: base64 ? toBase64(vector) : Array.from(vector) };
       }),
-      usage: { prompt_tokens: inputs.reduce((n: number, t: string) => n + Math.ceil(t.length / 4), 0), total_tokens: 0 },
+      usage: {
+        prompt_tokens: inputs.reduce((n: number, t: string) => n + Math.ceil(t.length / 4), 0),
+        total_tokens: 0,
+      },
     });
   };
 
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
-    const route = req.method === 'GET' && path === '/health' ? null : req.method === 'POST' && path === '/v1/messages' ? messages : req.method === 'POST' && path === '/v1/embeddings' ? embeddings : undefined;
+    const route =
+      req.method === 'GET' && path === '/health'
+        ? null
+        : req.method === 'POST' && path === '/v1/messages'
+          ? messages
+          : req.method === 'POST' && path === '/v1/embeddings'
+            ? embeddings
+            : undefined;
     if (route === null) return sendJson(res, 200, { ok: true, stats });
-    if (route === undefined) return sendError(res, 404, 'not_found_error', `mock model server: no route ${req.method} ${path}`);
+    if (route === undefined)
+      return sendError(res, 404, 'not_found_error', `mock model server: no route ${req.method} ${path}`);
     if (credential(req) === FAILURE_SENTINEL) {
       stats.rejected += 1;
-      return sendError(res, 401, 'authentication_error', 'mock model server: the failure-injection sentinel credential is refused');
+      return sendError(
+        res,
+        401,
+        'authentication_error',
+        'mock model server: the failure-injection sentinel credential is refused',
+      );
     }
     route(req, res).catch((error: unknown) => {
-      if (!res.headersSent) sendError(res, 400, 'invalid_request_error', `mock model server: ${(error as Error).message}`);
+      if (!res.headersSent)
+        sendError(res, 400, 'invalid_request_error', `mock model server: ${(error as Error).message}`);
     });
   });
   await new Promise<void>((resolve, reject) => {

@@ -43,7 +43,8 @@ Staff of Northwind Traders book travel through the operations team led by Grace 
 Economy class is the default for trips under six hours. Visits to Contoso Logistics in Rotterdam
 are planned a month ahead.
 `,
-  'policies/notes.txt': 'Meeting notes, 3 March: Ada Lovelace and the Contoso Logistics account team agreed on weekly pickups.\n',
+  'policies/notes.txt':
+    'Meeting notes, 3 March: Ada Lovelace and the Contoso Logistics account team agreed on weekly pickups.\n',
   'news/launch.html': `<!doctype html><html><head><meta charset="utf-8"><title>Northwind opens a Rotterdam hub</title></head>
 <body><nav><a href="/">Home</a> | <a href="/news">News</a></nav>
 <article><h1>Northwind opens a Rotterdam hub</h1>
@@ -55,7 +56,13 @@ are planned a month ahead.
 
 files['reports/annual-report.pdf'] = await makePdf(
   [
-    { heading: 'Annual Report', paragraphs: ['Northwind Traders grew revenue by twelve percent.', 'Ada Lovelace presented the new product range.'] },
+    {
+      heading: 'Annual Report',
+      paragraphs: [
+        'Northwind Traders grew revenue by twelve percent.',
+        'Ada Lovelace presented the new product range.',
+      ],
+    },
     { heading: 'Partners', paragraphs: ['Contoso Logistics handled all European shipments.'] },
   ],
   'Northwind Traders Annual Report',

@@ -6,7 +6,10 @@ import { fileURLToPath } from 'node:url';
 // uvu's package exports do not include its CLI, so it is addressed by path.
 const uvuBin = fileURLToPath(new URL('../node_modules/uvu/bin.js', import.meta.url));
 const args = process.argv.slice(2);
-const uvuArgs = [...(args.length > 0 ? args : ['test', '\\.test\\.ts$']), ...(process.stdout.isTTY ? [] : ['--no-color'])];
+const uvuArgs = [
+  ...(args.length > 0 ? args : ['test', '\\.test\\.ts$']),
+  ...(process.stdout.isTTY ? [] : ['--no-color']),
+];
 
 const child = spawn(process.execPath, [uvuBin, ...uvuArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
 let output = '';

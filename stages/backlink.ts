@@ -23,7 +23,11 @@ export async function linkFeedRows(db: Queryable, url: string, referenceItemId: 
 const RECONCILE_BATCH = 1_000;
 
 /** The post-pass: links passed, unlinked rows to the reference items this walk landed. */
-export async function reconcileUrlBacklinks(db: Queryable, landedReferenceIds: ReadonlySet<string>, log: Logger): Promise<number> {
+export async function reconcileUrlBacklinks(
+  db: Queryable,
+  landedReferenceIds: ReadonlySet<string>,
+  log: Logger,
+): Promise<number> {
   const ids = [...landedReferenceIds];
   let linked = 0;
   for (let i = 0; i < ids.length; i += RECONCILE_BATCH) {

@@ -31,7 +31,11 @@ export interface CleanupResult {
   rowsDeleted: number;
 }
 
-export async function removeVanishedDocuments(db: Database, store: StateStore, input: CleanupInput): Promise<CleanupResult> {
+export async function removeVanishedDocuments(
+  db: Database,
+  store: StateStore,
+  input: CleanupInput,
+): Promise<CleanupResult> {
   const vanished: string[] = [];
   for (const key of store.itemIdentities()) if (!input.seen.has(key)) vanished.push(key);
   // Vanished entries are items gone from the corpus, and memos an item left behind when it

@@ -38,7 +38,6 @@ const MAX_CHARS_PER_REQUEST = 400_000;
 /** ~6k tokens: under the 8,192-token input limit for any script. */
 const MAX_CHARS_PER_INPUT = 24_000;
 
-
 /** The record_embeddings rows to write for these owners (unchanged ones are only restamped). */
 export async function embedOwners(inputs: readonly EmbeddingInput[], opId: string, deps: EmbedDeps): Promise<Row[]> {
   const wanted = inputs
@@ -57,7 +56,12 @@ export async function embedOwners(inputs: readonly EmbeddingInput[], opId: strin
   const vectors = await embedTexts([...texts.values()], deps);
   const byHash = new Map([...texts.keys()].map((hash, i) => [hash, vectors[i]!]));
   return fresh.map((w) => ({
-    owner_kind: w.ownerKind, owner_id: w.ownerId, model: EMBEDDING_MODEL, embedding: byHash.get(w.hash)!, content_sha256: w.hash, op_id: opId,
+    owner_kind: w.ownerKind,
+    owner_id: w.ownerId,
+    model: EMBEDDING_MODEL,
+    embedding: byHash.get(w.hash)!,
+    content_sha256: w.hash,
+    op_id: opId,
   }));
 }
 
@@ -71,11 +75,17 @@ async function existingHashes(db: Database, wanted: readonly EmbeddingInput[]): 
       WHERE (owner_kind, owner_id) IN (SELECT k, i::uuid FROM unnest($1::text[], $2::text[]) AS u(k, i))`,
     [wanted.map((w) => w.ownerKind), wanted.map((w) => w.ownerId)],
   );
-  return new Map(rows.filter((r) => r.model === EMBEDDING_MODEL && r.content_sha256 !== null).map((r) => [r.key, r.content_sha256!]));
+  return new Map(
+    rows.filter((r) => r.model === EMBEDDING_MODEL && r.content_sha256 !== null).map((r) => [r.key, r.content_sha256!]),
+  );
 }
 
 /** Copies vectors of already-embedded texts to the owners that need them; returns the hashes served. */
-async function copyKnownVectors(db: Database, changed: readonly (EmbeddingInput & { hash: string })[], opId: string): Promise<Set<string>> {
+async function copyKnownVectors(
+  db: Database,
+  changed: readonly (EmbeddingInput & { hash: string })[],
+  opId: string,
+): Promise<Set<string>> {
   if (changed.length === 0) return new Set();
   const { rows } = await db.query<{ content_sha256: string }>(
     `INSERT INTO record_embeddings (owner_kind, owner_id, model, embedding, content_sha256, op_id)
@@ -101,7 +111,10 @@ async function restamp(db: Database, kept: readonly EmbeddingInput[], opId: stri
 }
 
 /** Embeds texts in batched requests; vectors come back in input order. */
-export async function embedTexts(texts: readonly string[], deps: Pick<EmbedDeps, 'client' | 'queue' | 'retry'>): Promise<number[][]> {
+export async function embedTexts(
+  texts: readonly string[],
+  deps: Pick<EmbedDeps, 'client' | 'queue' | 'retry'>,
+): Promise<number[][]> {
   const batches: { start: number; texts: string[] }[] = [];
   let batch: string[] = [];
   let chars = 0;
@@ -120,7 +133,11 @@ export async function embedTexts(texts: readonly string[], deps: Pick<EmbedDeps,
     batches.map((b) =>
       deps.queue.add(async () => {
         const response = await withRetry(
-          (signal) => deps.client.embeddings.create({ model: EMBEDDING_MODEL, dimensions: EMBEDDING_DIMENSIONS, input: b.texts }, { signal }),
+          (signal) =>
+            deps.client.embeddings.create(
+              { model: EMBEDDING_MODEL, dimensions: EMBEDDING_DIMENSIONS, input: b.texts },
+              { signal },
+            ),
           deps.retry,
           () => countEvent('model_retry'),
         );

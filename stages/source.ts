@@ -21,7 +21,12 @@ export interface UrlItem {
 export type SourceItem = { kind: 'file'; file: FileItem } | { kind: 'url'; url: UrlItem };
 
 /** The corpus's files, then the ledger's passed URLs. `onSkip` hears of entries passed over. */
-export async function* sourceItems(sourcePath: string, db: Queryable, log: Logger, onSkip: (entry: SkippedEntry) => void): AsyncGenerator<SourceItem> {
+export async function* sourceItems(
+  sourcePath: string,
+  db: Queryable,
+  log: Logger,
+  onSkip: (entry: SkippedEntry) => void,
+): AsyncGenerator<SourceItem> {
   for await (const file of walkFiles(sourcePath, log, onSkip)) yield { kind: 'file', file };
   for await (const url of passedUrls(db)) yield { kind: 'url', url };
 }

@@ -29,7 +29,13 @@ export async function deleteItemRows(db: Database, keys: RowKeys): Promise<numbe
 }
 
 /** Writes the item's rows, then deletes the rows it owned before and owns no longer (`keys`). */
-export async function upsertItemRows(sink: Sink, db: Database, rows: ItemRows, keys: RowKeys, previousKeys: RowKeys | undefined): Promise<void> {
+export async function upsertItemRows(
+  sink: Sink,
+  db: Database,
+  rows: ItemRows,
+  keys: RowKeys,
+  previousKeys: RowKeys | undefined,
+): Promise<void> {
   await Promise.all([...rows].map(([spec, list]) => sink.write(spec, list)));
   if (previousKeys !== undefined) {
     const stale: RowKeys = {};

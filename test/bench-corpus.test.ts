@@ -7,7 +7,14 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { buildDocument, CorpusMixError, mixPattern, parseMix, relPathOf, type CorpusType } from '../bench/corpus/generate.ts';
+import {
+  buildDocument,
+  CorpusMixError,
+  mixPattern,
+  parseMix,
+  relPathOf,
+  type CorpusType,
+} from '../bench/corpus/generate.ts';
 import { corpusFiles, renderDocument, type CorpusFile } from '../bench/corpus/render.ts';
 import { createConverter, mediaTypeFor } from '../stages/convert/index.ts';
 
@@ -36,7 +43,8 @@ test('the same seed gives the same bytes for every type; another seed gives anot
   assert.equal(new Set(first.map((f) => f.type)), new Set(['md', 'pdf', 'docx', 'xlsx', 'html']));
   assert.is(digest(again), digest(first));
   const other = await take(10, corpusFiles({ docs: 10, mix: ALL_TYPES, seed: 43 }));
-  for (const [i, f] of other.entries()) assert.not.equal(f.bytes, first[i]!.bytes, `${f.relPath} differs with the seed`);
+  for (const [i, f] of other.entries())
+    assert.not.equal(f.bytes, first[i]!.bytes, `${f.relPath} differs with the seed`);
 });
 
 test('the mix is exact per period and evenly interleaved', () => {
@@ -50,13 +58,20 @@ test('the mix is exact per period and evenly interleaved', () => {
 
 test('a malformed mix is a named error', () => {
   for (const bad of ['md:70,txt:30', 'md:x', 'md:1.5', 'md', 'md:0,pdf:0', '']) {
-    assert.throws(() => parseMix(bad), (e: unknown) => e instanceof CorpusMixError, bad);
+    assert.throws(
+      () => parseMix(bad),
+      (e: unknown) => e instanceof CorpusMixError,
+      bad,
+    );
   }
 });
 
 test('it streams: a billion-document corpus yields its first files at once, each rebuildable on its own', async () => {
   const started = Date.now();
-  const files = await take(3, corpusFiles({ docs: 1_000_000_000, mix: parseMix('md:70,pdf:10,docx:10,xlsx:5,html:5'), seed: 9 }));
+  const files = await take(
+    3,
+    corpusFiles({ docs: 1_000_000_000, mix: parseMix('md:70,pdf:10,docx:10,xlsx:5,html:5'), seed: 9 }),
+  );
   assert.ok(Date.now() - started < 10_000, 'only the files asked for were built');
   const third = files[2]!;
   assert.is(third.relPath, relPathOf(2, third.type));
@@ -68,10 +83,14 @@ test('names recur across documents and Q&A sections are written as the extractor
   const texts = files.map((f) => f.bytes.toString('utf8'));
   const byName = new Map<string, number>();
   for (const text of texts) {
-    for (const name of new Set(text.match(/\b(?:Ada|Grace|Alan) [A-Z][a-z]+\b/g) ?? [])) byName.set(name, (byName.get(name) ?? 0) + 1);
+    for (const name of new Set(text.match(/\b(?:Ada|Grace|Alan) [A-Z][a-z]+\b/g) ?? []))
+      byName.set(name, (byName.get(name) ?? 0) + 1);
   }
   assert.ok(Math.max(...byName.values()) >= 10, 'some person appears in at least a quarter of the documents');
-  assert.ok(texts.some((t) => /^Q: .+\nA: \S/m.test(t)), 'answered pairs');
+  assert.ok(
+    texts.some((t) => /^Q: .+\nA: \S/m.test(t)),
+    'answered pairs',
+  );
 });
 
 test('every generated type converts through the real converters', async () => {
@@ -91,7 +110,12 @@ test('ingest bench corpus writes N files and refuses a bad mix with exit 2', () 
   const out = mkdtempSync(path.join(tmpdir(), 'ingest-corpus-test-'));
   try {
     const bin = path.resolve(import.meta.dirname, '..', 'bin', 'ingest.ts');
-    const run = (args: string[]) => spawnSync(process.execPath, [bin, 'bench', 'corpus', ...args], { encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH ?? '' } });
+    const run = (args: string[]) =>
+      spawnSync(process.execPath, [bin, 'bench', 'corpus', ...args], {
+        encoding: 'utf8',
+        timeout: 60_000,
+        env: { PATH: process.env.PATH ?? '' },
+      });
     const ok = run(['--docs', '12', '--seed', '4', out]);
     assert.is(ok.status, 0, ok.stderr);
     assert.match(ok.stdout, /corpus of 12 documents/);

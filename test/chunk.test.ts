@@ -5,10 +5,28 @@ import { chunkText, DEFAULT_MAX_CHARS, type Chunk } from '../stages/chunk.ts';
 /** Seeded generator so every run sees the same "random" texts. */
 function rng(seed: number): () => number {
   let s = seed >>> 0;
-  return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32;
 }
 
-const ALPHABET = ['word', 'mot', '字', '漢字', '😀', 'e\u0301', 'שלום', 'مرحبا', '.', '!', ' ', ' ', ' ', '\n', '\n\n', '\t', '🇫🇷'];
+const ALPHABET = [
+  'word',
+  'mot',
+  '字',
+  '漢字',
+  '😀',
+  'e\u0301',
+  'שלום',
+  'مرحبا',
+  '.',
+  '!',
+  ' ',
+  ' ',
+  ' ',
+  '\n',
+  '\n\n',
+  '\t',
+  '🇫🇷',
+];
 function randomText(seed: number, pieces: number): string {
   const r = rng(seed);
   let out = '';
@@ -47,7 +65,10 @@ test('paragraph breaks are preferred over line and sentence breaks', () => {
   const chunks = chunkText(text);
   checkInvariants(text, chunks);
   assert.ok(chunks.length >= 3);
-  assert.ok(chunks.every((c) => !c.text.includes('\n\n')), 'each paragraph stands alone');
+  assert.ok(
+    chunks.every((c) => !c.text.includes('\n\n')),
+    'each paragraph stands alone',
+  );
 });
 
 test('a very long line without any break is cut at the maximum size', () => {

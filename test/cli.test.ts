@@ -22,7 +22,11 @@ function ingest(args: string[], env: Record<string, string>, input?: Uint8Array)
 
 test('bin/ingest.ts runs as a program of its own, started with the walk heap flags', () => {
   assert.is(readFileSync(BIN, 'utf8').split('\n')[0], `#!/usr/bin/env -S node ${WALK_V8_FLAGS.join(' ')}`);
-  const result = spawnSync(BIN, ['--help'], { env: { PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}` }, encoding: 'utf8', timeout: 60_000 });
+  const result = spawnSync(BIN, ['--help'], {
+    env: { PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}` },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   assert.is(result.status, 0, result.stderr);
   assert.match(result.stdout, /usage: ingest/);
 });
@@ -51,10 +55,16 @@ test('db migrate applies the schema once and reports where the database lives', 
   const target = await openTestDatabase({ migrated: false });
   const total = (await loadMigrations()).length;
   try {
-    const env: Record<string, string> = { INGEST_DATA_DIR: dataDir, ...(target.dsn ? { ENGINE_DB_DSN: target.dsn } : {}) };
+    const env: Record<string, string> = {
+      INGEST_DATA_DIR: dataDir,
+      ...(target.dsn ? { ENGINE_DB_DSN: target.dsn } : {}),
+    };
     const first = ingest(['db', 'migrate'], env);
     assert.is(first.status, 0, first.stderr);
-    assert.match(first.stdout, target.dsn ? /database: postgres at postgresql:/ : new RegExp(`database: pglite at ${dataDir}/pglite`));
+    assert.match(
+      first.stdout,
+      target.dsn ? /database: postgres at postgresql:/ : new RegExp(`database: pglite at ${dataDir}/pglite`),
+    );
     assert.match(first.stdout, new RegExp(`migrations: ${total} applied now, 0 already applied`));
     const second = ingest(['db', 'migrate'], env);
     assert.is(second.status, 0, second.stderr);
@@ -68,7 +78,8 @@ test('db migrate applies the schema once and reports where the database lives', 
 test('extract cleans a file or stdin to JSON {text, verdict, warnings, title}; an unreadable file exits 1 naming it', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'ingest-extract-'));
   try {
-    const page = `<html><head><meta charset="windows-1252"><title>Caf\u00e9 news</title></head><body><nav><a href="/">Home</a></nav>` +
+    const page =
+      `<html><head><meta charset="windows-1252"><title>Caf\u00e9 news</title></head><body><nav><a href="/">Home</a></nav>` +
       `<article>${'<p>The caf\u00e9 opened on Monday, and the queue went round the block twice before noon.</p>'.repeat(4)}</article></body></html>`;
     const file = path.join(dir, 'page.html');
     writeFileSync(file, Buffer.from(page, 'latin1'));
@@ -83,7 +94,12 @@ test('extract cleans a file or stdin to JSON {text, verdict, warnings, title}; a
 
     const fromStdin = ingest(['extract', '-'], {}, Buffer.from('plain words, no markup'));
     assert.is(fromStdin.status, 0, fromStdin.stderr);
-    assert.equal(JSON.parse(fromStdin.stdout), { text: '', verdict: 'not_html', warnings: ['charset_guessed'], title: null });
+    assert.equal(JSON.parse(fromStdin.stdout), {
+      text: '',
+      verdict: 'not_html',
+      warnings: ['charset_guessed'],
+      title: null,
+    });
 
     const missing = ingest(['extract', path.join(dir, 'absent.html')], {});
     assert.is(missing.status, 1);

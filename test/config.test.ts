@@ -33,7 +33,14 @@ test('an empty environment gives the embedded defaults', () => {
 
 test('blank and whitespace-only values mean unset', () => {
   const config = loadConfig(
-    { EXTRACTION_MODEL: '', PRODUCER_MODEL: '   ', ENGINE_SOURCE_PATH: '\t', ENGINE_DB_DSN: ' ', PIPELINE_TRIGGER_SECRET: '', INGEST_PORT: '' },
+    {
+      EXTRACTION_MODEL: '',
+      PRODUCER_MODEL: '   ',
+      ENGINE_SOURCE_PATH: '\t',
+      ENGINE_DB_DSN: ' ',
+      PIPELINE_TRIGGER_SECRET: '',
+      INGEST_PORT: '',
+    },
     cwd,
   );
   assert.is(config.models.extraction, DEFAULT_EXTRACTION_MODEL);
@@ -84,7 +91,12 @@ test('non-numeric and out-of-range knobs are named errors', () => {
 });
 
 test('every problem is reported at once', () => {
-  const problems = problemsOf({ INGEST_PORT: 'x', ENGINE_DB_DSN: 'ftp://x', INGEST_APP_URL: 'nope', INGEST_CORPUS_BUCKET: 'gs://b' });
+  const problems = problemsOf({
+    INGEST_PORT: 'x',
+    ENGINE_DB_DSN: 'ftp://x',
+    INGEST_APP_URL: 'nope',
+    INGEST_CORPUS_BUCKET: 'gs://b',
+  });
   assert.is(problems.length, 4);
 });
 
@@ -93,7 +105,10 @@ test('ENGINE_DB must be a path, not a connection string', () => {
 });
 
 test('bucket and app URLs accept only their schemes', () => {
-  const config = loadConfig({ INGEST_CORPUS_BUCKET: 's3://corpus/prefix', INGEST_APP_URL: 'https://app.example/' }, cwd);
+  const config = loadConfig(
+    { INGEST_CORPUS_BUCKET: 's3://corpus/prefix', INGEST_APP_URL: 'https://app.example/' },
+    cwd,
+  );
   assert.is(config.corpusBucket, 's3://corpus/prefix');
   assert.is(config.appUrl, 'https://app.example/');
   assert.match(problemsOf({ INGEST_CORPUS_BUCKET: 'http://bucket' })[0]!, /INGEST_CORPUS_BUCKET/);
@@ -101,16 +116,30 @@ test('bucket and app URLs accept only their schemes', () => {
 
 test('the fetch caps have documented defaults, the allowlist is off, and lists are parsed', () => {
   assert.equal(loadConfig({}, cwd).fetch, {
-    maxBytes: 10 * 1024 * 1024, timeoutMs: 30_000, maxRedirects: 5, contentTypes: ['text/html', 'application/xhtml+xml'], allowCidrs: [],
+    maxBytes: 10 * 1024 * 1024,
+    timeoutMs: 30_000,
+    maxRedirects: 5,
+    contentTypes: ['text/html', 'application/xhtml+xml'],
+    allowCidrs: [],
   });
-  const custom = loadConfig({ INGEST_FETCH_CONTENT_TYPES: 'Text/HTML, text/plain', INGEST_FETCH_ALLOW_CIDRS: '127.0.0.1/32,::1/128' }, cwd);
+  const custom = loadConfig(
+    { INGEST_FETCH_CONTENT_TYPES: 'Text/HTML, text/plain', INGEST_FETCH_ALLOW_CIDRS: '127.0.0.1/32,::1/128' },
+    cwd,
+  );
   assert.equal(custom.fetch.contentTypes, ['text/html', 'text/plain']);
   assert.equal(custom.fetch.allowCidrs, ['127.0.0.1/32', '::1/128']);
-  assert.equal(problemsOf({ INGEST_FETCH_ALLOW_CIDRS: '127.0.0.1', INGEST_FETCH_CONTENT_TYPES: 'html', INGEST_FETCH_MAX_REDIRECTS: '99' }), [
-    'INGEST_FETCH_CONTENT_TYPES must be a comma-separated list of media types such as text/html',
-    'INGEST_FETCH_ALLOW_CIDRS must be a comma-separated list of CIDR ranges such as 127.0.0.1/32',
-    'INGEST_FETCH_MAX_REDIRECTS must be a whole number from 0 to 20',
-  ]);
+  assert.equal(
+    problemsOf({
+      INGEST_FETCH_ALLOW_CIDRS: '127.0.0.1',
+      INGEST_FETCH_CONTENT_TYPES: 'html',
+      INGEST_FETCH_MAX_REDIRECTS: '99',
+    }),
+    [
+      'INGEST_FETCH_CONTENT_TYPES must be a comma-separated list of media types such as text/html',
+      'INGEST_FETCH_ALLOW_CIDRS must be a comma-separated list of CIDR ranges such as 127.0.0.1/32',
+      'INGEST_FETCH_MAX_REDIRECTS must be a whole number from 0 to 20',
+    ],
+  );
 });
 
 test('the config is frozen all the way down', () => {
@@ -125,7 +154,10 @@ test('the config is frozen all the way down', () => {
 });
 
 test('secret values are collected from every credential variable', () => {
-  const config = loadConfig({ PIPELINE_TRIGGER_SECRET: 'trigger-1234', ANTHROPIC_API_KEY: 'anthropic-key-5678', CRON_SECRET: 'cron-9999' }, cwd);
+  const config = loadConfig(
+    { PIPELINE_TRIGGER_SECRET: 'trigger-1234', ANTHROPIC_API_KEY: 'anthropic-key-5678', CRON_SECRET: 'cron-9999' },
+    cwd,
+  );
   assert.equal([...config.secretValues].sort(), ['anthropic-key-5678', 'cron-9999', 'trigger-1234']);
   assert.is(config.secrets.pipelineTrigger, 'trigger-1234');
 });

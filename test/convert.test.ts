@@ -1,6 +1,12 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ConversionError, createConverter, mediaTypeFor, type Converter, type MediaType } from '../stages/convert/index.ts';
+import {
+  ConversionError,
+  createConverter,
+  mediaTypeFor,
+  type Converter,
+  type MediaType,
+} from '../stages/convert/index.ts';
 import { workbookAfterSheets } from '../stages/convert/xlsx.ts';
 import { checkZip } from '../stages/convert/zip-guard.ts';
 import { docxBomb, flateBombPdf, makeDocx, makePdf, makeXlsx, xlsxWithCells } from './helpers/documents.ts';
@@ -24,7 +30,8 @@ test('media types by extension, case-insensitive; anything else is dropped', () 
   assert.is(mediaTypeFor('a/b/Report.PDF'), PDF);
   assert.is(mediaTypeFor('notes.markdown'), 'text/markdown');
   assert.is(mediaTypeFor('page.htm'), 'text/html');
-  for (const name of ['image.png', 'archive.zip', 'README', 'dir.md/file', 'x.docx.bak', '.md']) assert.is(mediaTypeFor(name), null, name);
+  for (const name of ['image.png', 'archive.zip', 'README', 'dir.md/file', 'x.docx.bak', '.md'])
+    assert.is(mediaTypeFor(name), null, name);
 });
 
 test('markdown and text pass through; a BOM is dropped; the first heading is the title', async () => {
@@ -39,7 +46,16 @@ test('markdown and text pass through; a BOM is dropped; the first heading is the
 test('real PDF, DOCX and XLSX convert in the isolated pool with their text and structure', async () => {
   const converter = createConverter();
   try {
-    const pdf = await converter.convert(await makePdf([{ heading: 'Quarterly Report', paragraphs: ['Revenue grew in every region.'] }, { heading: 'Outlook', paragraphs: ['Stable.'] }], 'Q3'), PDF);
+    const pdf = await converter.convert(
+      await makePdf(
+        [
+          { heading: 'Quarterly Report', paragraphs: ['Revenue grew in every region.'] },
+          { heading: 'Outlook', paragraphs: ['Stable.'] },
+        ],
+        'Q3',
+      ),
+      PDF,
+    );
     assert.match(pdf.text, /Quarterly Report/);
     assert.match(pdf.text, /Revenue grew in every region\./);
     assert.match(pdf.text, /Outlook/);
@@ -68,7 +84,12 @@ test('a document over the size limit fails as too_large before any parsing', asy
 });
 
 test('hostile files fail alone with named errors; the pool recovers; the callerâ€™s memory stays flat', async () => {
-  const converter = createConverter({ memoryMb: 300, timeoutMs: 20_000, maxInflatedBytes: 64 * 1024 * 1024, maxCells: 100_000 });
+  const converter = createConverter({
+    memoryMb: 300,
+    timeoutMs: 20_000,
+    maxInflatedBytes: 64 * 1024 * 1024,
+    maxCells: 100_000,
+  });
   const normal = await makePdf([{ heading: 'Still works', paragraphs: ['after every hostile file'] }]);
   const rssBefore = process.memoryUsage().rss;
   try {
@@ -76,7 +97,12 @@ test('hostile files fail alone with named errors; the pool recovers; the callerâ
     const cases: [string, Uint8Array, MediaType, string[]][] = [
       ['truncated PDF', truncated.subarray(0, Math.floor(truncated.length / 2)), PDF, ['corrupt']],
       ['not a PDF at all', Buffer.from('GIF89a not a pdf'), PDF, ['corrupt']],
-      ['Flate-bomb PDF (600 MB content stream)', await flateBombPdf(600 * 1024 * 1024), PDF, ['memory_limit', 'timeout', 'corrupt']],
+      [
+        'Flate-bomb PDF (600 MB content stream)',
+        await flateBombPdf(600 * 1024 * 1024),
+        PDF,
+        ['memory_limit', 'timeout', 'corrupt'],
+      ],
       ['DOCX whose document.xml inflates to 200 MB', await docxBomb(200 * 1024 * 1024), DOCX, ['zip_bomb']],
       ['DOCX that lies about its inflated size', await docxBomb(20 * 1024 * 1024, 1000), DOCX, ['zip_bomb']],
       ['DOCX that is not a zip', Buffer.from('PK but not really'), DOCX, ['corrupt']],
@@ -110,7 +136,9 @@ test('a workbook stored with xl/workbook.xml after its sheets is read whole, and
   const written = await makeXlsx();
   const order = await checkZip(written, { maxEntries: 100, maxInflatedBytes: 1e8 });
   assert.ok(workbookAfterSheets(order), `exceljs stores workbook.xml last: ${order.join(', ')}`);
-  assert.not.ok(workbookAfterSheets(await checkZip(await xlsxWithCells(1, 1, 'A1'), { maxEntries: 100, maxInflatedBytes: 1e8 })));
+  assert.not.ok(
+    workbookAfterSheets(await checkZip(await xlsxWithCells(1, 1, 'A1'), { maxEntries: 100, maxInflatedBytes: 1e8 })),
+  );
   const tight = createConverter({ maxCells: 5 });
   try {
     assert.is((await failure(tight, written, XLSX)).code, 'too_many_cells');

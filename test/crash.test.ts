@@ -40,7 +40,11 @@ test.after(async () => {
 /** A separate database and state store, as a fresh deployment would have. */
 async function deployment(name: string): Promise<Record<string, string>> {
   const dataDir = path.join(root, name);
-  const env: Record<string, string> = { INGEST_DATA_DIR: dataDir, INGEST_WALK_IN_FLIGHT: '4', INGEST_LOG_LEVEL: 'info' };
+  const env: Record<string, string> = {
+    INGEST_DATA_DIR: dataDir,
+    INGEST_WALK_IN_FLIGHT: '4',
+    INGEST_LOG_LEVEL: 'info',
+  };
   if (process.env.ENGINE_DB_DSN) {
     const target = await openTestDatabase();
     targets.push(target);
@@ -88,7 +92,9 @@ interface Landed {
 /** The rows in content terms: document ids are minted per deployment, so compare by path and hash. */
 async function landed(env: Record<string, string>): Promise<Landed> {
   return withDatabase(env, async (db) => {
-    const docs = await db.query<{ d: string }>("SELECT rel_path || ' ' || content_sha256 AS d FROM source_documents ORDER BY 1");
+    const docs = await db.query<{ d: string }>(
+      "SELECT rel_path || ' ' || content_sha256 AS d FROM source_documents ORDER BY 1",
+    );
     const chunks = await db.query<{ c: string }>(
       `SELECT d.rel_path || '#' || c.idx || ' ' || md5(c.text) AS c
          FROM content_chunks c JOIN source_documents d ON d.id = c.source_document_id ORDER BY 1`,

@@ -5,7 +5,10 @@ import { withDeadline } from '../lib/deadline.ts';
 const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 test('work still running at the deadline sees its signal abort with a TimeoutError', async () => {
-  const reason = await withDeadline(20, (signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve(signal.reason))));
+  const reason = await withDeadline(
+    20,
+    (signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve(signal.reason))),
+  );
   assert.instance(reason, DOMException);
   assert.is((reason as DOMException).name, 'TimeoutError');
 });
@@ -19,7 +22,10 @@ test('work that ends first disarms its deadline, whether it resolved or threw', 
   }).catch((e: unknown) => e);
   assert.match((error as Error).message, 'boom');
   await settle(50);
-  assert.equal(signals.map((s) => s.aborted), [false, false]);
+  assert.equal(
+    signals.map((s) => s.aborted),
+    [false, false],
+  );
 });
 
 test.run();

@@ -11,16 +11,41 @@ const DOC = randomUUID();
 const OP = randomUUID();
 test.before.each(async () => {
   t = await openTestDatabase();
-  await upsertRows(t.db, sourceDocuments, [{ id: DOC, rel_path: 'a.md', content_sha256: 'h', byte_size: 1, media_type: 'text/markdown', title: null, classification: null, op_id: OP }], 'values');
+  await upsertRows(
+    t.db,
+    sourceDocuments,
+    [
+      {
+        id: DOC,
+        rel_path: 'a.md',
+        content_sha256: 'h',
+        byte_size: 1,
+        media_type: 'text/markdown',
+        title: null,
+        classification: null,
+        op_id: OP,
+      },
+    ],
+    'values',
+  );
 });
 test.after.each(() => t.dispose());
 
 const mention = (name: string, metadata: object = {}): Row => ({
-  id: randomUUID(), source_document_id: DOC, canonical_name: name, entity_type: 'org', surface_form: name, confidence: 0.9, metadata, op_id: OP,
+  id: randomUUID(),
+  source_document_id: DOC,
+  canonical_name: name,
+  entity_type: 'org',
+  surface_form: name,
+  confidence: 0.9,
+  metadata,
+  op_id: OP,
 });
 
 async function names(): Promise<string[]> {
-  const { rows } = await t.db.query<{ canonical_name: string }>('SELECT canonical_name FROM entity_mentions ORDER BY canonical_name');
+  const { rows } = await t.db.query<{ canonical_name: string }>(
+    'SELECT canonical_name FROM entity_mentions ORDER BY canonical_name',
+  );
   return rows.map((r) => r.canonical_name);
 }
 
@@ -35,10 +60,15 @@ test('rows are deleted by exact key and nothing else', async () => {
 test('composite keys (record_embeddings) delete by both parts', async () => {
   const owner = randomUUID();
   const embedding = new Float32Array(1024).fill(0.5);
-  await upsertRows(t.db, recordEmbeddings, [
-    { owner_kind: 'content_chunk', owner_id: owner, model: 'm', embedding, op_id: OP },
-    { owner_kind: 'q_a_extraction', owner_id: owner, model: 'm', embedding, op_id: OP },
-  ], 'values');
+  await upsertRows(
+    t.db,
+    recordEmbeddings,
+    [
+      { owner_kind: 'content_chunk', owner_id: owner, model: 'm', embedding, op_id: OP },
+      { owner_kind: 'q_a_extraction', owner_id: owner, model: 'm', embedding, op_id: OP },
+    ],
+    'values',
+  );
   assert.is(await deleteRowsByKey(t.db, recordEmbeddings, [`content_chunk:${owner}`]), 1);
   const { rows } = await t.db.query<{ owner_kind: string }>('SELECT owner_kind FROM record_embeddings');
   assert.equal(rows, [{ owner_kind: 'q_a_extraction' }]);
@@ -48,7 +78,10 @@ test('a pinned (curated) mention is never deleted by a walk', async () => {
   const pinned = mention('Curated Corp', { curation_pinned: true });
   const plain = mention('Plain Corp', { curation_pinned: false });
   await upsertRows(t.db, entityMentions, [pinned, plain], 'unnest');
-  assert.is(await deleteRowsByKey(t.db, entityMentions, [rowKey(entityMentions, pinned), rowKey(entityMentions, plain)]), 1);
+  assert.is(
+    await deleteRowsByKey(t.db, entityMentions, [rowKey(entityMentions, pinned), rowKey(entityMentions, plain)]),
+    1,
+  );
   assert.equal(await names(), ['Curated Corp']);
 });
 
@@ -57,9 +90,18 @@ for (const strategy of strategiesFor(targetEngine)) {
     const pinned = mention('Curated Corp', { curation_pinned: true, merged_from: ['x'] });
     await upsertRows(t.db, entityMentions, [pinned], 'values');
     const op2 = randomUUID();
-    await upsertRows(t.db, entityMentions, [{ ...pinned, surface_form: 'walk wrote this', metadata: {}, op_id: op2 }], strategy);
-    const { rows } = await t.db.query<{ surface_form: string; metadata: object; op_id: string }>('SELECT surface_form, metadata, op_id FROM entity_mentions');
-    assert.equal(rows, [{ surface_form: 'Curated Corp', metadata: { curation_pinned: true, merged_from: ['x'] }, op_id: OP }]);
+    await upsertRows(
+      t.db,
+      entityMentions,
+      [{ ...pinned, surface_form: 'walk wrote this', metadata: {}, op_id: op2 }],
+      strategy,
+    );
+    const { rows } = await t.db.query<{ surface_form: string; metadata: object; op_id: string }>(
+      'SELECT surface_form, metadata, op_id FROM entity_mentions',
+    );
+    assert.equal(rows, [
+      { surface_form: 'Curated Corp', metadata: { curation_pinned: true, merged_from: ['x'] }, op_id: OP },
+    ]);
   });
 }
 

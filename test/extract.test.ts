@@ -42,11 +42,20 @@ test.after.each(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const context = () => ({ client: new Anthropic({ baseURL: mock.url, apiKey: 'k', maxRetries: 0 }), model: 'm', identity: `${mock.url}:m`, store, queue: new PQueue({ concurrency: 1 }) });
+const context = () => ({
+  client: new Anthropic({ baseURL: mock.url, apiKey: 'k', maxRetries: 0 }),
+  model: 'm',
+  identity: `${mock.url}:m`,
+  store,
+  queue: new PQueue({ concurrency: 1 }),
+});
 
 test('an invalid output gets one corrective re-ask that shows the model its error', async () => {
   let calls = 0;
-  await setUp({ classification: () => (++calls === 1 ? { label: 'policy', confidence: 7, topics: [] } : { label: 'policy', confidence: 0.9, topics: [] }) });
+  await setUp({
+    classification: () =>
+      ++calls === 1 ? { label: 'policy', confidence: 7, topics: [] } : { label: 'policy', confidence: 0.9, topics: [] },
+  });
   const result = await runExtractor(PROMPTS.classification, 'A travel policy.', context());
   assert.equal(result, { label: 'policy', confidence: 0.9, topics: [] });
   assert.is(seen.length, 2);
@@ -73,11 +82,15 @@ test('a label outside the taxonomy is kept, flagged and counted as taxonomy_miss
 
 test('Q&A pairs are enumerated across extraction windows in document order', async () => {
   await setUp({});
-  const block = (n: number) => `Q: Question number ${n}?\nA: Answer ${n}.\n\n${'Filler text about the policy. '.repeat(60)}`;
+  const block = (n: number) =>
+    `Q: Question number ${n}?\nA: Answer ${n}.\n\n${'Filler text about the policy. '.repeat(60)}`;
   const text = Array.from({ length: 12 }, (_, i) => block(i)).join('\n\n');
   assert.ok(extractionWindows(text).length >= 2, 'the text spans several windows');
   const result = await extractDocument(text, { ...context(), queue: new PQueue({ concurrency: 4 }) });
-  assert.equal(result.qa.map((p) => [p.idx, p.question]), Array.from({ length: 12 }, (_, i) => [i, `Question number ${i}?`]));
+  assert.equal(
+    result.qa.map((p) => [p.idx, p.question]),
+    Array.from({ length: 12 }, (_, i) => [i, `Question number ${i}?`]),
+  );
 });
 
 test.run();

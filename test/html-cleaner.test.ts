@@ -4,7 +4,14 @@ import fc from 'fast-check';
 import { cleanHtml, htmlToText, MAX_INPUT, type CleanedHtml } from '../stages/convert/html.ts';
 
 const VERDICTS = ['ok', 'thin', 'empty', 'not_html'];
-const WARNINGS = ['truncated', 'no_main_block', 'charset_guessed', 'charset_unknown', 'mostly_links', 'nesting_flattened'];
+const WARNINGS = [
+  'truncated',
+  'no_main_block',
+  'charset_guessed',
+  'charset_unknown',
+  'mostly_links',
+  'nesting_flattened',
+];
 
 /** What every result must satisfy, whatever went in. */
 function assertWellFormed(result: CleanedHtml): void {
@@ -51,7 +58,19 @@ test('an article page: the main text is kept, the page furniture is dropped', ()
   assert.equal(result.warnings, []);
   assert.is(result.title, 'Budget approved | The Gazette');
   for (const n of [1, 2, 3, 4]) assert.ok(result.text.includes(`Paragraph ${n} of the report`), `paragraph ${n}`);
-  for (const furniture of ['News', 'Business', 'cookies', 'Share on', 'Another story', 'Reader comment', 'Copyright', 'never shown', 'color:red', 'Hidden paragraph', 'Template text']) {
+  for (const furniture of [
+    'News',
+    'Business',
+    'cookies',
+    'Share on',
+    'Another story',
+    'Reader comment',
+    'Copyright',
+    'never shown',
+    'color:red',
+    'Hidden paragraph',
+    'Template text',
+  ]) {
     assert.not.ok(result.text.includes(furniture), furniture);
   }
   assert.not.match(result.text, /^# Budget approved$/m, 'the headline repeats the title, which is returned apart');
@@ -64,13 +83,17 @@ test('structure stays readable: blank lines between blocks, headings, list items
   assert.ok(blocks.includes('- First point') && blocks.includes('- Second point'), text);
   assert.ok(blocks.includes('Year | Amount') && blocks.includes('2024 | 1,200'), text);
   assert.ok(blocks.indexOf('## What & why') < blocks.indexOf('- First point'), 'document order');
-  const lines = cleanHtml(`<article>${paragraph(1)}<p>Line one<br>line two &eacute;&#x4E2D;&nbsp;end</p></article>`).text;
+  const lines = cleanHtml(
+    `<article>${paragraph(1)}<p>Line one<br>line two &eacute;&#x4E2D;&nbsp;end</p></article>`,
+  ).text;
   assert.match(lines, /\n\nLine one\nline two é中 end$/);
 });
 
 test('the main block is found by density in any script, without words to recognise', () => {
-  const japanese = '<p>東京都は、来年度の予算案を発表し、教育と防災に重点を置く方針を示した。関係者によると、財源の確保が今後の課題となる。</p>';
-  const arabic = '<p>أعلنت الحكومة اليوم عن خطة جديدة لدعم التعليم في المناطق الريفية، وقالت إن التنفيذ سيبدأ الشهر المقبل.</p>';
+  const japanese =
+    '<p>東京都は、来年度の予算案を発表し、教育と防災に重点を置く方針を示した。関係者によると、財源の確保が今後の課題となる。</p>';
+  const arabic =
+    '<p>أعلنت الحكومة اليوم عن خطة جديدة لدعم التعليم في المناطق الريفية، وقالت إن التنفيذ سيبدأ الشهر المقبل.</p>';
   const links = Array.from({ length: 12 }, (_, i) => `<li><a href="/${i}">링크 ${i}</a></li>`).join('');
   for (const prose of [japanese, arabic]) {
     const html = `<div class="x1"><ul>${links}</ul></div><div class="x2">${prose.repeat(6)}</div><div class="x3"><ul>${links}</ul></div>`;
@@ -83,7 +106,8 @@ test('the main block is found by density in any script, without words to recogni
 });
 
 test('an article split over sibling blocks, and sibling prose beside the best block, are kept whole', () => {
-  const html = `<div class="story"><div class="chunk">${paragraph(1)}${paragraph(2)}</div><div class="ad-slot"><a href="/ad">Buy now</a></div>` +
+  const html =
+    `<div class="story"><div class="chunk">${paragraph(1)}${paragraph(2)}</div><div class="ad-slot"><a href="/ad">Buy now</a></div>` +
     `<div class="chunk">${paragraph(3)}${paragraph(4)}</div><div class="chunk">${paragraph(5)}${paragraph(6)}</div>` +
     `<div class="chunk">${paragraph(7)}${paragraph(8)}</div></div><div class="teasers"><p><a href="/t">A teaser headline that links away</a></p></div>`;
   const { text } = cleanHtml(html);
@@ -94,10 +118,16 @@ test('an article split over sibling blocks, and sibling prose beside the best bl
 
 test('verdicts: ok, thin, empty, not_html', () => {
   assert.is(cleanHtml(ARTICLE).verdict, 'ok');
-  const thin = cleanHtml('<html><body><article><p>Short note posted by the editor this morning.</p></article></body></html>');
+  const thin = cleanHtml(
+    '<html><body><article><p>Short note posted by the editor this morning.</p></article></body></html>',
+  );
   assert.is(thin.verdict, 'thin');
   assert.is(thin.text, 'Short note posted by the editor this morning.');
-  for (const empty of ['<html><body><script>var a = 1;</script><div hidden>gone</div></body></html>', '<p>   </p>', '<!doctype html>']) {
+  for (const empty of [
+    '<html><body><script>var a = 1;</script><div hidden>gone</div></body></html>',
+    '<p>   </p>',
+    '<!doctype html>',
+  ]) {
     const result = cleanHtml(empty);
     assert.is(result.verdict, 'empty', empty);
     assertWellFormed(result);
@@ -105,7 +135,10 @@ test('verdicts: ok, thin, empty, not_html', () => {
   for (const notHtml of ['just a sentence of plain text, no markup at all', '', '{"json": true}', 'a < b and c > d']) {
     assert.is(cleanHtml(notHtml).verdict, 'not_html', notHtml);
   }
-  const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0x3c, 0x70, 0x3e, 1, 2, 3, 0, 0]);
+  const png = new Uint8Array([
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0x3c, 0x70, 0x3e, 1, 2, 3, 0,
+    0,
+  ]);
   assert.is(cleanHtml(png).verdict, 'not_html');
 });
 
@@ -118,7 +151,9 @@ test('warnings: no_main_block and mostly_links on a page of links; nesting_flatt
   assert.ok(result.text.includes('Section 39'), 'with no main block, the visible text is returned');
 
   const depth = 100_000;
-  const deep = cleanHtml(`<div>${'<div><span class="s">'.repeat(depth)}${paragraph(1).repeat(3)}${'</span></div>'.repeat(depth)}</div>`);
+  const deep = cleanHtml(
+    `<div>${'<div><span class="s">'.repeat(depth)}${paragraph(1).repeat(3)}${'</span></div>'.repeat(depth)}</div>`,
+  );
   assertWellFormed(deep);
   assert.ok(deep.warnings.includes('nesting_flattened'));
   assert.ok(deep.text.includes('Paragraph 1 of the report'));
@@ -137,7 +172,10 @@ test('warnings: truncated past the size cap, for strings and for bytes', () => {
 
 test('charset: BOM, meta charset and http-equiv are honoured for bytes; guesses are flagged', () => {
   const body = (s: string) => `<article><p>${s} ${'and the rest of a long enough sentence. '.repeat(8)}</p></article>`;
-  const latin = Buffer.concat([Buffer.from('<meta charset="windows-1252">'), Buffer.from(body('Caf_')).map((b) => (b === 0x5f ? 0xe9 : b))]);
+  const latin = Buffer.concat([
+    Buffer.from('<meta charset="windows-1252">'),
+    Buffer.from(body('Caf_')).map((b) => (b === 0x5f ? 0xe9 : b)),
+  ]);
   const decoded = cleanHtml(latin);
   assert.ok(decoded.text.startsWith('Café and'), decoded.text);
   assert.equal(decoded.warnings, []);
@@ -147,7 +185,11 @@ test('charset: BOM, meta charset and http-equiv are honoured for bytes; guesses 
     Buffer.from(body('#')).map((b) => b),
   ]);
   const privet = Buffer.from([0xcf, 0xf0, 0xe8, 0xe2, 0xe5, 0xf2]);
-  const withWord = Buffer.concat([cyrillic.subarray(0, cyrillic.indexOf('#')), privet, cyrillic.subarray(cyrillic.indexOf('#') + 1)]);
+  const withWord = Buffer.concat([
+    cyrillic.subarray(0, cyrillic.indexOf('#')),
+    privet,
+    cyrillic.subarray(cyrillic.indexOf('#') + 1),
+  ]);
   assert.ok(cleanHtml(withWord).text.startsWith('Привет and'));
 
   const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(body('Grüße'), 'utf16le')]);
@@ -168,33 +210,94 @@ test('charset: BOM, meta charset and http-equiv are honoured for bytes; guesses 
 });
 
 test('htmlToText keeps a whole document: every block, no main-block selection', () => {
-  const text = htmlToText(`<h1>Guide</h1><nav>Contents</nav><p>Short.</p><table><tr><td><p>Mon</p></td><td><p>Setup</p></td></tr></table>`);
+  const text = htmlToText(
+    `<h1>Guide</h1><nav>Contents</nav><p>Short.</p><table><tr><td><p>Mon</p></td><td><p>Setup</p></td></tr></table>`,
+  );
   assert.is(text, '# Guide\n\nContents\n\nShort.\n\nMon | Setup');
 });
 
 // ---- properties ------------------------------------------------------------------------------
 
-const TAGS = ['div', 'p', 'span', 'a', 'ul', 'li', 'table', 'tr', 'td', 'h2', 'article', 'nav', 'section', 'br', 'b', 'pre', 'blockquote'];
+const TAGS = [
+  'div',
+  'p',
+  'span',
+  'a',
+  'ul',
+  'li',
+  'table',
+  'tr',
+  'td',
+  'h2',
+  'article',
+  'nav',
+  'section',
+  'br',
+  'b',
+  'pre',
+  'blockquote',
+];
 const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'ünïcode', '中文', 'слово', 'كلمة', '&amp;', '&lt;', '&#x263A;'];
 const SECRET = 'SECRETWORD';
 const markup: fc.Arbitrary<string> = fc.letrec<{ node: string }>((tie) => ({
   node: fc.oneof(
     { depthSize: 'small', withCrossShrink: true },
     fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 12 }).map((w) => ` ${w.join(' ')} `),
-    fc.tuple(fc.constantFrom(...TAGS), fc.constantFrom('', ' class="content"', ' class="share"', ' id="comments"', ' role="navigation"'), fc.array(tie('node'), { maxLength: 5 }), fc.boolean())
+    fc
+      .tuple(
+        fc.constantFrom(...TAGS),
+        fc.constantFrom('', ' class="content"', ' class="share"', ' id="comments"', ' role="navigation"'),
+        fc.array(tie('node'), { maxLength: 5 }),
+        fc.boolean(),
+      )
       .map(([tag, attr, kids, closed]) => `<${tag}${attr}>${kids.join('')}${closed ? `</${tag}>` : ''}`),
-    fc.constantFrom(`<script>${SECRET}</script>`, `<style>${SECRET}</style>`, `<div hidden>${SECRET}</div>`, `<p style="display:none">${SECRET}</p>`, '</div>', '</p>', '<!-- c -->'),
+    fc.constantFrom(
+      `<script>${SECRET}</script>`,
+      `<style>${SECRET}</style>`,
+      `<div hidden>${SECRET}</div>`,
+      `<p style="display:none">${SECRET}</p>`,
+      '</div>',
+      '</p>',
+      '<!-- c -->',
+    ),
   ),
 })).node;
 
 test('property: never throws on arbitrary strings and bytes, and the output is always well formed', () => {
-  fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 2000 }), (s) => assertWellFormed(cleanHtml(s))), { numRuns: 300 });
-  fc.assert(fc.property(fc.uint8Array({ maxLength: 2000 }), (b) => assertWellFormed(cleanHtml(b))), { numRuns: 300 });
-  fc.assert(fc.property(fc.string({ maxLength: 300 }), (s) => assertWellFormed(cleanHtml(`<p>${s}</p><div class="${s}">${s}</div>`))), { numRuns: 200 });
+  fc.assert(
+    fc.property(fc.string({ unit: 'binary', maxLength: 2000 }), (s) => assertWellFormed(cleanHtml(s))),
+    { numRuns: 300 },
+  );
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 2000 }), (b) => assertWellFormed(cleanHtml(b))),
+    { numRuns: 300 },
+  );
+  fc.assert(
+    fc.property(fc.string({ maxLength: 300 }), (s) =>
+      assertWellFormed(cleanHtml(`<p>${s}</p><div class="${s}">${s}</div>`)),
+    ),
+    { numRuns: 200 },
+  );
 });
 
 test('property: on random markup, output words come from the visible text only; dropped content never leaks', () => {
-  const visible = new Set(['alpha', 'beta', 'gamma', 'delta', 'ünïcode', '中文', 'слово', 'كلمة', '&', '<', '☺', '#', '##', '-', '|']);
+  const visible = new Set([
+    'alpha',
+    'beta',
+    'gamma',
+    'delta',
+    'ünïcode',
+    '中文',
+    'слово',
+    'كلمة',
+    '&',
+    '<',
+    '☺',
+    '#',
+    '##',
+    '-',
+    '|',
+  ]);
   fc.assert(
     fc.property(fc.array(markup, { minLength: 1, maxLength: 6 }), (parts) => {
       const html = `<html><body>${parts.join('')}</body></html>`;
@@ -219,10 +322,15 @@ test('property: the same markup as a string or as UTF-8 bytes gives the same tex
 
 test('property: any nesting depth of any tags, closed or not, never throws', () => {
   fc.assert(
-    fc.property(fc.constantFrom(...TAGS, 'table', 'svg', 'select', 'font'), fc.integer({ min: 1, max: 20_000 }), fc.boolean(), (tag, depth, closed) => {
-      const html = `${`<${tag}>`.repeat(depth)}alpha beta${closed ? `</${tag}>`.repeat(depth) : ''}`;
-      assertWellFormed(cleanHtml(html));
-    }),
+    fc.property(
+      fc.constantFrom(...TAGS, 'table', 'svg', 'select', 'font'),
+      fc.integer({ min: 1, max: 20_000 }),
+      fc.boolean(),
+      (tag, depth, closed) => {
+        const html = `${`<${tag}>`.repeat(depth)}alpha beta${closed ? `</${tag}>`.repeat(depth) : ''}`;
+        assertWellFormed(cleanHtml(html));
+      },
+    ),
     { numRuns: 40 },
   );
 });

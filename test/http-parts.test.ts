@@ -24,7 +24,16 @@ function refusal(fn: () => unknown): HttpError {
 test('bearer: exact token only, case-insensitive scheme, nothing else', () => {
   assert.ok(bearerMatches('Bearer s3cret-token', 's3cret-token'));
   assert.ok(bearerMatches('bearer s3cret-token', 's3cret-token'));
-  for (const header of [undefined, '', 'Bearer', 'Bearer ', 'Bearer s3cret-tokeN', 'Bearer s3cret-token extra', 'Basic s3cret-token', 's3cret-token']) {
+  for (const header of [
+    undefined,
+    '',
+    'Bearer',
+    'Bearer ',
+    'Bearer s3cret-tokeN',
+    'Bearer s3cret-token extra',
+    'Basic s3cret-token',
+    's3cret-token',
+  ]) {
     assert.not.ok(bearerMatches(header, 's3cret-token'), String(header));
   }
 });
@@ -62,7 +71,21 @@ test('destPath: each directive error is a named 400 listing the valid modes', ()
 });
 
 test('destPath: escapes from the corpus are refused', () => {
-  for (const destPath of ['../etc/passwd', 'a/../../b.md', '/abs/path.md', 'C:/x.md', 'a\\b.md', 'a\u0000b.md', '%2e%2e/x.md', 'a%2Fb.md', '..', 'a//b.md', './a.md', '.hidden/a.md', '']) {
+  for (const destPath of [
+    '../etc/passwd',
+    'a/../../b.md',
+    '/abs/path.md',
+    'C:/x.md',
+    'a\\b.md',
+    'a\u0000b.md',
+    '%2e%2e/x.md',
+    'a%2Fb.md',
+    '..',
+    'a//b.md',
+    './a.md',
+    '.hidden/a.md',
+    '',
+  ]) {
     const e = refusal(() => parseStagePath(destPath));
     assert.is(e.status, 400, destPath);
   }
@@ -87,22 +110,36 @@ test('registry: one terminal state per walk, opId once completed, oldest evicted
 
 test('only loopback peers may stage', () => {
   for (const address of ['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1']) assert.ok(isLoopback(address), address);
-  for (const address of ['10.0.0.1', '192.168.1.2', '::ffff:10.1.2.3', 'fe80::1', undefined]) assert.not.ok(isLoopback(address), String(address));
+  for (const address of ['10.0.0.1', '192.168.1.2', '::ffff:10.1.2.3', 'fe80::1', undefined])
+    assert.not.ok(isLoopback(address), String(address));
 });
 
 test('the failure directive swaps the credentials for one piece of work and restores them in every outcome', async () => {
-  const saved = { OPENAI_API_KEY: process.env.OPENAI_API_KEY, ANTHROPIC_API_KEY: process.env.ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN: process.env.ANTHROPIC_AUTH_TOKEN };
+  const saved = {
+    OPENAI_API_KEY: process.env.OPENAI_API_KEY,
+    ANTHROPIC_API_KEY: process.env.ANTHROPIC_API_KEY,
+    ANTHROPIC_AUTH_TOKEN: process.env.ANTHROPIC_AUTH_TOKEN,
+  };
   try {
     process.env.OPENAI_API_KEY = 'real-openai';
     process.env.ANTHROPIC_API_KEY = 'real-anthropic';
     delete process.env.ANTHROPIC_AUTH_TOKEN;
-    const seen = await withFailureInjection('embedder', async () => [process.env.OPENAI_API_KEY, process.env.ANTHROPIC_API_KEY]);
+    const seen = await withFailureInjection('embedder', async () => [
+      process.env.OPENAI_API_KEY,
+      process.env.ANTHROPIC_API_KEY,
+    ]);
     assert.equal(seen, [FAILURE_SENTINEL, 'real-anthropic']);
     await withFailureInjection('pair_resolver', async () => {
-      assert.equal([process.env.ANTHROPIC_API_KEY, process.env.ANTHROPIC_AUTH_TOKEN], [FAILURE_SENTINEL, FAILURE_SENTINEL]);
+      assert.equal(
+        [process.env.ANTHROPIC_API_KEY, process.env.ANTHROPIC_AUTH_TOKEN],
+        [FAILURE_SENTINEL, FAILURE_SENTINEL],
+      );
       throw new Error('stage 5 failed');
     }).catch(() => {});
-    assert.equal([process.env.OPENAI_API_KEY, process.env.ANTHROPIC_API_KEY, process.env.ANTHROPIC_AUTH_TOKEN], ['real-openai', 'real-anthropic', undefined]);
+    assert.equal(
+      [process.env.OPENAI_API_KEY, process.env.ANTHROPIC_API_KEY, process.env.ANTHROPIC_AUTH_TOKEN],
+      ['real-openai', 'real-anthropic', undefined],
+    );
     const directive = new FailureDirective();
     directive.arm('embedder');
     assert.is(directive.consume(), 'embedder');

@@ -27,10 +27,19 @@ async function start(env: Record<string, string> = {}) {
   corpus = path.join(root, 'corpus');
   await cp(EXAMPLES, corpus, { recursive: true });
   target = await openTestDatabase();
-  const config = loadConfig({
-    INGEST_DATA_DIR: path.join(root, 'data'), ENGINE_SOURCE_PATH: corpus, PIPELINE_TRIGGER_SECRET: TRIGGER, EXTRACT_API_TOKEN: EXTRACT,
-    INGEST_PORT: '0', INGEST_LOG_LEVEL: 'silent', ...(target.dsn ? { ENGINE_DB_DSN: target.dsn } : {}), ...env,
-  }, root);
+  const config = loadConfig(
+    {
+      INGEST_DATA_DIR: path.join(root, 'data'),
+      ENGINE_SOURCE_PATH: corpus,
+      PIPELINE_TRIGGER_SECRET: TRIGGER,
+      EXTRACT_API_TOKEN: EXTRACT,
+      INGEST_PORT: '0',
+      INGEST_LOG_LEVEL: 'silent',
+      ...(target.dsn ? { ENGINE_DB_DSN: target.dsn } : {}),
+      ...env,
+    },
+    root,
+  );
   sidecar = await startSidecar(config, pino({ level: 'silent' }));
 }
 test.after.each(async () => {
@@ -44,11 +53,16 @@ const trigger = { authorization: `Bearer ${TRIGGER}` };
 const post = (route: string, init: RequestInit = {}) => fetch(`${sidecar!.url}${route}`, { method: 'POST', ...init });
 
 async function walkToEnd(body?: object): Promise<Record<string, unknown>> {
-  const accepted = await post('/walk', { headers: { ...trigger, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+  const accepted = await post('/walk', {
+    headers: { ...trigger, 'content-type': 'application/json' },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
   assert.is(accepted.status, 202);
   const { requestId } = (await accepted.json()) as { requestId: string };
   for (;;) {
-    const status = (await (await fetch(`${sidecar!.url}/walk-status/${requestId}`, { headers: trigger })).json()) as Record<string, unknown>;
+    const status = (await (
+      await fetch(`${sidecar!.url}/walk-status/${requestId}`, { headers: trigger })
+    ).json()) as Record<string, unknown>;
     if (!['accepted', 'running'].includes(status.state as string)) return status;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -79,9 +93,18 @@ test('a walk is accepted with 202, runs in the worker, and ends completed with i
   const status = await walkToEnd();
   assert.is(status.state, 'completed');
   assert.match(String(status.opId), /^[0-9a-f-]{36}$/);
-  assert.equal(status.counts, { seen: 8, changed: 8, unchanged: 0, failed: 0, dropped: 0, skipped: 0, removed: 0, ...(status.counts as object) });
+  assert.equal(status.counts, {
+    seen: 8,
+    changed: 8,
+    unchanged: 0,
+    failed: 0,
+    dropped: 0,
+    skipped: 0,
+    removed: 0,
+    ...(status.counts as object),
+  });
   assert.is((status.counts as Record<string, number>).changed, 8);
-  assert.is((status.counts as Record<string, number>).rows_deleted, 0, '/walk-status carries the run record\'s counts');
+  assert.is((status.counts as Record<string, number>).rows_deleted, 0, "/walk-status carries the run record's counts");
   assert.is(status.stage5FailureInjected, undefined);
 });
 
@@ -91,9 +114,15 @@ test('auth: 503 with the secret unset, 401 without or with a wrong bearer, CRON_
   assert.is((await post('/walk')).status, 401);
   assert.is((await post('/walk', { headers: { authorization: 'Bearer cron-secret-value' } })).status, 401);
   assert.is((await fetch(`${sidecar!.url}/walk-status/x`)).status, 401);
-  const extract = await post('/extract', { headers: { authorization: 'Bearer anything', 'content-type': 'text/html' }, body: '<p>x</p>' });
+  const extract = await post('/extract', {
+    headers: { authorization: 'Bearer anything', 'content-type': 'text/html' },
+    body: '<p>x</p>',
+  });
   assert.is(extract.status, 503);
-  assert.equal(await extract.json(), { error: 'extract_disabled', message: 'EXTRACT_API_TOKEN is not configured on this sidecar; the route is closed' });
+  assert.equal(await extract.json(), {
+    error: 'extract_disabled',
+    message: 'EXTRACT_API_TOKEN is not configured on this sidecar; the route is closed',
+  });
 });
 
 test('a second walk while one runs is 409; an unknown requestId is 404; bad bodies are named 400s', async () => {
@@ -115,7 +144,14 @@ test('a busy writer fence ends the walk as fence_busy with no pass', async () =>
   const stateDir = path.join(root, 'data', 'state');
   await mkdir(stateDir, { recursive: true });
   // A live holder: this very process, as another writer on the same volume would be.
-  await writeFile(path.join(stateDir, 'writer.fence'), JSON.stringify({ pid: process.pid, hostname: (await import('node:os')).hostname(), acquiredAt: new Date().toISOString() }));
+  await writeFile(
+    path.join(stateDir, 'writer.fence'),
+    JSON.stringify({
+      pid: process.pid,
+      hostname: (await import('node:os')).hostname(),
+      acquiredAt: new Date().toISOString(),
+    }),
+  );
   const status = await walkToEnd();
   assert.is(status.state, 'fence_busy');
   assert.is(status.opId, undefined);
@@ -130,7 +166,10 @@ test('/stage writes atomically, echoes the path, keeps # and punctuation verbati
   assert.is(staged.status, 201);
   assert.equal(await staged.json(), { path: 'inbox/r&d #2 (draft).md', bytes: 16, failStage5: 'embedder' });
   assert.is(await readFile(path.join(corpus, 'inbox', 'r&d #2 (draft).md'), 'utf8'), '# Staged\n\nBody.\n');
-  assert.not.ok(corpusFiles().some((f) => f.includes('.stage-')), 'no temp file left behind');
+  assert.not.ok(
+    corpusFiles().some((f) => f.includes('.stage-')),
+    'no temp file left behind',
+  );
   const injected = await walkToEnd();
   assert.is(injected.stage5FailureInjected, 'embedder');
   const next = await walkToEnd();
@@ -140,7 +179,9 @@ test('/stage writes atomically, echoes the path, keeps # and punctuation verbati
 test('/stage refuses a peer that is not on loopback with a named 403 and writes nothing', async () => {
   await start();
   // The peer address as the server sees it: what a connection from another host would carry.
-  sidecar!.server.prependListener('connection', (socket) => Object.defineProperty(socket, 'remoteAddress', { value: '192.0.2.10' }));
+  sidecar!.server.prependListener('connection', (socket) =>
+    Object.defineProperty(socket, 'remoteAddress', { value: '192.0.2.10' }),
+  );
   const before = corpusFiles();
   const response = await post('/stage', { body: stageForm('inbox/remote.md') });
   assert.is(response.status, 403);
@@ -152,16 +193,23 @@ test('/stage directive errors and path escapes are named 400s that write nothing
   await start();
   const before = corpusFiles();
   const cases: [string, string][] = [
-    ['a.md?other=1', 'unknown_suffix'], ['?failStage5=embedder', 'directive_without_path'], ['a.md?failStage5', 'directive_missing_value'],
-    ['a.md?failStage5=all', 'unknown_mode'], ['../outside.md', 'dest_path_invalid'], ['/abs.md', 'dest_path_invalid'],
-    ['%2e%2e/x.md', 'dest_path_invalid'], ['a\u0000b.md', 'dest_path_invalid'], ['a\\b.md', 'dest_path_invalid'],
+    ['a.md?other=1', 'unknown_suffix'],
+    ['?failStage5=embedder', 'directive_without_path'],
+    ['a.md?failStage5', 'directive_missing_value'],
+    ['a.md?failStage5=all', 'unknown_mode'],
+    ['../outside.md', 'dest_path_invalid'],
+    ['/abs.md', 'dest_path_invalid'],
+    ['%2e%2e/x.md', 'dest_path_invalid'],
+    ['a\u0000b.md', 'dest_path_invalid'],
+    ['a\\b.md', 'dest_path_invalid'],
   ];
   for (const [destPath, error] of cases) {
     const response = await post('/stage', { body: stageForm(destPath) });
     assert.is(response.status, 400, destPath);
     const body = (await response.json()) as { error: string; valid_modes?: string[] };
     assert.is(body.error, error, destPath);
-    if (error.includes('directive') || error.includes('suffix') || error.includes('mode')) assert.equal(body.valid_modes, ['embedder', 'pair_resolver']);
+    if (error.includes('directive') || error.includes('suffix') || error.includes('mode'))
+      assert.equal(body.valid_modes, ['embedder', 'pair_resolver']);
   }
   assert.equal(corpusFiles(), before);
   assert.is(readdirSync(root).includes('outside.md'), false);
@@ -172,14 +220,23 @@ test('/stage directive errors and path escapes are named 400s that write nothing
 test('/extract: HTML or JSON in, {text, verdict, warnings} out; 413 past 20 MB; 415 for other types', async () => {
   await start();
   const headers = { authorization: `Bearer ${EXTRACT}` };
-  const html = await post('/extract', { headers: { ...headers, 'content-type': 'text/html; charset=utf-8' }, body: '<html><body><h1>Title</h1><p>Body text.</p><script>x()</script></body></html>' });
+  const html = await post('/extract', {
+    headers: { ...headers, 'content-type': 'text/html; charset=utf-8' },
+    body: '<html><body><h1>Title</h1><p>Body text.</p><script>x()</script></body></html>',
+  });
   assert.is(html.status, 200);
   const out = (await html.json()) as { text: string; verdict: string; warnings: string[] };
   assert.is(out.text, '# Title\n\nBody text.');
   assert.ok(['ok', 'thin'].includes(out.verdict));
-  const json = await post('/extract', { headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ html: '<p>from json</p>' }) });
+  const json = await post('/extract', {
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ html: '<p>from json</p>' }),
+  });
   assert.is(((await json.json()) as { text: string }).text, 'from json');
-  const big = await post('/extract', { headers: { ...headers, 'content-type': 'text/html' }, body: new Uint8Array(20 * 1024 * 1024 + 1) });
+  const big = await post('/extract', {
+    headers: { ...headers, 'content-type': 'text/html' },
+    body: new Uint8Array(20 * 1024 * 1024 + 1),
+  });
   assert.is(big.status, 413);
   assert.is((await post('/extract', { headers: { ...headers, 'content-type': 'image/png' }, body: 'x' })).status, 415);
 });

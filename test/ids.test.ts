@@ -2,14 +2,24 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { v5 as uuidv5, validate, version } from 'uuid';
 import {
-  chunkKey, dedupKey, entityMentionKey, entityRelationshipKey, mintSourceDocumentId, qaKey, RECORD_NAMESPACE, referenceItemKey,
+  chunkKey,
+  dedupKey,
+  entityMentionKey,
+  entityRelationshipKey,
+  mintSourceDocumentId,
+  qaKey,
+  RECORD_NAMESPACE,
+  referenceItemKey,
 } from '../lib/ids.ts';
 
 const DOC = '3f1c8a52-8a8e-4a43-9a1f-1d2a6b9c0e11';
 
 test('keys are uuid5 over the seed texts exactly as SPEC.md 2 writes them', () => {
   assert.is(qaKey(DOC, 3), uuidv5(`qa:${DOC}:3`, RECORD_NAMESPACE));
-  assert.is(entityMentionKey(DOC, 'Acme Corp', 'organization'), uuidv5(`em:${DOC}:Acme Corp:organization`, RECORD_NAMESPACE));
+  assert.is(
+    entityMentionKey(DOC, 'Acme Corp', 'organization'),
+    uuidv5(`em:${DOC}:Acme Corp:organization`, RECORD_NAMESPACE),
+  );
   assert.is(
     entityRelationshipKey(DOC, 'Ada Lovelace', 'works_for', 'Acme Corp'),
     uuidv5(`er:${DOC}:Ada Lovelace:works_for:Acme Corp`, RECORD_NAMESPACE),
@@ -27,9 +37,14 @@ test('the namespace is frozen: known seeds keep their known keys', () => {
 
 test('keys depend on every part of the seed', () => {
   const keys = new Set([
-    qaKey(DOC, 0), qaKey(DOC, 1), qaKey(mintSourceDocumentId(), 0),
-    entityMentionKey(DOC, 'Acme', 'org'), entityMentionKey(DOC, 'Acme', 'person'), entityMentionKey(DOC, 'acme', 'org'),
-    entityRelationshipKey(DOC, 'a', 'p', 'b'), entityRelationshipKey(DOC, 'b', 'p', 'a'),
+    qaKey(DOC, 0),
+    qaKey(DOC, 1),
+    qaKey(mintSourceDocumentId(), 0),
+    entityMentionKey(DOC, 'Acme', 'org'),
+    entityMentionKey(DOC, 'Acme', 'person'),
+    entityMentionKey(DOC, 'acme', 'org'),
+    entityRelationshipKey(DOC, 'a', 'p', 'b'),
+    entityRelationshipKey(DOC, 'b', 'p', 'a'),
   ]);
   assert.is(keys.size, 8);
 });

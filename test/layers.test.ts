@@ -34,7 +34,8 @@ export const FACADES: Readonly<Record<string, string>> = {
   openai: 'lib/embed/client.ts',
 };
 
-const IMPORT = /^\s*(?:import|export)\b[^'";]*?\bfrom\s*['"]([^'"]+)['"]|^\s*import\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm;
+const IMPORT =
+  /^\s*(?:import|export)\b[^'";]*?\bfrom\s*['"]([^'"]+)['"]|^\s*import\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm;
 
 /** The specifiers a module imports (static, side-effect, type-only and dynamic), comments aside. */
 export function importsOf(source: string): string[] {
@@ -51,8 +52,12 @@ export function graphOf(modules: ReadonlyMap<string, string>): Graph {
     const relative: string[] = [];
     const packages: string[] = [];
     for (const specifier of importsOf(source)) {
-      if (specifier.startsWith('.')) relative.push(path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier)));
-      else if (!specifier.startsWith('node:')) packages.push(specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]!);
+      if (specifier.startsWith('.'))
+        relative.push(path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier)));
+      else if (!specifier.startsWith('node:'))
+        packages.push(
+          specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]!,
+        );
     }
     graph.set(file, { relative, packages });
   }
@@ -76,7 +81,9 @@ export function layerViolations(graph: Graph): string[] {
 export function facadeViolations(graph: Graph): string[] {
   const out: string[] = [];
   for (const [file, { packages }] of graph) {
-    for (const pkg of packages) if (FACADES[pkg] !== undefined && FACADES[pkg] !== file) out.push(`${file} imports ${pkg} (its facade is ${FACADES[pkg]})`);
+    for (const pkg of packages)
+      if (FACADES[pkg] !== undefined && FACADES[pkg] !== file)
+        out.push(`${file} imports ${pkg} (its facade is ${FACADES[pkg]})`);
   }
   return out;
 }
@@ -146,12 +153,14 @@ test('the checker reads every kind of import and ignores comments', () => {
 });
 
 test('a wrong import is caught: lib reaching up into the engine, a stage into http, mock into the engine', () => {
-  const wrong = graphOf(new Map([
-    ['lib/config.ts', "import { walk } from '../engine/walk.ts';"],
-    ['stages/chunk.ts', "import type { WalkRegistry } from '../http/walk-registry.ts';"],
-    ['mock/server.ts', "import { fencedWalk } from '../engine/fenced-walk.ts';"],
-    ['engine/walk.ts', "import { Sink } from '../lib/db/sink.ts';\nimport { chunkText } from '../stages/chunk.ts';"],
-  ]));
+  const wrong = graphOf(
+    new Map([
+      ['lib/config.ts', "import { walk } from '../engine/walk.ts';"],
+      ['stages/chunk.ts', "import type { WalkRegistry } from '../http/walk-registry.ts';"],
+      ['mock/server.ts', "import { fencedWalk } from '../engine/fenced-walk.ts';"],
+      ['engine/walk.ts', "import { Sink } from '../lib/db/sink.ts';\nimport { chunkText } from '../stages/chunk.ts';"],
+    ]),
+  );
   assert.equal(layerViolations(wrong), [
     'lib/config.ts -> engine/walk.ts',
     'stages/chunk.ts -> http/walk-registry.ts',
@@ -160,19 +169,23 @@ test('a wrong import is caught: lib reaching up into the engine, a stage into ht
 });
 
 test('a package imported outside its facade is caught', () => {
-  const wrong = graphOf(new Map([
-    ['stages/embed.ts', "import type OpenAI from 'openai';"],
-    ['lib/embed/client.ts', "import OpenAI from 'openai';"],
-  ]));
+  const wrong = graphOf(
+    new Map([
+      ['stages/embed.ts', "import type OpenAI from 'openai';"],
+      ['lib/embed/client.ts', "import OpenAI from 'openai';"],
+    ]),
+  );
   assert.equal(facadeViolations(wrong), ['stages/embed.ts imports openai (its facade is lib/embed/client.ts)']);
 });
 
 test('a cycle through a type-only import is caught', () => {
-  const wrong = graphOf(new Map([
-    ['stages/upsert.ts', "import type { ItemRows } from '../engine/item-rows.ts';"],
-    ['engine/item-rows.ts', "import { keysOf } from '../stages/upsert.ts';"],
-    ['lib/ids.ts', "import { v5 } from 'uuid';"],
-  ]));
+  const wrong = graphOf(
+    new Map([
+      ['stages/upsert.ts', "import type { ItemRows } from '../engine/item-rows.ts';"],
+      ['engine/item-rows.ts', "import { keysOf } from '../stages/upsert.ts';"],
+      ['lib/ids.ts', "import { v5 } from 'uuid';"],
+    ]),
+  );
   assert.equal(cycles(wrong), [['engine/item-rows.ts', 'stages/upsert.ts']]);
 });
 
@@ -183,7 +196,8 @@ test('every runtime import points down the layers', () => {
 
 test('lmdb, PGlite, pg and the two model SDKs are each imported by their one facade module only', () => {
   assert.equal(facadeViolations(graph), []);
-  for (const [pkg, facade] of Object.entries(FACADES)) assert.ok(graph.get(facade)?.packages.includes(pkg), `${facade} imports ${pkg}`);
+  for (const [pkg, facade] of Object.entries(FACADES))
+    assert.ok(graph.get(facade)?.packages.includes(pkg), `${facade} imports ${pkg}`);
 });
 
 test('no file-level import cycle', () => {

@@ -69,7 +69,11 @@ test('no base URL is hard-coded in the service', async () => {
     for (const entry of await readdir(path.join(root, dir), { withFileTypes: true }).catch(() => [])) {
       const rel = path.join(dir, entry.name);
       if (entry.isDirectory()) await scan(rel);
-      else if (entry.name.endsWith('.ts') && /api\.(anthropic|openai)\.com|openrouter\.ai/.test(await readFile(path.join(root, rel), 'utf8'))) offenders.push(rel);
+      else if (
+        entry.name.endsWith('.ts') &&
+        /api\.(anthropic|openai)\.com|openrouter\.ai/.test(await readFile(path.join(root, rel), 'utf8'))
+      )
+        offenders.push(rel);
     }
   };
   for (const dir of ['bin', 'cli', 'http', 'engine', 'stages', 'lib', 'mock', 'worker']) await scan(dir);
@@ -87,7 +91,11 @@ test('429 and 529 from the mock are retried until the call succeeds; each retry 
     let retries = 0;
     for (let i = 0; i < 10; i++) {
       const message = await withRetry(
-        (signal) => client.messages.create({ model: 'm', max_tokens: 8, system: PROMPT, messages: [{ role: 'user', content: 'x' }] }, { signal }),
+        (signal) =>
+          client.messages.create(
+            { model: 'm', max_tokens: 8, system: PROMPT, messages: [{ role: 'user', content: 'x' }] },
+            { signal },
+          ),
         fast,
         () => (retries += 1),
       );
@@ -106,7 +114,15 @@ test('dropped connections are retried too', async () => {
     const client = new Anthropic({ baseURL: mock.url, apiKey: 'k', maxRetries: 0 });
     let retries = 0;
     for (let i = 0; i < 5; i++) {
-      await withRetry((signal) => client.messages.create({ model: 'm', max_tokens: 8, system: PROMPT, messages: [{ role: 'user', content: 'x' }] }, { signal }), fast, () => (retries += 1));
+      await withRetry(
+        (signal) =>
+          client.messages.create(
+            { model: 'm', max_tokens: 8, system: PROMPT, messages: [{ role: 'user', content: 'x' }] },
+            { signal },
+          ),
+        fast,
+        () => (retries += 1),
+      );
     }
     assert.ok(retries > 0);
   } finally {
@@ -124,7 +140,10 @@ test('400 and 401 are never retried', async () => {
       try {
         await withRetry((signal) => {
           calls += 1;
-          return client.messages.create({ model: 'm', max_tokens: 8, system, messages: [{ role: 'user', content: 'x' }] }, { signal });
+          return client.messages.create(
+            { model: 'm', max_tokens: 8, system, messages: [{ role: 'user', content: 'x' }] },
+            { signal },
+          );
         }, fast);
         assert.unreachable('expected a failure');
       } catch (error) {
@@ -142,7 +161,14 @@ test('attempts are bounded', async () => {
   const mock = await startMockServer({ prompts, faultRate: 1, faults: ['529'] });
   try {
     const client = new Anthropic({ baseURL: mock.url, apiKey: 'k', maxRetries: 0 });
-    const error = await withRetry((signal) => client.messages.create({ model: 'm', max_tokens: 8, system: PROMPT, messages: [{ role: 'user', content: 'x' }] }, { signal }), { ...fast, attempts: 3 }).catch((e: unknown) => e);
+    const error = await withRetry(
+      (signal) =>
+        client.messages.create(
+          { model: 'm', max_tokens: 8, system: PROMPT, messages: [{ role: 'user', content: 'x' }] },
+          { signal },
+        ),
+      { ...fast, attempts: 3 },
+    ).catch((e: unknown) => e);
     assert.instance(error, ModelCallError);
     assert.is((error as ModelCallError).attempts, 3);
     assert.is((error as ModelCallError).status, 529);
@@ -153,7 +179,10 @@ test('attempts are bounded', async () => {
 });
 
 test('the deadline aborts a call that hangs, and ends with the call that finishes', async () => {
-  const hung = await withRetry((signal) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))), { ...fast, deadlineMs: 30 }).catch((e: unknown) => e);
+  const hung = await withRetry(
+    (signal) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
+    { ...fast, deadlineMs: 30 },
+  ).catch((e: unknown) => e);
   assert.instance(hung, ModelCallError);
   assert.match((hung as Error).message, /deadline passed/);
   // A finished call's signal must not stay armed (and referenced) until the deadline.

@@ -27,7 +27,14 @@ const env = {
   OPENAI_API_KEY: 'openai-key-987654XyZ',
   ENGINE_DB_DSN: 'postgresql://ingest:pg-pass-7777@127.0.0.1:5432/platform',
 };
-const secrets = ['trig-Zq81xRv0PpLk', 'extr-"quoted"\\slash', 'extr-\\"quoted\\"\\\\slash', 'anthropic-key-AbCdEf123456', 'openai-key-987654XyZ', 'pg-pass-7777'];
+const secrets = [
+  'trig-Zq81xRv0PpLk',
+  'extr-"quoted"\\slash',
+  'extr-\\"quoted\\"\\\\slash',
+  'anthropic-key-AbCdEf123456',
+  'openai-key-987654XyZ',
+  'pg-pass-7777',
+];
 
 test('secrets set in the environment never appear in a log line, wherever they are logged', () => {
   const { log, lines, text } = capture(env);

@@ -4,8 +4,17 @@ import { loadMigrations, migrate, MigrationError } from '../lib/db/migrate.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
 
 const PLATFORM_TABLES = [
-  'source_documents', 'q_a_extractions', 'entity_mentions', 'entity_relationships', 'content_chunks',
-  'reference_items', 'record_embeddings', 'feed_articles', 'pipeline_runs', 'processing_queue', 'q_a_dedup_proposals',
+  'source_documents',
+  'q_a_extractions',
+  'entity_mentions',
+  'entity_relationships',
+  'content_chunks',
+  'reference_items',
+  'record_embeddings',
+  'feed_articles',
+  'pipeline_runs',
+  'processing_queue',
+  'q_a_dedup_proposals',
 ];
 
 let t: TestDatabase;
@@ -25,7 +34,10 @@ test('migrations apply once, then a second run is a no-op', async () => {
   assert.is(second.applied.length, 0);
   assert.is(second.alreadyApplied, all.length);
   const { rows } = await t.db.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
-  assert.equal(rows.map((r) => r.version), all.map((m) => m.version));
+  assert.equal(
+    rows.map((r) => r.version),
+    all.map((m) => m.version),
+  );
 });
 
 test('every table of the specification exists, with vector(1024) embeddings', async () => {
@@ -73,7 +85,10 @@ test('an applied migration that was edited afterwards is refused', async () => {
 
 test('a failing migration rolls back whole and names itself', async () => {
   const all = await loadMigrations();
-  const broken = [...all, { version: 9999, name: 'broken', sql: 'CREATE TABLE half_done (id int); SELECT no_such_fn();', checksum: 'x' }];
+  const broken = [
+    ...all,
+    { version: 9999, name: 'broken', sql: 'CREATE TABLE half_done (id int); SELECT no_such_fn();', checksum: 'x' },
+  ];
   try {
     await migrate(t.db, broken);
     assert.unreachable('expected a MigrationError');
@@ -110,16 +125,24 @@ const BLANKS = [null, '', '   ', '\n\t\r', '\u00a0\u2003\u3000\ufeff'];
 test('promotion_candidates applies the answered predicate', async () => {
   await migrate(t.db);
   await insertAnswers([...BLANKS, 'yes', ' 42 ', '\u00a0x']);
-  const { rows } = await t.db.query<{ answer_text: string }>('SELECT answer_text FROM promotion_candidates() ORDER BY idx');
-  assert.equal(rows.map((r) => r.answer_text), ['yes', ' 42 ', '\u00a0x']);
+  const { rows } = await t.db.query<{ answer_text: string }>(
+    'SELECT answer_text FROM promotion_candidates() ORDER BY idx',
+  );
+  assert.equal(
+    rows.map((r) => r.answer_text),
+    ['yes', ' 42 ', '\u00a0x'],
+  );
 });
 
 test('the answered predicate agrees with JavaScript whitespace on every whitespace character', async () => {
   await migrate(t.db);
-  const whitespace = [...Array(0x3001).keys(), 0xfeff].map((c) => String.fromCodePoint(c)).filter((ch) => /^\s$/.test(ch));
-  const { rows } = await t.db.query<{ answered: boolean }>('SELECT q_a_is_answered(ch) AS answered FROM unnest($1::text[]) AS ch', [
-    whitespace,
-  ]);
+  const whitespace = [...Array(0x3001).keys(), 0xfeff]
+    .map((c) => String.fromCodePoint(c))
+    .filter((ch) => /^\s$/.test(ch));
+  const { rows } = await t.db.query<{ answered: boolean }>(
+    'SELECT q_a_is_answered(ch) AS answered FROM unnest($1::text[]) AS ch',
+    [whitespace],
+  );
   assert.is(rows.length, whitespace.length);
   assert.ok(rows.every((r) => r.answered === false));
 });
@@ -130,7 +153,10 @@ test('blank answers minted before the gate are deleted by the migration', async 
   await insertAnswers([...BLANKS, 'kept']);
   await migrate(t.db, all);
   const { rows } = await t.db.query<{ answer_text: string | null }>('SELECT answer_text FROM q_a_extractions');
-  assert.equal(rows.map((r) => r.answer_text), ['kept']);
+  assert.equal(
+    rows.map((r) => r.answer_text),
+    ['kept'],
+  );
 });
 
 test.run();

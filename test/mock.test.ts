@@ -9,8 +9,14 @@ import type { MessagesRequest } from '../mock/messages.ts';
 import { FAILURE_SENTINEL, startMockServer, type MockServer } from '../mock/server.ts';
 
 const PROMPT = 'You classify documents. Answer with the classify tool.';
-const TOOL = { name: 'classify', description: 'Record the classification', input_schema: { type: 'object' as const, properties: { label: { type: 'string' } }, required: ['label'] } };
-const prompts = new Map([[PROMPT, (request: MessagesRequest) => ({ label: `seen ${request.messages.length} message(s)` })]]);
+const TOOL = {
+  name: 'classify',
+  description: 'Record the classification',
+  input_schema: { type: 'object' as const, properties: { label: { type: 'string' } }, required: ['label'] },
+};
+const prompts = new Map([
+  [PROMPT, (request: MessagesRequest) => ({ label: `seen ${request.messages.length} message(s)` })],
+]);
 
 let mock: MockServer;
 test.before(async () => {
@@ -20,7 +26,14 @@ test.after(() => mock.close());
 
 const anthropic = (apiKey = 'mock-key') => new Anthropic({ baseURL: mock.url, apiKey, maxRetries: 0 });
 const openai = (apiKey = 'mock-key') => new OpenAI({ baseURL: `${mock.url}/v1`, apiKey, maxRetries: 0 });
-const ask = { model: 'claude-test', max_tokens: 256, system: PROMPT, tools: [TOOL], tool_choice: { type: 'tool' as const, name: 'classify' }, messages: [{ role: 'user' as const, content: 'A policy document.' }] };
+const ask = {
+  model: 'claude-test',
+  max_tokens: 256,
+  system: PROMPT,
+  tools: [TOOL],
+  tool_choice: { type: 'tool' as const, name: 'classify' },
+  messages: [{ role: 'user' as const, content: 'A policy document.' }],
+};
 
 test('a registered prompt gets the tool call its responder builds', async () => {
   const message = await anthropic().messages.create(ask);
@@ -39,13 +52,20 @@ test('the stream uses the full event grammar and parses with the SDK’s streami
   assert.is(message.stop_reason, 'end_turn');
   assert.is(events[0], 'message_start');
   assert.is(events.at(-1), 'message_stop');
-  for (const type of ['content_block_start', 'content_block_delta', 'content_block_stop', 'message_delta']) assert.ok(events.includes(type), type);
-  const text = await anthropic().messages.stream({ model: 'claude-test', max_tokens: 16, messages: [{ role: 'user', content: 'ping' }] }).finalText();
+  for (const type of ['content_block_start', 'content_block_delta', 'content_block_stop', 'message_delta'])
+    assert.ok(events.includes(type), type);
+  const text = await anthropic()
+    .messages.stream({ model: 'claude-test', max_tokens: 16, messages: [{ role: 'user', content: 'ping' }] })
+    .finalText();
   assert.is(text, 'pong');
 });
 
 test('no system block: the preflight ping gets "pong"', async () => {
-  const message = await anthropic().messages.create({ model: 'claude-test', max_tokens: 16, messages: [{ role: 'user', content: 'ping' }] });
+  const message = await anthropic().messages.create({
+    model: 'claude-test',
+    max_tokens: 16,
+    messages: [{ role: 'user', content: 'ping' }],
+  });
   assert.is(message.content.length, 1);
   assert.is((message.content[0] as Anthropic.TextBlock).text, 'pong');
 });
@@ -61,27 +81,43 @@ test('an unrecognised system prompt is a 400 that names the mock', async () => {
 });
 
 test('the failure-injection sentinel is refused with 401 on both APIs', async () => {
-  await anthropic(FAILURE_SENTINEL).messages.create(ask).then(
-    () => assert.unreachable('expected 401'),
-    (error: unknown) => assert.instance(error, Anthropic.AuthenticationError),
-  );
-  await openai(FAILURE_SENTINEL).embeddings.create({ model: 'text-embedding-3-large', input: 'x' }).then(
-    () => assert.unreachable('expected 401'),
-    (error: unknown) => assert.instance(error, OpenAI.AuthenticationError),
-  );
+  await anthropic(FAILURE_SENTINEL)
+    .messages.create(ask)
+    .then(
+      () => assert.unreachable('expected 401'),
+      (error: unknown) => assert.instance(error, Anthropic.AuthenticationError),
+    );
+  await openai(FAILURE_SENTINEL)
+    .embeddings.create({ model: 'text-embedding-3-large', input: 'x' })
+    .then(
+      () => assert.unreachable('expected 401'),
+      (error: unknown) => assert.instance(error, OpenAI.AuthenticationError),
+    );
 });
 
 test('embeddings: 1024 dimensions as the SDK decodes them (base64 by default, float on request)', async () => {
-  const inputs = ['Ada Lovelace founded Northwind Traders', 'Ada Lovelace co-founded Northwind Traders', 'quarterly weather in Lisbon'];
+  const inputs = [
+    'Ada Lovelace founded Northwind Traders',
+    'Ada Lovelace co-founded Northwind Traders',
+    'quarterly weather in Lisbon',
+  ];
   const base64 = await openai().embeddings.create({ model: 'text-embedding-3-large', dimensions: 1024, input: inputs });
-  const floats = await openai().embeddings.create({ model: 'text-embedding-3-large', dimensions: 1024, input: inputs, encoding_format: 'float' });
+  const floats = await openai().embeddings.create({
+    model: 'text-embedding-3-large',
+    dimensions: 1024,
+    input: inputs,
+    encoding_format: 'float',
+  });
   const vectors = base64.data.map((d) => d.embedding);
   assert.is(vectors.length, 3);
   for (const v of vectors) {
     assert.is(v.length, 1024);
     assert.ok(Math.abs(Math.hypot(...v) - 1) < 1e-5, 'unit length');
   }
-  assert.equal(floats.data.map((d) => Float32Array.from(d.embedding)), vectors.map((v) => Float32Array.from(v)));
+  assert.equal(
+    floats.data.map((d) => Float32Array.from(d.embedding)),
+    vectors.map((v) => Float32Array.from(v)),
+  );
   assert.equal(Float32Array.from(vectors[0]!), mockEmbedding(inputs[0]!, 1024), 'deterministic');
   const dot = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i]!, 0);
   assert.ok(dot(vectors[0]!, vectors[1]!) > dot(vectors[0]!, vectors[2]!) + 0.3, 'similar texts are closer');
@@ -89,10 +125,12 @@ test('embeddings: 1024 dimensions as the SDK decodes them (base64 by default, fl
 
 test('embeddings refuse empty strings and oversized batches', async () => {
   for (const input of [[''], Array.from({ length: 2049 }, () => 'x')]) {
-    await openai().embeddings.create({ model: 'text-embedding-3-large', input }).then(
-      () => assert.unreachable('expected 400'),
-      (error: unknown) => assert.instance(error, OpenAI.BadRequestError),
-    );
+    await openai()
+      .embeddings.create({ model: 'text-embedding-3-large', input })
+      .then(
+        () => assert.unreachable('expected 400'),
+        (error: unknown) => assert.instance(error, OpenAI.BadRequestError),
+      );
   }
 });
 
@@ -101,7 +139,10 @@ test('counters record the calls served', async () => {
   try {
     assert.equal([fresh.stats.messages, fresh.stats.embeddings], [0, 0]);
     await new Anthropic({ baseURL: fresh.url, apiKey: 'k', maxRetries: 0 }).messages.create(ask);
-    await new OpenAI({ baseURL: `${fresh.url}/v1`, apiKey: 'k', maxRetries: 0 }).embeddings.create({ model: 'm', input: ['a', 'b'] });
+    await new OpenAI({ baseURL: `${fresh.url}/v1`, apiKey: 'k', maxRetries: 0 }).embeddings.create({
+      model: 'm',
+      input: ['a', 'b'],
+    });
     assert.equal([fresh.stats.messages, fresh.stats.embeddings, fresh.stats.embeddedTexts], [1, 1, 2]);
   } finally {
     await fresh.close();

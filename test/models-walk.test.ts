@@ -25,7 +25,12 @@ let saved: Record<string, string | undefined>;
 async function setUp(options: MockOptions = {}, env: Record<string, string> = {}) {
   saved = Object.fromEntries(VARS.map((v) => [v, process.env[v]]));
   mock = await startMockServer(options);
-  Object.assign(process.env, { ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: 'k', OPENAI_BASE_URL: `${mock.url}/v1`, OPENAI_API_KEY: 'k' });
+  Object.assign(process.env, {
+    ANTHROPIC_BASE_URL: mock.url,
+    ANTHROPIC_API_KEY: 'k',
+    OPENAI_BASE_URL: `${mock.url}/v1`,
+    OPENAI_API_KEY: 'k',
+  });
   f = await walkFixture({ env: { EXTRACTION_MODEL: 'model-a', ...env } });
   await cp(EXAMPLES, f.corpus, { recursive: true });
 }
@@ -46,12 +51,21 @@ test('a walk of the example corpus fills every document table with schema-valid 
   await setUp();
   const summary = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(summary.items.failed, 0, JSON.stringify(summary.failures));
-  for (const table of ['source_documents', 'content_chunks', 'q_a_extractions', 'entity_mentions', 'entity_relationships', 'record_embeddings']) {
-    const [{ n }] = await rows<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`) as [{ n: number }];
+  for (const table of [
+    'source_documents',
+    'content_chunks',
+    'q_a_extractions',
+    'entity_mentions',
+    'entity_relationships',
+    'record_embeddings',
+  ]) {
+    const [{ n }] = (await rows<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)) as [{ n: number }];
     assert.ok(n > 0, `${table} has rows`);
   }
   const valid = validator(ClassificationSchema);
-  for (const { classification } of await rows<{ classification: Record<string, unknown> }>('SELECT classification FROM source_documents')) {
+  for (const { classification } of await rows<{ classification: Record<string, unknown> }>(
+    'SELECT classification FROM source_documents',
+  )) {
     const { in_taxonomy, ...rest } = classification;
     assert.ok(valid(rest), valid.explain());
     assert.type(in_taxonomy, 'boolean');
@@ -97,7 +111,10 @@ test('extractor memos are scoped by LLM identity: the same text under another mo
   calls = mock.stats.messages;
   const full = await walk(f.lifespan, { sourcePath: f.corpus, fullReprocess: true });
   assert.ok(mock.stats.messages - calls >= 4 * 8);
-  const [{ stale }] = await rows<{ stale: number }>('SELECT count(*)::int AS stale FROM entity_mentions WHERE op_id <> $1', [full.opId]) as [{ stale: number }];
+  const [{ stale }] = (await rows<{ stale: number }>(
+    'SELECT count(*)::int AS stale FROM entity_mentions WHERE op_id <> $1',
+    [full.opId],
+  )) as [{ stale: number }];
   assert.is(stale, 0);
 });
 
@@ -127,23 +144,51 @@ test('a corrupted extractor memo heals: deleted, recomputed, counted', async () 
 test('blank answers write no row, and answered pairs keep their idx keys across re-walks', async () => {
   await setUp();
   await walk(f.lifespan, { sourcePath: f.corpus });
-  const [{ id: doc }] = await rows<{ id: string }>("SELECT id FROM source_documents WHERE rel_path = 'company/faq.md'") as [{ id: string }];
-  const keysOf = async () => (await rows<{ id: string; idx: number }>('SELECT id, idx FROM q_a_extractions WHERE source_document_id = $1 ORDER BY idx', [doc])).map((r) => [r.idx, r.id]);
-  assert.equal(await keysOf(), [0, 1, 3].map((i) => [i, qaKey(doc, i)]), 'the blank third answer has no row');
+  const [{ id: doc }] = (await rows<{ id: string }>(
+    "SELECT id FROM source_documents WHERE rel_path = 'company/faq.md'",
+  )) as [{ id: string }];
+  const keysOf = async () =>
+    (
+      await rows<{ id: string; idx: number }>(
+        'SELECT id, idx FROM q_a_extractions WHERE source_document_id = $1 ORDER BY idx',
+        [doc],
+      )
+    ).map((r) => [r.idx, r.id]);
+  assert.equal(
+    await keysOf(),
+    [0, 1, 3].map((i) => [i, qaKey(doc, i)]),
+    'the blank third answer has no row',
+  );
   const faq = path.join(f.corpus, 'company/faq.md');
   const original = await readFile(faq, 'utf8');
-  await writeFile(faq, original.replace('Q: Do you ship outside the EU?\nA:\n', 'Q: Do you ship outside the EU?\nA: Yes, to Norway and Switzerland.\n'));
+  await writeFile(
+    faq,
+    original.replace(
+      'Q: Do you ship outside the EU?\nA:\n',
+      'Q: Do you ship outside the EU?\nA: Yes, to Norway and Switzerland.\n',
+    ),
+  );
   await walk(f.lifespan, { sourcePath: f.corpus });
-  assert.equal(await keysOf(), [0, 1, 2, 3].map((i) => [i, qaKey(doc, i)]));
+  assert.equal(
+    await keysOf(),
+    [0, 1, 2, 3].map((i) => [i, qaKey(doc, i)]),
+  );
   await writeFile(faq, original.replace(/A: Three to five working days[^\n]*/, 'A:   '));
   await walk(f.lifespan, { sourcePath: f.corpus });
-  assert.equal(await keysOf(), [1, 3].map((i) => [i, qaKey(doc, i)]), 'emptying an answer removes its row only');
-  const [{ n }] = await rows<{ n: number }>("SELECT count(*)::int AS n FROM record_embeddings WHERE owner_kind = 'q_a_extraction'") as [{ n: number }];
+  assert.equal(
+    await keysOf(),
+    [1, 3].map((i) => [i, qaKey(doc, i)]),
+    'emptying an answer removes its row only',
+  );
+  const [{ n }] = (await rows<{ n: number }>(
+    "SELECT count(*)::int AS n FROM record_embeddings WHERE owner_kind = 'q_a_extraction'",
+  )) as [{ n: number }];
   assert.is(n, 2, 'the removed pair’s embedding went with it');
 });
 
 /** Paragraph i of a document: one chunk each. */
-const paragraph = (i: number) => `Section ${i}. ${'Northwind keeps careful records of every shipment and invoice. '.repeat(17)}`;
+const paragraph = (i: number) =>
+  `Section ${i}. ${'Northwind keeps careful records of every shipment and invoice. '.repeat(17)}`;
 const paragraphs = (n: number) => Array.from({ length: n }, (_, i) => paragraph(i)).join('\n\n');
 
 test('text the table has embedded before is never sent to the model again', async () => {
@@ -156,14 +201,18 @@ test('text the table has embedded before is never sent to the model again', asyn
   await writeFile(path.join(f.corpus, 'ledger-extended.md'), `${base}\n\n${paragraph(5)}`);
   const summary = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(summary.items.changed, 1);
-  const [{ n }] = await rows<{ n: number }>(
+  const [{ n }] = (await rows<{ n: number }>(
     "SELECT count(*)::int AS n FROM content_chunks c JOIN source_documents d ON d.id = c.source_document_id WHERE d.rel_path = 'ledger-extended.md'",
-  ) as [{ n: number }];
+  )) as [{ n: number }];
   assert.is(n, 6);
-  assert.is(mock.stats.embeddedTexts - before, 1, 'only the new chunk was embedded; the other five vectors were copied');
-  const [{ vectors }] = await rows<{ vectors: number }>(
+  assert.is(
+    mock.stats.embeddedTexts - before,
+    1,
+    'only the new chunk was embedded; the other five vectors were copied',
+  );
+  const [{ vectors }] = (await rows<{ vectors: number }>(
     "SELECT count(*)::int AS vectors FROM record_embeddings e JOIN content_chunks c ON c.id = e.owner_id JOIN source_documents d ON d.id = c.source_document_id WHERE d.rel_path = 'ledger-extended.md'",
-  ) as [{ vectors: number }];
+  )) as [{ vectors: number }];
   assert.is(vectors, 6);
 });
 
@@ -171,8 +220,11 @@ test('a vector another model made is embedded again, not kept', async () => {
   await setUp();
   await writeFile(path.join(f.corpus, 'audit.md'), paragraphs(3));
   await walk(f.lifespan, { sourcePath: f.corpus });
-  const auditVectors = "FROM record_embeddings e JOIN content_chunks c ON c.id = e.owner_id JOIN source_documents d ON d.id = c.source_document_id WHERE d.rel_path = 'audit.md'";
-  await f.target.db.query(`UPDATE record_embeddings SET model = 'retired-model' WHERE owner_id IN (SELECT e.owner_id ${auditVectors})`);
+  const auditVectors =
+    "FROM record_embeddings e JOIN content_chunks c ON c.id = e.owner_id JOIN source_documents d ON d.id = c.source_document_id WHERE d.rel_path = 'audit.md'";
+  await f.target.db.query(
+    `UPDATE record_embeddings SET model = 'retired-model' WHERE owner_id IN (SELECT e.owner_id ${auditVectors})`,
+  );
   const before = mock.stats.embeddedTexts;
   await writeFile(path.join(f.corpus, 'audit.md'), paragraphs(4));
   await walk(f.lifespan, { sourcePath: f.corpus });
@@ -192,14 +244,24 @@ test('mentions of an admin-curated entity chain under its curated canonical name
   );
   await writeFile(path.join(f.corpus, 'second.md'), '# second\n\nAcme Traders hired John Smith in May.\n');
   await walk(f.lifespan, { sourcePath: f.corpus });
-  const [{ id: second }] = await rows<{ id: string }>("SELECT id FROM source_documents WHERE rel_path = 'second.md'") as [{ id: string }];
+  const [{ id: second }] = (await rows<{ id: string }>(
+    "SELECT id FROM source_documents WHERE rel_path = 'second.md'",
+  )) as [{ id: string }];
   const mentions = await rows<{ id: string; canonical_name: string; surface_form: string }>(
-    'SELECT id, canonical_name, surface_form FROM entity_mentions WHERE source_document_id = $1 ORDER BY canonical_name', [second],
+    'SELECT id, canonical_name, surface_form FROM entity_mentions WHERE source_document_id = $1 ORDER BY canonical_name',
+    [second],
   );
-  assert.equal(mentions.map((m) => [m.canonical_name, m.surface_form]), [['Acme Trading Company', 'Acme Traders'], ['John Smith', 'John Smith']]);
+  assert.equal(
+    mentions.map((m) => [m.canonical_name, m.surface_form]),
+    [
+      ['Acme Trading Company', 'Acme Traders'],
+      ['John Smith', 'John Smith'],
+    ],
+  );
   assert.is(mentions[0]!.id, entityMentionKey(second, 'Acme Trading Company', 'organization'));
   const relations = await rows<{ source_canonical: string; target_canonical: string }>(
-    'SELECT source_canonical, target_canonical FROM entity_relationships WHERE source_document_id = $1', [second],
+    'SELECT source_canonical, target_canonical FROM entity_relationships WHERE source_document_id = $1',
+    [second],
   );
   assert.equal(relations, [{ source_canonical: 'Acme Trading Company', target_canonical: 'John Smith' }]);
 });

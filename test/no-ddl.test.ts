@@ -10,7 +10,8 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 const RUNTIME_DIRS = ['bin', 'cli', 'http', 'engine', 'stages', 'lib', 'mock', 'worker'];
 const ALLOWED = new Set(['lib/db/migrate.ts']);
 // Session-local staging (CREATE TEMP TABLE) is not matched: it changes no platform schema.
-const DDL = /\b(?:CREATE|ALTER|DROP)\s+(?:OR\s+REPLACE\s+)?(?:UNIQUE\s+)?(?:TABLE|INDEX|EXTENSION|SCHEMA|FUNCTION|PROCEDURE|VIEW|MATERIALIZED\s+VIEW|TYPE|TRIGGER|SEQUENCE|DATABASE|ROLE|POLICY|DOMAIN)\b|\bTRUNCATE\b/i;
+const DDL =
+  /\b(?:CREATE|ALTER|DROP)\s+(?:OR\s+REPLACE\s+)?(?:UNIQUE\s+)?(?:TABLE|INDEX|EXTENSION|SCHEMA|FUNCTION|PROCEDURE|VIEW|MATERIALIZED\s+VIEW|TYPE|TRIGGER|SEQUENCE|DATABASE|ROLE|POLICY|DOMAIN)\b|\bTRUNCATE\b/i;
 
 export function findDdl(source: string): string[] {
   return source.split('\n').filter((line) => DDL.test(line));
@@ -31,10 +32,24 @@ async function* runtimeFiles(dir: string): AsyncGenerator<string> {
 }
 
 test('the scanner recognises DDL and leaves row statements and temp staging alone', () => {
-  for (const ddl of ['CREATE TABLE x (id int)', 'alter table t add column c int', 'DROP INDEX i', 'create or replace function f()', 'CREATE UNIQUE INDEX u ON t (c)', 'TRUNCATE source_documents', 'CREATE EXTENSION vector']) {
+  for (const ddl of [
+    'CREATE TABLE x (id int)',
+    'alter table t add column c int',
+    'DROP INDEX i',
+    'create or replace function f()',
+    'CREATE UNIQUE INDEX u ON t (c)',
+    'TRUNCATE source_documents',
+    'CREATE EXTENSION vector',
+  ]) {
     assert.equal(findDdl(ddl), [ddl], ddl);
   }
-  for (const dml of ['INSERT INTO t VALUES (1)', 'DELETE FROM t WHERE id = $1', 'CREATE TEMP TABLE IF NOT EXISTS s (LIKE t)', 'UPDATE t SET dropped = true', "SELECT 'created'"]) {
+  for (const dml of [
+    'INSERT INTO t VALUES (1)',
+    'DELETE FROM t WHERE id = $1',
+    'CREATE TEMP TABLE IF NOT EXISTS s (LIKE t)',
+    'UPDATE t SET dropped = true',
+    "SELECT 'created'",
+  ]) {
     assert.equal(findDdl(dml), [], dml);
   }
 });
@@ -46,7 +61,8 @@ test('no runtime module outside the migration runner issues CREATE/ALTER/DROP', 
     for await (const rel of runtimeFiles(dir)) {
       scanned += 1;
       if (ALLOWED.has(rel)) continue;
-      for (const line of findDdl(await readFile(path.join(ROOT, rel), 'utf8'))) offenders.push(`${rel}: ${line.trim()}`);
+      for (const line of findDdl(await readFile(path.join(ROOT, rel), 'utf8')))
+        offenders.push(`${rel}: ${line.trim()}`);
     }
   }
   assert.ok(scanned > 5, 'the scan found the runtime modules');

@@ -34,7 +34,9 @@ if (targetEngine === 'pglite') {
     try {
       const db = await openDatabase(loadConfig({ ENGINE_DB_DSN: target.dsn! }, '/'));
       assert.is(db.kind, 'postgres');
-      const { rows } = await db.query<{ found: string | null }>("SELECT to_regclass('schema_migrations')::text AS found");
+      const { rows } = await db.query<{ found: string | null }>(
+        "SELECT to_regclass('schema_migrations')::text AS found",
+      );
       assert.is(rows[0]?.found, null);
       await db.close();
     } finally {

@@ -48,7 +48,9 @@ await db.exec('CREATE TABLE t (n int PRIMARY KEY); INSERT INTO t VALUES (1)');
 void db.query(${JSON.stringify(statement)}).catch(() => {});
 process.stdout.write('ready\\n');
 setInterval(() => {}, 1000);`;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     child.stdout.on('data', (chunk: Buffer) => {
       if (chunk.toString().includes('ready')) resolve({ pid: child.pid!, kill: () => child.kill('SIGKILL') });
@@ -88,11 +90,18 @@ if (targetEngine === 'pglite') {
 
   test('a database error crosses the process boundary with its SQLSTATE and detail', async () => {
     await db.query('INSERT INTO t (n) VALUES (1)');
-    const error = (await db.query('INSERT INTO t (n) VALUES (1)').catch((e: unknown) => e)) as Error & { code?: string; detail?: string };
+    const error = (await db.query('INSERT INTO t (n) VALUES (1)').catch((e: unknown) => e)) as Error & {
+      code?: string;
+      detail?: string;
+    };
     assert.instance(error, Error);
     assert.is(error.code, '23505');
     assert.match(error.detail ?? '', /already exists/);
-    assert.is((await db.query('SELECT count(*)::int AS n FROM t')).rows[0]?.n, 1, 'the session is usable after an error');
+    assert.is(
+      (await db.query('SELECT count(*)::int AS n FROM t')).rows[0]?.n,
+      1,
+      'the session is usable after an error',
+    );
     await db.query('DELETE FROM t');
   });
 
@@ -120,7 +129,7 @@ if (targetEngine === 'pglite') {
     await db.query('DELETE FROM t');
   });
 
-  test('a transaction that throws is rolled back and its error is the caller\'s', async () => {
+  test("a transaction that throws is rolled back and its error is the caller's", async () => {
     const error = await db
       .transaction(async (q) => {
         await q.query('INSERT INTO t (n) VALUES (4)');
@@ -156,13 +165,17 @@ if (targetEngine === 'pglite') {
       await first.exec('CREATE TABLE w (x text)');
       await first.close();
       const opened = await openPglite(dir);
-      const walBytes = async (sql: string, params: unknown[] = []) => (await opened.query<{ bytes: number }>(sql, params)).rows[0]!.bytes;
+      const walBytes = async (sql: string, params: unknown[] = []) =>
+        (await opened.query<{ bytes: number }>(sql, params)).rows[0]!.bytes;
       try {
         const start = (await opened.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]!.lsn;
-        for (let i = 0; i < 70; i++) await opened.query("INSERT INTO w SELECT repeat('x', 1000) FROM generate_series(1, 500)");
+        for (let i = 0; i < 70; i++)
+          await opened.query("INSERT INTO w SELECT repeat('x', 1000) FROM generate_series(1, 500)");
         const written = await walBytes('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1)::float8 AS bytes', [start]);
         assert.ok(written > 32 * 2 ** 20, `the statements wrote ${written} bytes of WAL`);
-        const sinceCheckpoint = await walBytes('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), redo_lsn)::float8 AS bytes FROM pg_control_checkpoint()');
+        const sinceCheckpoint = await walBytes(
+          'SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), redo_lsn)::float8 AS bytes FROM pg_control_checkpoint()',
+        );
         assert.ok(sinceCheckpoint < 16 * 2 ** 20, `${sinceCheckpoint} bytes of WAL since the last checkpoint`);
       } finally {
         await opened.close();
@@ -202,7 +215,9 @@ if (targetEngine === 'pglite') {
   test('an opener waits for an orphaned database process to finish its statement, rather than opening beside it', () =>
     inTempDir(async (dir) => {
       const orphan = await killOtherIngest(dir, 'SELECT pg_sleep(1.5)');
-      await assertCommittedRowStays(dir, () => assert.not.ok(alive(orphan), 'the orphan had exited before the directory was opened again'));
+      await assertCommittedRowStays(dir, () =>
+        assert.not.ok(alive(orphan), 'the orphan had exited before the directory was opened again'),
+      );
     }));
 }
 

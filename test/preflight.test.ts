@@ -12,7 +12,11 @@ test.after(() => mock.close());
 const preflight = (env: Record<string, string>) => runIngest(['preflight'], env);
 
 test('preflight passes against a live endpoint and names the tier and identity', async () => {
-  const result = await preflight({ ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: 'any', EXTRACTION_MODEL: 'model-x' });
+  const result = await preflight({
+    ANTHROPIC_BASE_URL: mock.url,
+    ANTHROPIC_API_KEY: 'any',
+    EXTRACTION_MODEL: 'model-x',
+  });
   assert.is(result.status, 0, result.stderr);
   assert.match(result.stdout, new RegExp(`preflight ok: tier mock, ${mock.url}:model-x, answered "pong"`));
 });

@@ -45,16 +45,27 @@ async function directoryBucket(root: string): Promise<Bucket> {
 
 async function s3Bucket(): Promise<Bucket> {
   const s3 = await startTestS3();
-  return { put: (k, b) => s3.put(`docs/${k}`, b), remove: (k) => s3.remove(`docs/${k}`), env: s3.env('docs'), close: () => s3.close() };
+  return {
+    put: (k, b) => s3.put(`docs/${k}`, b),
+    remove: (k) => s3.remove(`docs/${k}`),
+    env: s3.env('docs'),
+    close: () => s3.close(),
+  };
 }
 
-for (const [kind, open] of [['file://', directoryBucket], ['s3://', s3Bucket]] as const) {
+for (const [kind, open] of [
+  ['file://', directoryBucket],
+  ['s3://', s3Bucket],
+] as const) {
   const it = suite(`pull-sync from a ${kind} bucket`);
   let root: string;
   let bucket: Bucket;
   let corpus: string;
   const sync = () => syncCorpus(loadConfig({ ...bucket.env, ENGINE_DB: path.join(root, 'state') }, root), corpus, log);
-  const files = () => readdirSync(corpus, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.md')).sort();
+  const files = () =>
+    readdirSync(corpus, { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.md'))
+      .sort();
 
   it.before.each(async () => {
     root = mkdtempSync(path.join(tmpdir(), 'ingest-sync-'));
@@ -82,7 +93,10 @@ for (const [kind, open] of [['file://', directoryBucket], ['s3://', s3Bucket]] a
     assert.equal(await sync(), { downloaded: 1, unchanged: 1, removed: 1, refused: 0 });
     assert.equal(files(), ['a.md', 'c #1 (draft).md']);
     assert.is(await readFile(path.join(corpus, 'a.md'), 'utf8'), '# A, edited\n');
-    assert.not.ok(readdirSync(corpus, { recursive: true, encoding: 'utf8' }).some((f) => f.includes('.sync-')), 'no temp file left');
+    assert.not.ok(
+      readdirSync(corpus, { recursive: true, encoding: 'utf8' }).some((f) => f.includes('.sync-')),
+      'no temp file left',
+    );
   });
 
   it('the bucket is authoritative: a local edit or a local-only file is replaced or removed', async () => {
@@ -123,7 +137,10 @@ hostile('an S3 key with .. or a hidden segment is skipped by name, the rest sync
     const corpus = path.join(root, 'corpus');
     const report = await syncCorpus(loadConfig({ ...s3.env('docs'), ENGINE_DB: root }, root), corpus, log);
     assert.equal(report, { downloaded: 1, unchanged: 0, removed: 0, refused: 3 });
-    assert.equal(readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.md')), ['corpus/ok.md']);
+    assert.equal(
+      readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.md')),
+      ['corpus/ok.md'],
+    );
   } finally {
     await s3.close();
     rmSync(root, { recursive: true, force: true });

@@ -16,12 +16,19 @@ const counters = { model_retry: 1, taxonomy_miss: 2, item_failure: 3, memo_heal:
 
 function record(opId: string, status: RunRecord['status'], extra: Partial<RunRecord['result']> = {}): RunRecord {
   return {
-    opId, status, startedAt: '2026-11-22T10:00:00.000Z', finishedAt: status === 'in_progress' ? null : '2026-11-22T10:01:00.000Z',
+    opId,
+    status,
+    startedAt: '2026-11-22T10:00:00.000Z',
+    finishedAt: status === 'in_progress' ? null : '2026-11-22T10:01:00.000Z',
     result: { counts: { seen: 5, changed: 2 }, counters, ...extra },
   };
 }
 
-interface Received { headers: IncomingMessage['headers']; body: Record<string, unknown>; url: string }
+interface Received {
+  headers: IncomingMessage['headers'];
+  body: Record<string, unknown>;
+  url: string;
+}
 
 /** A local receiver that answers with the given statuses in turn (0 = never answer). */
 async function receiver(statuses: number[]): Promise<{ url: string; received: Received[]; close(): Promise<void> }> {
@@ -42,7 +49,11 @@ async function receiver(statuses: number[]): Promise<{ url: string; received: Re
   return {
     url: `http://127.0.0.1:${port}/`,
     received,
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -56,7 +67,13 @@ const fastRetry = { attempts: 3, baseDelayMs: 1, maxDelayMs: 5, timeoutMs: 200 }
 
 test('direct mode: one pipeline_runs row per invocation, in_progress then its terminal status', async () => {
   const opId = randomUUID();
-  const runs = createRunRecorder({ appUrl: null, pipelineTriggerSecret: null, bypassToken: null, db: t.db, log: silent });
+  const runs = createRunRecorder({
+    appUrl: null,
+    pipelineTriggerSecret: null,
+    bypassToken: null,
+    db: t.db,
+    log: silent,
+  });
   await runs.start(record(opId, 'in_progress'));
   const started = await t.db.query<{ status: string }>('SELECT status FROM pipeline_runs WHERE op_id = $1', [opId]);
   assert.equal(started.rows, [{ status: 'in_progress' }]);
@@ -73,10 +90,18 @@ test('direct mode: one pipeline_runs row per invocation, in_progress then its te
 
 test('direct mode: a failed run ends failed with its error, and no extractor_version key without IMAGE_SHA', async () => {
   const opId = randomUUID();
-  const runs = createRunRecorder({ appUrl: null, pipelineTriggerSecret: null, bypassToken: null, db: t.db, log: silent });
+  const runs = createRunRecorder({
+    appUrl: null,
+    pipelineTriggerSecret: null,
+    bypassToken: null,
+    db: t.db,
+    log: silent,
+  });
   await runs.start(record(opId, 'in_progress'));
   await runs.finish(record(opId, 'failed', { error: 'corpus vanished' }));
-  const { rows } = await t.db.query<{ status: string; result: Record<string, unknown> }>('SELECT status, result FROM pipeline_runs');
+  const { rows } = await t.db.query<{ status: string; result: Record<string, unknown> }>(
+    'SELECT status, result FROM pipeline_runs',
+  );
   assert.is(rows[0]!.status, 'failed');
   assert.is(rows[0]!.result.error, 'corpus vanished');
   assert.not.ok('extractor_version' in rows[0]!.result);
@@ -85,7 +110,14 @@ test('direct mode: a failed run ends failed with its error, and no extractor_ver
 test('webhook: start and finish arrive with the bearer, the bypass header and the record', async () => {
   const app = await receiver([200]);
   try {
-    const runs = createRunRecorder({ appUrl: app.url, pipelineTriggerSecret: SECRET, bypassToken: 'bypass-1', db: t.db, log: silent, retry: fastRetry });
+    const runs = createRunRecorder({
+      appUrl: app.url,
+      pipelineTriggerSecret: SECRET,
+      bypassToken: 'bypass-1',
+      db: t.db,
+      log: silent,
+      retry: fastRetry,
+    });
     const opId = randomUUID();
     await runs.start(record(opId, 'in_progress'));
     await runs.finish(record(opId, 'completed', { extractor_version: 'sha-9' }));
@@ -96,7 +128,10 @@ test('webhook: start and finish arrive with the bearer, the bypass header and th
       assert.is(r.headers['x-vercel-protection-bypass'], 'bypass-1');
       assert.is(r.body.op_id, opId);
     }
-    assert.equal(app.received.map((r) => r.body.status), ['in_progress', 'completed']);
+    assert.equal(
+      app.received.map((r) => r.body.status),
+      ['in_progress', 'completed'],
+    );
     assert.is((app.received[1]!.body.result as Record<string, unknown>).extractor_version, 'sha-9');
     const direct = await t.db.query('SELECT 1 FROM pipeline_runs');
     assert.is(direct.rows.length, 0, 'with a web app the run is recorded there, not written directly');
@@ -110,9 +145,23 @@ test('webhook: 503 is retried until it succeeds; 401 is not retried; neither thr
   const refusing = await receiver([401]);
   try {
     const opId = randomUUID();
-    await createRunRecorder({ appUrl: flaky.url, pipelineTriggerSecret: SECRET, bypassToken: null, db: t.db, log: silent, retry: fastRetry }).finish(record(opId, 'completed'));
+    await createRunRecorder({
+      appUrl: flaky.url,
+      pipelineTriggerSecret: SECRET,
+      bypassToken: null,
+      db: t.db,
+      log: silent,
+      retry: fastRetry,
+    }).finish(record(opId, 'completed'));
     assert.is(flaky.received.length, 3);
-    await createRunRecorder({ appUrl: refusing.url, pipelineTriggerSecret: SECRET, bypassToken: null, db: t.db, log: silent, retry: fastRetry }).finish(record(opId, 'completed'));
+    await createRunRecorder({
+      appUrl: refusing.url,
+      pipelineTriggerSecret: SECRET,
+      bypassToken: null,
+      db: t.db,
+      log: silent,
+      retry: fastRetry,
+    }).finish(record(opId, 'completed'));
     assert.is(refusing.received.length, 1);
   } finally {
     await flaky.close();
@@ -123,9 +172,24 @@ test('webhook: 503 is retried until it succeeds; 401 is not retried; neither thr
 test('webhook: a receiver that never answers costs bounded attempts, and the failure is logged without the secret', async () => {
   const hanging = await receiver([0]);
   const lines: string[] = [];
-  const log = pino({ level: 'warn' }, new Writable({ write(c, _e, done) { lines.push(String(c)); done(); } }));
+  const log = pino(
+    { level: 'warn' },
+    new Writable({
+      write(c, _e, done) {
+        lines.push(String(c));
+        done();
+      },
+    }),
+  );
   try {
-    await createRunRecorder({ appUrl: hanging.url, pipelineTriggerSecret: SECRET, bypassToken: null, db: t.db, log, retry: fastRetry }).finish(record(randomUUID(), 'completed'));
+    await createRunRecorder({
+      appUrl: hanging.url,
+      pipelineTriggerSecret: SECRET,
+      bypassToken: null,
+      db: t.db,
+      log,
+      retry: fastRetry,
+    }).finish(record(randomUUID(), 'completed'));
     assert.is(hanging.received.length, fastRetry.attempts);
     assert.ok(lines.some((l) => l.includes('giving up') && l.includes('timed out')));
     assert.not.ok(lines.join('').includes(SECRET));
@@ -137,7 +201,14 @@ test('webhook: a receiver that never answers costs bounded attempts, and the fai
 test('webhook: with the secret unset nothing is sent (fail closed)', async () => {
   const app = await receiver([200]);
   try {
-    const runs = createRunRecorder({ appUrl: app.url, pipelineTriggerSecret: null, bypassToken: null, db: t.db, log: silent, retry: fastRetry });
+    const runs = createRunRecorder({
+      appUrl: app.url,
+      pipelineTriggerSecret: null,
+      bypassToken: null,
+      db: t.db,
+      log: silent,
+      retry: fastRetry,
+    });
     await runs.start(record(randomUUID(), 'in_progress'));
     assert.is(app.received.length, 0);
   } finally {

@@ -16,22 +16,30 @@ const HTML = '<html><head><title>T</title></head><body><p>Straße</p></body></ht
 const openRequests = new Set<http.IncomingMessage>();
 const routes: Record<string, http.RequestListener> = {
   '/page': (_req, res) => res.writeHead(200, { 'content-type': 'text/html; charset=UTF-8' }).end(HTML),
-  '/gzip': (_req, res) => res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' }).end(gzipSync(HTML)),
-  '/latin1': (_req, res) => res.writeHead(200, { 'content-type': 'application/xhtml+xml; charset="ISO-8859-1"' }).end(Buffer.from(HTML, 'latin1')),
+  '/gzip': (_req, res) =>
+    res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' }).end(gzipSync(HTML)),
+  '/latin1': (_req, res) =>
+    res
+      .writeHead(200, { 'content-type': 'application/xhtml+xml; charset="ISO-8859-1"' })
+      .end(Buffer.from(HTML, 'latin1')),
   '/silent': () => {},
   '/trickle': hostile.trickle(20),
   '/endless': hostile.endless,
   '/huge': hostile.tenGigabytes,
   '/bomb': (_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' }).end(gzipSync(Buffer.alloc(64 * 1024 * 1024)));
+    res
+      .writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' })
+      .end(gzipSync(Buffer.alloc(64 * 1024 * 1024)));
   },
   '/pdf': (_req, res) => res.writeHead(200, { 'content-type': 'application/pdf' }).end('%PDF-1.7'),
   '/untyped': (_req, res) => {
     res.removeHeader('content-type');
     res.end(HTML);
   },
-  '/compress': (_req, res) => res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'compress' }).end('x'),
-  '/broken-gzip': (_req, res) => res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' }).end(Buffer.from('not gzip at all')),
+  '/compress': (_req, res) =>
+    res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'compress' }).end('x'),
+  '/broken-gzip': (_req, res) =>
+    res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' }).end(Buffer.from('not gzip at all')),
   '/missing': (_req, res) => res.writeHead(404, { 'content-type': 'text/html' }).end('gone'),
   '/loop': (_req, res) => res.writeHead(302, { location: '/loop' }).end(),
   '/hop': (_req, res) => res.writeHead(301, { location: '/page' }).end(),
@@ -53,7 +61,14 @@ test.after(async () => {
 });
 
 const policy = (overrides: Partial<FetchPolicy> = {}): FetchPolicy => ({
-  ...loadConfig({ INGEST_FETCH_ALLOW_CIDRS: '127.0.0.1/32', INGEST_FETCH_MAX_BYTES: String(1024 * 1024), INGEST_FETCH_TIMEOUT_MS: '2000' }, '/').fetch,
+  ...loadConfig(
+    {
+      INGEST_FETCH_ALLOW_CIDRS: '127.0.0.1/32',
+      INGEST_FETCH_MAX_BYTES: String(1024 * 1024),
+      INGEST_FETCH_TIMEOUT_MS: '2000',
+    },
+    '/',
+  ).fetch,
   ...overrides,
 });
 

@@ -24,7 +24,9 @@ test.after.each(() => {
 });
 
 /** Starts `ingest serve` on an ephemeral port; resolves with its URL and its exit. */
-function serve(env: Record<string, string>): Promise<{ url: string; child: ChildProcess; exit: Promise<number | null> }> {
+function serve(
+  env: Record<string, string>,
+): Promise<{ url: string; child: ChildProcess; exit: Promise<number | null> }> {
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0'], {
     env: { PATH: process.env.PATH ?? '', PIPELINE_TRIGGER_SECRET: TRIGGER, INGEST_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'ignore'],
@@ -44,14 +46,20 @@ function serve(env: Record<string, string>): Promise<{ url: string; child: Child
 
 async function walkStatus(url: string, requestId: string): Promise<Record<string, unknown>> {
   for (;;) {
-    const status = (await (await fetch(`${url}/walk-status/${requestId}`, { headers: { authorization: `Bearer ${TRIGGER}` } })).json()) as Record<string, unknown>;
+    const status = (await (
+      await fetch(`${url}/walk-status/${requestId}`, { headers: { authorization: `Bearer ${TRIGGER}` } })
+    ).json()) as Record<string, unknown>;
     if (!['accepted', 'running'].includes(status.state as string)) return status;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
 const startWalk = async (url: string) =>
-  ((await (await fetch(`${url}/walk`, { method: 'POST', headers: { authorization: `Bearer ${TRIGGER}` } })).json()) as { requestId: string }).requestId;
+  (
+    (await (
+      await fetch(`${url}/walk`, { method: 'POST', headers: { authorization: `Bearer ${TRIGGER}` } })
+    ).json()) as { requestId: string }
+  ).requestId;
 
 test('SIGTERM stops the sidecar cleanly with exit code 0', async () => {
   const corpus = path.join(root, 'corpus');
@@ -77,7 +85,9 @@ test('two sidecars on one corpus: the writer fence lets one walk and ends the ot
   // "running" is reported once the walk holds the fence; the cold walk of 120 documents
   // lasts seconds, so the second request arrives while it is held.
   for (;;) {
-    const status = (await (await fetch(`${a.url}/walk-status/${first}`, { headers: { authorization: `Bearer ${TRIGGER}` } })).json()) as { state: string };
+    const status = (await (
+      await fetch(`${a.url}/walk-status/${first}`, { headers: { authorization: `Bearer ${TRIGGER}` } })
+    ).json()) as { state: string };
     if (status.state === 'running') break;
     assert.is(status.state, 'accepted', 'the first walk was still going when the second was asked for');
     await new Promise((resolve) => setTimeout(resolve, 10));
@@ -94,7 +104,10 @@ test('a CLI walk on the embedded database a sidecar holds open is refused by nam
   await cp(path.resolve(import.meta.dirname, '..', 'examples', 'corpus'), corpus, { recursive: true });
   const env = { INGEST_DATA_DIR: path.join(root, 'data'), ENGINE_SOURCE_PATH: corpus };
   const sidecar = await serve(env);
-  const walk = spawn(process.execPath, [BIN, 'walk'], { env: { PATH: process.env.PATH ?? '', INGEST_LOG_LEVEL: 'silent', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const walk = spawn(process.execPath, [BIN, 'walk'], {
+    env: { PATH: process.env.PATH ?? '', INGEST_LOG_LEVEL: 'silent', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   walk.stderr!.on('data', (c) => (stderr += c));
   const code = await new Promise<number | null>((resolve) => walk.on('exit', resolve));
@@ -107,7 +120,10 @@ test('a CLI walk on the embedded database a sidecar holds open is refused by nam
   sidecar.child.kill('SIGTERM');
   assert.is(await sidecar.exit, 0);
   // Released on shutdown: the CLI may open it now.
-  const after = spawn(process.execPath, [BIN, 'walk'], { env: { PATH: process.env.PATH ?? '', INGEST_LOG_LEVEL: 'silent', ...env }, stdio: 'ignore' });
+  const after = spawn(process.execPath, [BIN, 'walk'], {
+    env: { PATH: process.env.PATH ?? '', INGEST_LOG_LEVEL: 'silent', ...env },
+    stdio: 'ignore',
+  });
   assert.is(await new Promise((resolve) => after.on('exit', resolve)), 0);
 });
 

@@ -13,7 +13,10 @@ test('a second run is refused synchronously while the first runs, and allowed on
   const first = lock.run(() => new Promise<string>((resolve) => (release = () => resolve('first'))));
   assert.ok(lock.running);
   let ran = false;
-  assert.throws(() => lock.run(async () => (ran = true)), (error: unknown) => error instanceof Busy);
+  assert.throws(
+    () => lock.run(async () => (ran = true)),
+    (error: unknown) => error instanceof Busy,
+  );
   assert.not.ok(ran, 'the refused work never started');
   release();
   assert.is(await first, 'first');
@@ -23,9 +26,11 @@ test('a second run is refused synchronously while the first runs, and allowed on
 
 test('the lock is let go of when the run rejects, and when its function throws before returning a promise', async () => {
   const lock = new SingleFlight(() => new Busy('busy'));
-  await lock.run(async () => {
-    throw new Error('the run failed');
-  }).catch(() => {});
+  await lock
+    .run(async () => {
+      throw new Error('the run failed');
+    })
+    .catch(() => {});
   assert.not.ok(lock.running);
   assert.throws(() =>
     lock.run(() => {

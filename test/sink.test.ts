@@ -4,7 +4,14 @@ import { fromSql } from 'pgvector';
 import { randomUUID } from 'node:crypto';
 import { Sink } from '../lib/db/sink.ts';
 import { CopyValueError } from '../lib/db/copy-binary.ts';
-import { contentChunks, entityMentions, recordEmbeddings, referenceItems, sourceDocuments, type Row } from '../lib/db/tables.ts';
+import {
+  contentChunks,
+  entityMentions,
+  recordEmbeddings,
+  referenceItems,
+  sourceDocuments,
+  type Row,
+} from '../lib/db/tables.ts';
 import { UnknownColumnError, strategiesFor, upsertRows } from '../lib/db/upsert-rows.ts';
 import { openTestDatabase, targetEngine, type TestDatabase } from './helpers/db.ts';
 
@@ -18,13 +25,27 @@ test.after.each(async () => {
 
 function documentRow(id: string, opId: string, relPath = `docs/${id}.md`): Row {
   return {
-    id, rel_path: relPath, content_sha256: `sha-${id}`, byte_size: 10, media_type: 'text/markdown',
-    title: null, classification: { label: 'policy', tags: ['a', 'b'] }, op_id: opId,
+    id,
+    rel_path: relPath,
+    content_sha256: `sha-${id}`,
+    byte_size: 10,
+    media_type: 'text/markdown',
+    title: null,
+    classification: { label: 'policy', tags: ['a', 'b'] },
+    op_id: opId,
   };
 }
 
 function chunkRow(documentId: string, idx: number, text: string, opId: string): Row {
-  return { id: randomUUID(), source_document_id: documentId, idx, text, char_start: 0, char_end: text.length, op_id: opId };
+  return {
+    id: randomUUID(),
+    source_document_id: documentId,
+    idx,
+    text,
+    char_start: 0,
+    char_end: text.length,
+    op_id: opId,
+  };
 }
 
 /** 1024 float32 values with varied magnitudes, signs and awkward decimal expansions. */
@@ -47,7 +68,15 @@ for (const strategy of strategiesFor(targetEngine)) {
     const [op1, op2] = [randomUUID(), randomUUID()];
     const docs = Array.from({ length: 25 }, () => documentRow(randomUUID(), op1));
     assert.is(await upsertRows(t.db, sourceDocuments, docs, strategy), 25);
-    assert.is(await upsertRows(t.db, sourceDocuments, docs.map((d) => ({ ...d, op_id: op2, title: 'edited' })), strategy), 25);
+    assert.is(
+      await upsertRows(
+        t.db,
+        sourceDocuments,
+        docs.map((d) => ({ ...d, op_id: op2, title: 'edited' })),
+        strategy,
+      ),
+      25,
+    );
     assert.is(await count('source_documents'), 25);
     const { rows } = await t.db.query<{ op_id: string; title: string; classification: unknown }>(
       'SELECT op_id, title, classification FROM source_documents',
@@ -59,7 +88,12 @@ for (const strategy of strategiesFor(targetEngine)) {
   test(`${strategy}: a batch holding one key twice keeps the last row`, async () => {
     const id = randomUUID();
     const op = randomUUID();
-    const written = await upsertRows(t.db, sourceDocuments, [documentRow(id, op, 'first.md'), documentRow(id, op, 'second.md')], strategy);
+    const written = await upsertRows(
+      t.db,
+      sourceDocuments,
+      [documentRow(id, op, 'first.md'), documentRow(id, op, 'second.md')],
+      strategy,
+    );
     assert.is(written, 1);
     const { rows } = await t.db.query<{ rel_path: string }>('SELECT rel_path FROM source_documents');
     assert.equal(rows, [{ rel_path: 'second.md' }]);
@@ -70,7 +104,9 @@ for (const strategy of strategiesFor(targetEngine)) {
     const doc = randomUUID();
     await upsertRows(t.db, sourceDocuments, [documentRow(doc, op)], strategy);
     await upsertRows(t.db, contentChunks, [chunkRow(doc, 0, AWKWARD_TEXT, op)], strategy);
-    const { rows } = await t.db.query<{ text: string; reference_item_id: string | null }>('SELECT text, reference_item_id FROM content_chunks');
+    const { rows } = await t.db.query<{ text: string; reference_item_id: string | null }>(
+      'SELECT text, reference_item_id FROM content_chunks',
+    );
     assert.is(rows[0]!.text, AWKWARD_TEXT);
     assert.is(rows[0]!.reference_item_id, null);
   });
@@ -82,11 +118,20 @@ for (const strategy of strategiesFor(targetEngine)) {
     await upsertRows(
       t.db,
       recordEmbeddings,
-      vectors.map((embedding, i) => ({ owner_kind: 'content_chunk', owner_id: owners[i], model: 'text-embedding-3-large', embedding, op_id: op })),
+      vectors.map((embedding, i) => ({
+        owner_kind: 'content_chunk',
+        owner_id: owners[i],
+        model: 'text-embedding-3-large',
+        embedding,
+        op_id: op,
+      })),
       strategy,
     );
     for (const [i, owner] of owners.entries()) {
-      const { rows } = await t.db.query<{ embedding: string }>('SELECT embedding::text AS embedding FROM record_embeddings WHERE owner_id = $1', [owner]);
+      const { rows } = await t.db.query<{ embedding: string }>(
+        'SELECT embedding::text AS embedding FROM record_embeddings WHERE owner_id = $1',
+        [owner],
+      );
       const back = fromSql(rows[0]!.embedding) as number[];
       assert.is(back.length, 1024);
       assert.equal(Float32Array.from(back), vectors[i], `vector ${i} changed on the way through ${strategy}`);
@@ -97,7 +142,20 @@ for (const strategy of strategiesFor(targetEngine)) {
 for (const strategy of strategiesFor(targetEngine)) {
   test(`${strategy}: a vector of the wrong dimension is refused by the database`, async () => {
     try {
-      await upsertRows(t.db, recordEmbeddings, [{ owner_kind: 'content_chunk', owner_id: randomUUID(), model: 'm', embedding: [1, 2, 3], op_id: randomUUID() }], strategy);
+      await upsertRows(
+        t.db,
+        recordEmbeddings,
+        [
+          {
+            owner_kind: 'content_chunk',
+            owner_id: randomUUID(),
+            model: 'm',
+            embedding: [1, 2, 3],
+            op_id: randomUUID(),
+          },
+        ],
+        strategy,
+      );
       assert.unreachable('expected the insert to fail');
     } catch (error) {
       assert.match((error as Error).message, /expected 1024 dimensions/);
@@ -110,21 +168,69 @@ for (const strategy of strategiesFor(targetEngine)) {
     const ref = randomUUID();
     const fetchedAt = new Date('2026-03-04T05:06:07.891Z');
     await upsertRows(t.db, sourceDocuments, [{ ...documentRow(doc, op), byte_size: 2 ** 40 + 3 }], strategy);
-    await upsertRows(t.db, referenceItems, [{ id: ref, url: 'https://example.org/a', title: null, content_sha256: 'h', classification: { x: [1, null, 'é'] }, fetched_at: fetchedAt, op_id: op }], strategy);
-    await upsertRows(t.db, entityMentions, [{
-      id: randomUUID(), source_document_id: doc, canonical_name: 'Ada Lovelace', entity_type: 'person', surface_form: 'Ada',
-      confidence: 0.8125, metadata: { curation_pinned: false }, op_id: op,
-    }], strategy);
-    const { rows } = await t.db.query<{ byte_size: string; fetched_at: string; classification: unknown; confidence: number; metadata: unknown }>(
+    await upsertRows(
+      t.db,
+      referenceItems,
+      [
+        {
+          id: ref,
+          url: 'https://example.org/a',
+          title: null,
+          content_sha256: 'h',
+          classification: { x: [1, null, 'é'] },
+          fetched_at: fetchedAt,
+          op_id: op,
+        },
+      ],
+      strategy,
+    );
+    await upsertRows(
+      t.db,
+      entityMentions,
+      [
+        {
+          id: randomUUID(),
+          source_document_id: doc,
+          canonical_name: 'Ada Lovelace',
+          entity_type: 'person',
+          surface_form: 'Ada',
+          confidence: 0.8125,
+          metadata: { curation_pinned: false },
+          op_id: op,
+        },
+      ],
+      strategy,
+    );
+    const { rows } = await t.db.query<{
+      byte_size: string;
+      fetched_at: string;
+      classification: unknown;
+      confidence: number;
+      metadata: unknown;
+    }>(
       `SELECT d.byte_size::text, to_char(r.fetched_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS fetched_at, r.classification, m.confidence, m.metadata
          FROM source_documents d, reference_items r, entity_mentions m`,
     );
-    assert.equal(rows, [{ byte_size: String(2 ** 40 + 3), fetched_at: fetchedAt.toISOString(), classification: { x: [1, null, 'é'] }, confidence: 0.8125, metadata: { curation_pinned: false } }]);
+    assert.equal(rows, [
+      {
+        byte_size: String(2 ** 40 + 3),
+        fetched_at: fetchedAt.toISOString(),
+        classification: { x: [1, null, 'é'] },
+        confidence: 0.8125,
+        metadata: { curation_pinned: false },
+      },
+    ]);
   });
 }
 
 test('binary: a value that does not fit its column is a named error before anything is sent', async () => {
-  const row = { owner_kind: 'content_chunk', owner_id: 'not-a-uuid', model: 'm', embedding: float32Vector(1), op_id: randomUUID() };
+  const row = {
+    owner_kind: 'content_chunk',
+    owner_id: 'not-a-uuid',
+    model: 'm',
+    embedding: float32Vector(1),
+    op_id: randomUUID(),
+  };
   try {
     await upsertRows(t.db, recordEmbeddings, [row], 'binary');
     assert.unreachable('expected CopyValueError');
@@ -133,7 +239,12 @@ test('binary: a value that does not fit its column is a named error before anyth
     assert.match((error as Error).message, /record_embeddings\.owner_id \(uuid\): "not-a-uuid" is not a uuid/);
   }
   try {
-    await upsertRows(t.db, recordEmbeddings, [{ ...row, owner_id: randomUUID(), embedding: ['0.5', ...new Array(1023).fill(0)] }], 'binary');
+    await upsertRows(
+      t.db,
+      recordEmbeddings,
+      [{ ...row, owner_id: randomUUID(), embedding: ['0.5', ...new Array(1023).fill(0)] }],
+      'binary',
+    );
     assert.unreachable('expected CopyValueError');
   } catch (error) {
     assert.instance(error, CopyValueError);
@@ -143,7 +254,13 @@ test('binary: a value that does not fit its column is a named error before anyth
 
 if (strategiesFor(targetEngine).includes('binary-bind')) {
   test('binary-bind: a vector that is not numbers is a named error before anything is sent', async () => {
-    const row = { owner_kind: 'content_chunk', owner_id: randomUUID(), model: 'm', embedding: ['0.5', ...new Array(1023).fill(0)], op_id: randomUUID() };
+    const row = {
+      owner_kind: 'content_chunk',
+      owner_id: randomUUID(),
+      model: 'm',
+      embedding: ['0.5', ...new Array(1023).fill(0)],
+      op_id: randomUUID(),
+    };
     try {
       await upsertRows(t.db, recordEmbeddings, [row], 'binary-bind');
       assert.unreachable('expected CopyValueError');
@@ -202,10 +319,16 @@ test('sink: one bad write fails alone; the rest of the batch lands', async () =>
     sink.write(contentChunks, [chunkRow(orphanParent, 0, 'orphan', op)]),
     sink.write(contentChunks, [chunkRow(good, 1, 'also kept', op)]),
   ]);
-  assert.equal(results.map((r) => r.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+  assert.equal(
+    results.map((r) => r.status),
+    ['fulfilled', 'fulfilled', 'rejected', 'fulfilled'],
+  );
   assert.match(String((results[2] as PromiseRejectedResult).reason), /foreign key/);
   const { rows } = await t.db.query<{ text: string }>('SELECT text FROM content_chunks ORDER BY idx');
-  assert.equal(rows.map((r) => r.text), ['kept', 'also kept']);
+  assert.equal(
+    rows.map((r) => r.text),
+    ['kept', 'also kept'],
+  );
   await sink.close();
 });
 
@@ -214,8 +337,13 @@ test('sink: embeddings go through the measured vector path of the engine and rou
   const op = randomUUID();
   const owner = randomUUID();
   const embedding = float32Vector(7);
-  await sink.write(recordEmbeddings, [{ owner_kind: 'q_a_extraction', owner_id: owner, model: 'text-embedding-3-large', embedding, op_id: op }]);
-  const { rows } = await t.db.query<{ embedding: string }>('SELECT embedding::text AS embedding FROM record_embeddings WHERE owner_id = $1', [owner]);
+  await sink.write(recordEmbeddings, [
+    { owner_kind: 'q_a_extraction', owner_id: owner, model: 'text-embedding-3-large', embedding, op_id: op },
+  ]);
+  const { rows } = await t.db.query<{ embedding: string }>(
+    'SELECT embedding::text AS embedding FROM record_embeddings WHERE owner_id = $1',
+    [owner],
+  );
   assert.equal(Float32Array.from(fromSql(rows[0]!.embedding) as number[]), embedding);
   await sink.close();
 });
@@ -224,7 +352,13 @@ test('sink: on the binary vector path a malformed embedding fails its own write;
   const sink = new Sink(t.db, { batchRows: 1000, flushMs: 10 });
   const op = randomUUID();
   const doc = randomUUID();
-  const embedding = (owner: string, vector: unknown) => ({ owner_kind: 'content_chunk', owner_id: owner, model: 'text-embedding-3-large', embedding: vector, op_id: op });
+  const embedding = (owner: string, vector: unknown) => ({
+    owner_kind: 'content_chunk',
+    owner_id: owner,
+    model: 'text-embedding-3-large',
+    embedding: vector,
+    op_id: op,
+  });
   const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
   const results = await Promise.allSettled([
     sink.write(sourceDocuments, [documentRow(doc, op)]),
@@ -232,10 +366,18 @@ test('sink: on the binary vector path a malformed embedding fails its own write;
     sink.write(recordEmbeddings, [embedding(b, [Number.NaN, ...new Array(1023).fill(0)])]),
     sink.write(recordEmbeddings, [embedding(c, float32Vector(3)), embedding(a, float32Vector(4))]),
   ]);
-  assert.equal(results.map((r) => r.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+  assert.equal(
+    results.map((r) => r.status),
+    ['fulfilled', 'fulfilled', 'rejected', 'fulfilled'],
+  );
   assert.match(String((results[2] as PromiseRejectedResult).reason), /NaN not allowed in vector/);
-  const { rows } = await t.db.query<{ owner_id: string; embedding: string }>('SELECT owner_id::text, embedding::text FROM record_embeddings ORDER BY owner_id');
-  assert.equal(rows.map((r) => r.owner_id), [a, c].sort());
+  const { rows } = await t.db.query<{ owner_id: string; embedding: string }>(
+    'SELECT owner_id::text, embedding::text FROM record_embeddings ORDER BY owner_id',
+  );
+  assert.equal(
+    rows.map((r) => r.owner_id),
+    [a, c].sort(),
+  );
   // a was written twice (two items); the later write won.
   assert.equal(Float32Array.from(fromSql(rows.find((r) => r.owner_id === a)!.embedding) as number[]), float32Vector(4));
   assert.is(await count('source_documents'), 1);
@@ -246,7 +388,10 @@ test('sink: the same key written by two items in one batch lands once, last writ
   const sink = new Sink(t.db, { batchRows: 1000, flushMs: 10 });
   const id = randomUUID();
   const [op1, op2] = [randomUUID(), randomUUID()];
-  await Promise.all([sink.write(sourceDocuments, [documentRow(id, op1)]), sink.write(sourceDocuments, [documentRow(id, op2)])]);
+  await Promise.all([
+    sink.write(sourceDocuments, [documentRow(id, op1)]),
+    sink.write(sourceDocuments, [documentRow(id, op2)]),
+  ]);
   const { rows } = await t.db.query<{ op_id: string }>('SELECT op_id FROM source_documents');
   assert.equal(rows, [{ op_id: op2 }]);
   await sink.close();

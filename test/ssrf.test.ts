@@ -10,7 +10,13 @@ import http from 'node:http';
 import { loadConfig } from '../lib/config.ts';
 import { FetchError, safeFetch, type FetchPolicy } from '../lib/net/safe-fetch.ts';
 import { validateUrl, type ResolvedAddress, type Resolver } from '../lib/net/validate-url.ts';
-import { serveHttp, trapListener, watchConnectionAttempts, type LoopbackServer, type Trap } from './helpers/loopback.ts';
+import {
+  serveHttp,
+  trapListener,
+  watchConnectionAttempts,
+  type LoopbackServer,
+  type Trap,
+} from './helpers/loopback.ts';
 
 const v4 = (address: string): ResolvedAddress => ({ address, family: 4 });
 const v6 = (address: string): ResolvedAddress => ({ address, family: 6 });
@@ -18,7 +24,7 @@ const v6 = (address: string): ResolvedAddress => ({ address, family: 6 });
 /** The modelled DNS. PUBLIC stands for an ordinary internet address; it is never dialled. */
 const PUBLIC = '93.184.216.34';
 const ZONE: Record<string, ResolvedAddress[]> = {
-  'localhost': [v4('127.0.0.1')],
+  localhost: [v4('127.0.0.1')],
   'localtest.me': [v4('127.0.0.1')],
   '127.0.0.1.nip.io': [v4('127.0.0.1')],
   'metadata.google.internal': [v4('169.254.169.254')],
@@ -155,9 +161,27 @@ async function refusal(run: () => Promise<unknown>): Promise<FetchError> {
 
 test(`the table holds at least 60 hostile URLs and every reason appears`, () => {
   assert.ok(HOSTILE.length >= 60, `${HOSTILE.length} rows`);
-  for (const reason of ['loopback', 'private', 'link_local', 'carrier_grade_nat', 'multicast', 'broadcast', 'reserved', 'unspecified',
-    'documentation', 'unique_local', 'ipv4_compatible', 'nat64', 'credentials_in_url', 'unsupported_scheme', 'dns_failed']) {
-    assert.ok(HOSTILE.some(([, r]) => r === reason), reason);
+  for (const reason of [
+    'loopback',
+    'private',
+    'link_local',
+    'carrier_grade_nat',
+    'multicast',
+    'broadcast',
+    'reserved',
+    'unspecified',
+    'documentation',
+    'unique_local',
+    'ipv4_compatible',
+    'nat64',
+    'credentials_in_url',
+    'unsupported_scheme',
+    'dns_failed',
+  ]) {
+    assert.ok(
+      HOSTILE.some(([, r]) => r === reason),
+      reason,
+    );
   }
 });
 
@@ -187,7 +211,11 @@ test('the allowlist knob opens exactly the ranges it names', async () => {
   const stillRefused = await validateUrl('http://127.0.0.1/', { allowCidrs });
   assert.is(stillRefused.ok ? 'ok' : stillRefused.reason, 'loopback');
   const mapped = await validateUrl('http://[::ffff:127.0.0.2]/', { allowCidrs });
-  assert.equal(mapped.ok && mapped.addresses, [v4('127.0.0.2')], 'a mapped address is judged and dialled as its IPv4 form');
+  assert.equal(
+    mapped.ok && mapped.addresses,
+    [v4('127.0.0.2')],
+    'a mapped address is judged and dialled as its IPv4 form',
+  );
 });
 
 test('public addresses pass the policy (checked only: nothing is dialled)', async () => {
@@ -201,7 +229,8 @@ test('public addresses pass the policy (checked only: nothing is dialled)', asyn
 // as a stand-in for a public address) that redirects to forbidden targets. Each redirect hop
 // is re-validated, so the only address ever dialled is 127.0.0.2.
 let origin: LoopbackServer;
-const publicName = (): Resolver => async (hostname) => (hostname === 'public.example' ? [v4('127.0.0.2')] : modelledDns(hostname));
+const publicName = (): Resolver => async (hostname) =>
+  hostname === 'public.example' ? [v4('127.0.0.2')] : modelledDns(hostname);
 test('redirects from a public-looking host to forbidden targets are refused at the hop', async () => {
   origin = await serveHttp((req, res) => {
     const to = new URL(req.url ?? '/', 'http://x').searchParams.get('to') ?? '/';
@@ -226,7 +255,9 @@ test('redirects from a public-looking host to forbidden targets are refused at t
   const watch = watchConnectionAttempts();
   try {
     for (const [target, reason] of cases) {
-      const error = await refusal(() => safeFetch(start + encodeURIComponent(target), policy, { resolve: publicName() }));
+      const error = await refusal(() =>
+        safeFetch(start + encodeURIComponent(target), policy, { resolve: publicName() }),
+      );
       assert.is(error.code, 'url_refused', target);
       assert.is(error.reason, reason, target);
       assert.match(error.message, /after \d redirect/);
@@ -236,7 +267,11 @@ test('redirects from a public-looking host to forbidden targets are refused at t
     await origin.close();
   }
   assert.ok(watch.attempts.length >= cases.length, 'the public-looking host was reached');
-  assert.equal(watch.attempts.filter((a) => !a.startsWith('127.0.0.2:')), [], 'nothing but the public-looking host was dialled');
+  assert.equal(
+    watch.attempts.filter((a) => !a.startsWith('127.0.0.2:')),
+    [],
+    'nothing but the public-looking host was dialled',
+  );
   assert.is(trap.connections, 0);
   assert.is(trap6.connections, 0);
 });
@@ -256,7 +291,11 @@ test('DNS rebinding: a name answering a public address first and a private one s
   };
   const url = `http://rebind.example:${page.port}/`;
   try {
-    const fetched = await safeFetch(url, { ...productionPolicy(), allowCidrs: ['127.0.0.2/32'] }, { resolve: rebinding });
+    const fetched = await safeFetch(
+      url,
+      { ...productionPolicy(), allowCidrs: ['127.0.0.2/32'] },
+      { resolve: rebinding },
+    );
     assert.is(fetched.bytes.toString(), '<p>the checked host</p>');
     assert.is(fetched.address, '127.0.0.2');
     assert.is(lookups, 1, 'one lookup per hop, never a second one at connect time');
@@ -265,9 +304,22 @@ test('DNS rebinding: a name answering a public address first and a private one s
     // Control: a client that checks and then lets the socket resolve again lands in the trap,
     // so the trap would have caught the safe fetch doing the same.
     await new Promise<void>((resolve, reject) => {
-      http.get(url, { agent: false, lookup: ((name: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-        void rebinding(name).then((answers) => (options.all ? callback(null, answers) : callback(null, answers[0]!.address, 4)));
-      }) as never }, (res) => res.resume()).on('error', () => resolve()).on('close', () => resolve()).on('timeout', reject);
+      http
+        .get(
+          url,
+          {
+            agent: false,
+            lookup: ((name: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+              void rebinding(name).then((answers) =>
+                options.all ? callback(null, answers) : callback(null, answers[0]!.address, 4),
+              );
+            }) as never,
+          },
+          (res) => res.resume(),
+        )
+        .on('error', () => resolve())
+        .on('close', () => resolve())
+        .on('timeout', reject);
     });
     assert.is(rebindTrap.connections, 1);
   } finally {

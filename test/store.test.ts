@@ -5,7 +5,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { open } from 'lmdb';
-import { inspectStateStore, openStateStore, resetStateStore, STATE_FORMAT_VERSION, StateStoreVersionError, type ItemMemo } from '../lib/state/store.ts';
+import {
+  inspectStateStore,
+  openStateStore,
+  resetStateStore,
+  STATE_FORMAT_VERSION,
+  StateStoreVersionError,
+  type ItemMemo,
+} from '../lib/state/store.ts';
 
 let dir: string;
 test.before.each(() => {
@@ -14,7 +21,13 @@ test.before.each(() => {
 test.after.each(() => rmSync(dir, { recursive: true, force: true }));
 
 const memo: ItemMemo = {
-  sha256: 'ab', size: 3, mtimeNs: '1', ino: '2', sourceDocumentId: 'd', mediaType: 'text/markdown', opId: 'o',
+  sha256: 'ab',
+  size: 3,
+  mtimeNs: '1',
+  ino: '2',
+  sourceDocumentId: 'd',
+  mediaType: 'text/markdown',
+  opId: 'o',
   rows: { content_chunks: ['k1', 'k2'] },
 };
 
@@ -106,7 +119,9 @@ test('an item memo whose bytes no longer decode is removed and reported as heale
   await (await openStateStore(dir)).close();
   const root = open({ path: path.join(dir, 'state.mdb'), maxDbs: 4, compression: false });
   // 0xc1 is the one byte msgpack never uses: the decoder refuses it.
-  await root.openDB<Buffer, string>({ name: 'items', encoding: 'binary' }).put('file:torn.md', Buffer.from([0xc1, 0xc1]));
+  await root
+    .openDB<Buffer, string>({ name: 'items', encoding: 'binary' })
+    .put('file:torn.md', Buffer.from([0xc1, 0xc1]));
   await root.close();
   const store = await openStateStore(dir);
   assert.equal(store.getItem('file:torn.md'), { memo: undefined, healed: true });
@@ -120,7 +135,10 @@ test('ingest state verify reports, and reset --yes starts over', async () => {
   await store.close();
   const bin = path.resolve(import.meta.dirname, '..', 'bin', 'ingest.ts');
   const run = (...args: string[]) =>
-    spawnSync(process.execPath, [bin, 'state', ...args], { env: { PATH: process.env.PATH, ENGINE_DB: dir }, encoding: 'utf8' });
+    spawnSync(process.execPath, [bin, 'state', ...args], {
+      env: { PATH: process.env.PATH, ENGINE_DB: dir },
+      encoding: 'utf8',
+    });
   const verify = run('verify');
   assert.is(verify.status, 0, verify.stderr);
   assert.match(verify.stdout, /item memos: 1/);
@@ -160,7 +178,10 @@ for (const pageSize of [4096, 1024] as const) {
   });
 }
 
-for (const [made, make] of [['new', async () => {}], ['4 KB', () => makeStoreOfPages(4096)]] as const) {
+for (const [made, make] of [
+  ['new', async () => {}],
+  ['4 KB', () => makeStoreOfPages(4096)],
+] as const) {
   test(`an identity longer than a key may be is kept under its digest (${made} store)`, async () => {
     await make();
     const long = `file:${'deep/'.repeat(600)}a.md`;

@@ -22,7 +22,10 @@ const article = (title: string, names: string) =>
 
 /** What the loopback server answers per path; tests change it between walks. */
 let pages: Record<string, http.RequestListener>;
-const html = (body: string): http.RequestListener => (_req, res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
+const html =
+  (body: string): http.RequestListener =>
+  (_req, res) =>
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
 const requests: string[] = [];
 
 let server: LoopbackServer;
@@ -50,7 +53,13 @@ test.before.each(async () => {
   };
   requests.length = 0;
   logLines = [];
-  f = await walkFixture({ env: { INGEST_FETCH_ALLOW_CIDRS: '127.0.0.1/32', INGEST_FETCH_TIMEOUT_MS: '1500', INGEST_FETCH_MAX_BYTES: String(256 * 1024) } });
+  f = await walkFixture({
+    env: {
+      INGEST_FETCH_ALLOW_CIDRS: '127.0.0.1/32',
+      INGEST_FETCH_TIMEOUT_MS: '1500',
+      INGEST_FETCH_MAX_BYTES: String(256 * 1024),
+    },
+  });
 });
 test.after.each(async () => {
   await f.dispose();
@@ -68,11 +77,27 @@ async function feedRow(path: string, passed: boolean, referenceItemId: string | 
   return id;
 }
 
-async function links(): Promise<Map<string, { url: string; passed: boolean; ref: string | null; linkedAt: string | null }>> {
-  const { rows } = await f.target.db.query<{ id: string; url: string; passed: boolean; ref: string | null; linked_at: Date | string | null }>(
-    'SELECT id::text, url, passed, reference_item_id::text AS ref, linked_at FROM feed_articles',
+async function links(): Promise<
+  Map<string, { url: string; passed: boolean; ref: string | null; linkedAt: string | null }>
+> {
+  const { rows } = await f.target.db.query<{
+    id: string;
+    url: string;
+    passed: boolean;
+    ref: string | null;
+    linked_at: Date | string | null;
+  }>('SELECT id::text, url, passed, reference_item_id::text AS ref, linked_at FROM feed_articles');
+  return new Map(
+    rows.map((r) => [
+      r.id,
+      {
+        url: r.url,
+        passed: r.passed,
+        ref: r.ref,
+        linkedAt: r.linked_at === null ? null : new Date(r.linked_at).toISOString(),
+      },
+    ]),
   );
-  return new Map(rows.map((r) => [r.id, { url: r.url, passed: r.passed, ref: r.ref, linkedAt: r.linked_at === null ? null : new Date(r.linked_at).toISOString() }]));
 }
 
 async function count(sql: string, params: unknown[] = []): Promise<number> {
@@ -106,7 +131,11 @@ test('a walk over passed, unpassed and already-linked rows ingests and links exa
 
   assert.is(second.status, 'completed');
   assert.equal(second.items, { seen: 4, changed: 3, unchanged: 1, failed: 0, dropped: 0, skipped: 0, removed: 0 });
-  assert.equal(requests.sort(), ['/a/1', '/a/2', '/a/4', '/a/5'], 'the unpassed URL is never fetched; a URL shared by two rows once');
+  assert.equal(
+    requests.sort(),
+    ['/a/1', '/a/2', '/a/4', '/a/5'],
+    'the unpassed URL is never fetched; a URL shared by two rows once',
+  );
   const after = await links();
   assert.is(after.get(a)!.ref, referenceItemKey(url('/a/1')));
   assert.is(after.get(b1)!.ref, referenceItemKey(url('/a/2')));
@@ -116,37 +145,67 @@ test('a walk over passed, unpassed and already-linked rows ingests and links exa
   assert.equal(after.get(linked), linkedBefore, 'an already-linked row is left exactly as it was');
   assert.is(after.get(elsewhere)!.ref, ref4, 'a row linked elsewhere is never re-pointed');
 
-  const { rows: items } = await f.target.db.query<{ id: string; url: string; title: string; op_id: string; classification: { label: string } | null }>(
-    'SELECT id::text, url, title, op_id::text, classification FROM reference_items ORDER BY url',
+  const { rows: items } = await f.target.db.query<{
+    id: string;
+    url: string;
+    title: string;
+    op_id: string;
+    classification: { label: string } | null;
+  }>('SELECT id::text, url, title, op_id::text, classification FROM reference_items ORDER BY url');
+  assert.equal(
+    items.map((r) => r.url),
+    ['/a/1', '/a/2', '/a/4', '/a/5'].map(url),
   );
-  assert.equal(items.map((r) => r.url), ['/a/1', '/a/2', '/a/4', '/a/5'].map(url));
   for (const item of items) {
     assert.is(item.id, referenceItemKey(item.url));
     assert.is(item.op_id, item.url === url('/a/4') ? first.opId : second.opId, item.url);
     assert.ok(item.classification !== null && typeof item.classification.label === 'string', 'classified');
-    assert.is(await count('content_chunks WHERE reference_item_id = $1::uuid AND source_document_id IS NULL', [item.id]) > 1, true, 'chunked');
-    assert.ok(await count('entity_mentions WHERE reference_item_id = $1::uuid', [item.id]) >= 1, 'entities extracted');
+    assert.is(
+      (await count('content_chunks WHERE reference_item_id = $1::uuid AND source_document_id IS NULL', [item.id])) > 1,
+      true,
+      'chunked',
+    );
+    assert.ok(
+      (await count('entity_mentions WHERE reference_item_id = $1::uuid', [item.id])) >= 1,
+      'entities extracted',
+    );
   }
   assert.is(items[0]!.title, 'Analytical engines');
   const { rows: names } = await f.target.db.query<{ canonical_name: string }>(
-    'SELECT canonical_name FROM entity_mentions WHERE reference_item_id = $1::uuid ORDER BY 1', [items[0]!.id],
+    'SELECT canonical_name FROM entity_mentions WHERE reference_item_id = $1::uuid ORDER BY 1',
+    [items[0]!.id],
   );
-  assert.ok(names.some((n) => n.canonical_name === 'Ada Lovelace'), JSON.stringify(names));
+  assert.ok(
+    names.some((n) => n.canonical_name === 'Ada Lovelace'),
+    JSON.stringify(names),
+  );
   const unembedded = await count(`content_chunks c WHERE c.reference_item_id IS NOT NULL AND NOT EXISTS
     (SELECT 1 FROM record_embeddings e WHERE e.owner_kind = 'content_chunk' AND e.owner_id = c.id)`);
   assert.is(unembedded, 0, 'every chunk embedded');
-  assert.ok(await count(`record_embeddings e JOIN entity_mentions m ON e.owner_kind = 'entity_mention' AND e.owner_id = m.id WHERE m.reference_item_id IS NOT NULL`) >= 4);
+  assert.ok(
+    (await count(
+      `record_embeddings e JOIN entity_mentions m ON e.owner_kind = 'entity_mention' AND e.owner_id = m.id WHERE m.reference_item_id IS NOT NULL`,
+    )) >= 4,
+  );
   assert.is(await count('q_a_extractions'), 0, 'feed articles get no Q&A extraction');
-  assert.equal(logLines.filter((l) => l.msg === 'url_backlink_reconciled').map((l) => l.linked_count), [0, 0], 'every row was linked per item');
+  assert.equal(
+    logLines.filter((l) => l.msg === 'url_backlink_reconciled').map((l) => l.linked_count),
+    [0, 0],
+    'every row was linked per item',
+  );
 });
 
 test('a second walk over unchanged pages changes nothing; a changed page is re-ingested alone', async () => {
   await feedRow('/a/1', true);
   await feedRow('/a/2', true);
   const first = await run();
-  const chunkKeys = async (path: string) => (await f.target.db.query<{ id: string; op_id: string }>(
-    'SELECT id::text, op_id::text FROM content_chunks WHERE reference_item_id = $1::uuid ORDER BY id', [referenceItemKey(url(path))],
-  )).rows;
+  const chunkKeys = async (path: string) =>
+    (
+      await f.target.db.query<{ id: string; op_id: string }>(
+        'SELECT id::text, op_id::text FROM content_chunks WHERE reference_item_id = $1::uuid ORDER BY id',
+        [referenceItemKey(url(path))],
+      )
+    ).rows;
   const before1 = await chunkKeys('/a/1');
   const before2 = await chunkKeys('/a/2');
 
@@ -155,7 +214,9 @@ test('a second walk over unchanged pages changes nothing; a changed page is re-i
   assert.equal(second.rows, {});
   assert.equal(await chunkKeys('/a/1'), before1);
 
-  pages['/a/1'] = html('<html><head><title>Short now</title></head><body><p>Ada Lovelace wrote a short note, and that is all that is left of this article now.</p></body></html>');
+  pages['/a/1'] = html(
+    '<html><head><title>Short now</title></head><body><p>Ada Lovelace wrote a short note, and that is all that is left of this article now.</p></body></html>',
+  );
   const third = await run();
   assert.equal(third.items, { seen: 2, changed: 1, unchanged: 1, failed: 0, dropped: 0, skipped: 0, removed: 0 });
   const after1 = await chunkKeys('/a/1');
@@ -163,7 +224,11 @@ test('a second walk over unchanged pages changes nothing; a changed page is re-i
   assert.is(after1[0]!.op_id, third.opId);
   assert.equal(await chunkKeys('/a/2'), before2);
   assert.ok(before2.every((c) => c.op_id === first.opId));
-  const { rows: [item] } = await f.target.db.query<{ title: string }>('SELECT title FROM reference_items WHERE id = $1::uuid', [referenceItemKey(url('/a/1'))]);
+  const {
+    rows: [item],
+  } = await f.target.db.query<{ title: string }>('SELECT title FROM reference_items WHERE id = $1::uuid', [
+    referenceItemKey(url('/a/1')),
+  ]);
   assert.is(item!.title, 'Short now');
 });
 
@@ -188,7 +253,10 @@ test('the reconciliation pass links the rows whose per-item backlink was deferre
   assert.is(deferred, 2);
   const after = await links();
   for (const id of rows) assert.is(after.get(id)!.ref, referenceItemKey(after.get(id)!.url));
-  assert.equal(logLines.filter((l) => l.msg === 'url_backlink_reconciled').map((l) => l.linked_count), [3]);
+  assert.equal(
+    logLines.filter((l) => l.msg === 'url_backlink_reconciled').map((l) => l.linked_count),
+    [3],
+  );
   assert.equal(logLines.filter((l) => l.msg === 'backlink deferred to the reconciliation pass').length, 2);
 });
 
@@ -196,11 +264,17 @@ test('a failing reconciliation pass is logged and the walk stands; the next walk
   const id = await feedRow('/a/1', true);
   const broken: Database = {
     ...f.target.db,
-    query: (sql, params) => (/UPDATE feed_articles/.test(sql) ? Promise.reject(new Error('feed_articles is locked')) : f.target.db.query(sql, params)),
+    query: (sql, params) =>
+      /UPDATE feed_articles/.test(sql)
+        ? Promise.reject(new Error('feed_articles is locked'))
+        : f.target.db.query(sql, params),
   };
   const summary = await run(engine(broken));
   assert.is(summary.status, 'completed');
-  assert.equal(summary.passes.find((p) => p.name === 'url_backlink'), { name: 'url_backlink', ok: false, error: 'feed_articles is locked' });
+  assert.equal(
+    summary.passes.find((p) => p.name === 'url_backlink'),
+    { name: 'url_backlink', ok: false, error: 'feed_articles is locked' },
+  );
   assert.ok(summary.passes.find((p) => p.name === 'cleanup')!.ok, 'the passes after it still run');
   assert.is(summary.items.changed, 1);
   assert.is((await links()).get(id)!.ref, null);
@@ -217,14 +291,23 @@ test('fetch caps and refusals end one item each with a named error; the rest of 
   pages['/blank'] = html('<html><body><script>var x = 1;</script></body></html>');
   pages['/image'] = (_req, res) => res.writeHead(200, { 'content-type': 'image/png' }).end('png');
   for (const path of ['/a/1', '/slow', '/endless', '/huge', '/blank', '/image', '/missing']) await feedRow(path, true);
-  await f.target.db.query(`INSERT INTO feed_articles (id, url, passed) VALUES ($1::uuid, 'http://169.254.169.254/latest/meta-data/', true)`, [randomUUID()]);
+  await f.target.db.query(
+    `INSERT INTO feed_articles (id, url, passed) VALUES ($1::uuid, 'http://169.254.169.254/latest/meta-data/', true)`,
+    [randomUUID()],
+  );
 
   const watch = watchConnectionAttempts();
   const summary = await run().finally(() => watch.stop());
-  assert.equal(watch.attempts.filter((a) => !a.startsWith('127.0.0.1:')), [], 'only the loopback server was dialled');
+  assert.equal(
+    watch.attempts.filter((a) => !a.startsWith('127.0.0.1:')),
+    [],
+    'only the loopback server was dialled',
+  );
   assert.is(summary.status, 'completed');
   assert.equal({ changed: summary.items.changed, failed: summary.items.failed }, { changed: 1, failed: 7 });
-  const byPath = Object.fromEntries(summary.failures.map((x) => [x.path.replace(server.origin, ''), `${x.stage}:${x.code}`]));
+  const byPath = Object.fromEntries(
+    summary.failures.map((x) => [x.path.replace(server.origin, ''), `${x.stage}:${x.code}`]),
+  );
   assert.equal(byPath, {
     '/slow': 'fetch:timeout',
     '/endless': 'fetch:too_large',
@@ -235,7 +318,10 @@ test('fetch caps and refusals end one item each with a named error; the rest of 
     'http://169.254.169.254/latest/meta-data/': 'fetch:url_refused',
   });
   assert.is(summary.counters.item_failure, 7);
-  assert.equal((await f.target.db.query<{ url: string }>('SELECT url FROM reference_items')).rows.map((r) => r.url), [url('/a/1')]);
+  assert.equal(
+    (await f.target.db.query<{ url: string }>('SELECT url FROM reference_items')).rows.map((r) => r.url),
+    [url('/a/1')],
+  );
 });
 
 test('cleanup keeps the rows of still-passed URLs, even unreachable ones, and retracts an unpassed URL', async () => {
@@ -255,12 +341,15 @@ test('cleanup keeps the rows of still-passed URLs, even unreachable ones, and re
   delete pages['/a/2']; // still passed, but now answering 404
   const summary = await run();
   assert.is(summary.status, 'completed');
-  assert.equal({ unchanged: summary.items.unchanged, failed: summary.items.failed, removed: summary.items.removed }, { unchanged: 2, failed: 1, removed: 1 });
+  assert.equal(
+    { unchanged: summary.items.unchanged, failed: summary.items.failed, removed: summary.items.removed },
+    { unchanged: 2, failed: 1, removed: 1 },
+  );
   assert.is(await derived(ref1), 0, 'an unpassed URL loses its derived rows');
   assert.is(await count(`entity_mentions WHERE reference_item_id = $1::uuid`, [ref1]), 0);
   assert.is(await count('reference_items WHERE id = $1::uuid', [ref1]), 1, 'its reference item stays as provenance');
   assert.is(await derived(ref2), chunks2, 'a passed URL that failed to fetch keeps its rows');
-  assert.ok(await derived(ref4) > 0);
+  assert.ok((await derived(ref4)) > 0);
   assert.is(f.lifespan.store.getItem(`url:${url('/a/1')}`).memo, undefined);
   assert.ok(f.lifespan.store.getItem(`url:${url('/a/2')}`).memo !== undefined);
   assert.is(await count('source_documents'), 1);

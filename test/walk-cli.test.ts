@@ -21,7 +21,11 @@ let env: Record<string, string>;
 test.before.each(async () => {
   root = mkdtempSync(path.join(tmpdir(), 'ingest-walk-cli-'));
   target = await openTestDatabase({ migrated: false });
-  env = { PATH: process.env.PATH ?? '', INGEST_DATA_DIR: path.join(root, 'data'), ...(target.dsn ? { ENGINE_DB_DSN: target.dsn } : {}) };
+  env = {
+    PATH: process.env.PATH ?? '',
+    INGEST_DATA_DIR: path.join(root, 'data'),
+    ...(target.dsn ? { ENGINE_DB_DSN: target.dsn } : {}),
+  };
   if (target.dsn) spawnSync(process.execPath, [BIN, 'db', 'migrate'], { env, encoding: 'utf8' });
 });
 test.after.each(async () => {
@@ -30,14 +34,23 @@ test.after.each(async () => {
 });
 
 function walk(corpus: string, ...flags: string[]) {
-  const result = spawnSync(process.execPath, [BIN, 'walk', corpus, ...flags], { env, encoding: 'utf8', timeout: 300_000, maxBuffer: 64 * 1024 * 1024 });
+  const result = spawnSync(process.execPath, [BIN, 'walk', corpus, ...flags], {
+    env,
+    encoding: 'utf8',
+    timeout: 300_000,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
 test('the example corpus walks into rows of every type, then a second walk does nothing', async () => {
   const first = walk(EXAMPLES);
   assert.is(first.status, 0, first.stderr);
-  assert.match(first.stdout, /items: 8 seen, 8 changed, 0 unchanged, 0 failed/, `${first.stdout}\n${first.stderr.slice(-4000)}`);
+  assert.match(
+    first.stdout,
+    /items: 8 seen, 8 changed, 0 unchanged, 0 failed/,
+    `${first.stdout}\n${first.stderr.slice(-4000)}`,
+  );
   assert.match(first.stdout, /rows written: source_documents 8, content_chunks \d+/);
   const second = walk(EXAMPLES, '--json');
   const summary = JSON.parse(second.stdout) as WalkSummary;
@@ -49,7 +62,10 @@ test('the example corpus walks into rows of every type, then a second walk does 
 test('a walk refuses to start while another writer holds the fence', async () => {
   const { hostname } = await import('node:os');
   await mkdir(path.join(root, 'data', 'state'), { recursive: true });
-  await writeFile(path.join(root, 'data', 'state', 'writer.fence'), JSON.stringify({ pid: process.pid, hostname: hostname(), acquiredAt: '' }));
+  await writeFile(
+    path.join(root, 'data', 'state', 'writer.fence'),
+    JSON.stringify({ pid: process.pid, hostname: hostname(), acquiredAt: '' }),
+  );
   const result = walk(EXAMPLES);
   assert.is(result.status, 1);
   assert.match(result.stderr, /another corpus writer holds the writer fence/);
@@ -66,7 +82,11 @@ test('poisoned documents fail alone with named errors; the walk completes; memor
   const baseline = JSON.parse(walk(EXAMPLES, '--json').stdout) as WalkSummary;
   await target.dispose();
   target = await openTestDatabase({ migrated: false });
-  env = { ...env, INGEST_DATA_DIR: path.join(root, 'data-poisoned'), ...(target.dsn ? { ENGINE_DB_DSN: target.dsn } : {}) };
+  env = {
+    ...env,
+    INGEST_DATA_DIR: path.join(root, 'data-poisoned'),
+    ...(target.dsn ? { ENGINE_DB_DSN: target.dsn } : {}),
+  };
   if (target.dsn) spawnSync(process.execPath, [BIN, 'db', 'migrate'], { env, encoding: 'utf8' });
 
   const corpus = path.join(root, 'corpus');
@@ -87,7 +107,10 @@ test('poisoned documents fail alone with named errors; the walk completes; memor
   assert.is(summary.status, 'completed');
   const failed = Object.fromEntries(summary.failures.map((f) => [f.path, f.code]));
   assert.is(failed['poison/truncated.pdf'], 'corrupt');
-  assert.ok(['memory_limit', 'timeout', 'corrupt'].includes(failed['poison/flate-bomb.pdf']!), failed['poison/flate-bomb.pdf']);
+  assert.ok(
+    ['memory_limit', 'timeout', 'corrupt'].includes(failed['poison/flate-bomb.pdf']!),
+    failed['poison/flate-bomb.pdf'],
+  );
   assert.is(failed['poison/inflating.docx'], 'zip_bomb');
   assert.is(failed['poison/million-cells.xlsx'], 'too_many_cells');
   assert.is(failed['poison/huge-dimension.xlsx'], undefined, 'a big declared dimension alone is no reason to fail');
@@ -96,7 +119,10 @@ test('poisoned documents fail alone with named errors; the walk completes; memor
   assert.is(summary.items.changed, 9);
   // The bombs inflate to 600-700 MB; the walk's own process never held those bytes, so its
   // peak stays within a margin of the clean walk's.
-  assert.ok(summary.peakRssMb < baseline.peakRssMb + 150, `peak RSS ${summary.peakRssMb} MB against ${baseline.peakRssMb} MB without poison`);
+  assert.ok(
+    summary.peakRssMb < baseline.peakRssMb + 150,
+    `peak RSS ${summary.peakRssMb} MB against ${baseline.peakRssMb} MB without poison`,
+  );
 });
 
 test.run();

@@ -30,7 +30,15 @@ async function count(sql: string, params: unknown[] = []): Promise<number> {
 test('a first walk lands every recognised document with its chunks, stamped with the walk op_id', async () => {
   const summary = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(summary.status, 'completed');
-  assert.equal(summary.items, { seen: 5, changed: DOCUMENTS, unchanged: 0, failed: 0, dropped: 1, skipped: 0, removed: 0 });
+  assert.equal(summary.items, {
+    seen: 5,
+    changed: DOCUMENTS,
+    unchanged: 0,
+    failed: 0,
+    dropped: 1,
+    skipped: 0,
+    removed: 0,
+  });
   assert.is(await count('source_documents'), DOCUMENTS);
   const chunks = await count('content_chunks');
   assert.ok(chunks > DOCUMENTS, 'the long handbook spans several chunks');
@@ -40,7 +48,10 @@ test('a first walk lands every recognised document with its chunks, stamped with
   const { rows } = await f.target.db.query<{ rel_path: string; media_type: string; title: string | null }>(
     'SELECT rel_path, media_type, title FROM source_documents ORDER BY rel_path',
   );
-  assert.equal(rows.map((r) => r.rel_path), ['handbook.md', 'policies/deep/faq.markdown', 'policies/notes.txt', 'policies/travel.md']);
+  assert.equal(
+    rows.map((r) => r.rel_path),
+    ['handbook.md', 'policies/deep/faq.markdown', 'policies/notes.txt', 'policies/travel.md'],
+  );
   assert.is(rows[0]!.title, 'Handbook');
   assert.is(rows[0]!.media_type, 'text/markdown');
 });
@@ -50,7 +61,15 @@ test('a second walk over the unchanged corpus changes no row and stamps no op_id
   const before = await snapshotRows(f);
   await f.reopen();
   const second = await walk(f.lifespan, { sourcePath: f.corpus });
-  assert.equal(second.items, { seen: 5, changed: 0, unchanged: DOCUMENTS, failed: 0, dropped: 1, skipped: 0, removed: 0 });
+  assert.equal(second.items, {
+    seen: 5,
+    changed: 0,
+    unchanged: DOCUMENTS,
+    failed: 0,
+    dropped: 1,
+    skipped: 0,
+    removed: 0,
+  });
   assert.equal(second.rows, {});
   assert.equal(await snapshotRows(f), before);
 });
@@ -79,11 +98,15 @@ test('a file whose path is longer than a state store key may be lands, is unchan
 
 test('editing one file re-stamps only that document’s rows and drops the chunks it no longer has', async () => {
   const first = await walk(f.lifespan, { sourcePath: f.corpus });
-  const { rows: [doc] } = await f.target.db.query<{ id: string }>("SELECT id FROM source_documents WHERE rel_path = 'handbook.md'");
+  const {
+    rows: [doc],
+  } = await f.target.db.query<{ id: string }>("SELECT id FROM source_documents WHERE rel_path = 'handbook.md'");
   await f.write('handbook.md', markdown('Handbook', 1));
   const second = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(second.items.changed, 1);
-  const { rows } = await f.target.db.query<{ rel_path: string; op_id: string; id: string }>('SELECT rel_path, op_id, id FROM source_documents');
+  const { rows } = await f.target.db.query<{ rel_path: string; op_id: string; id: string }>(
+    'SELECT rel_path, op_id, id FROM source_documents',
+  );
   for (const row of rows) assert.is(row.op_id, row.rel_path === 'handbook.md' ? second.opId : first.opId, row.rel_path);
   assert.is(rows.find((r) => r.rel_path === 'handbook.md')!.id, doc!.id, 'an edited file keeps its document id');
   assert.is(await count('content_chunks WHERE source_document_id = $1', [doc!.id]), 1);
@@ -93,7 +116,9 @@ test('editing one file re-stamps only that document’s rows and drops the chunk
 
 test('deleting a file removes its derived rows and keeps its source_documents row', async () => {
   await walk(f.lifespan, { sourcePath: f.corpus });
-  const { rows: [doc] } = await f.target.db.query<{ id: string }>("SELECT id FROM source_documents WHERE rel_path = 'policies/travel.md'");
+  const {
+    rows: [doc],
+  } = await f.target.db.query<{ id: string }>("SELECT id FROM source_documents WHERE rel_path = 'policies/travel.md'");
   await rm(path.join(f.corpus, 'policies/travel.md'));
   const second = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(second.items.removed, 1);
@@ -109,7 +134,9 @@ test('the same bytes at a new path resolve to the same source_documents id', asy
   const second = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(second.items.changed, 1);
   assert.is(await count('source_documents'), DOCUMENTS);
-  const { rows } = await f.target.db.query<{ id: string; rel_path: string }>("SELECT id, rel_path FROM source_documents WHERE content_sha256 = (SELECT content_sha256 FROM source_documents WHERE rel_path = 'travel-copy.md')");
+  const { rows } = await f.target.db.query<{ id: string; rel_path: string }>(
+    "SELECT id, rel_path FROM source_documents WHERE content_sha256 = (SELECT content_sha256 FROM source_documents WHERE rel_path = 'travel-copy.md')",
+  );
   assert.is(rows.length, 1);
   assert.is(f.lifespan.store.getItem('file:travel-copy.md').memo?.sourceDocumentId, rows[0]!.id);
   assert.is(f.lifespan.store.getItem('file:policies/travel.md').memo?.sourceDocumentId, rows[0]!.id);
@@ -117,19 +144,25 @@ test('the same bytes at a new path resolve to the same source_documents id', asy
   await rm(path.join(f.corpus, 'policies/travel.md'));
   const third = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(third.items.removed, 1);
-  assert.ok(await count('content_chunks WHERE source_document_id = $1', [rows[0]!.id]) > 0);
+  assert.ok((await count('content_chunks WHERE source_document_id = $1', [rows[0]!.id])) > 0);
 });
 
 test('a file edited into a copy of another document retires its old document’s rows', async () => {
   await walk(f.lifespan, { sourcePath: f.corpus });
-  const { rows: [old] } = await f.target.db.query<{ id: string }>("SELECT id FROM source_documents WHERE rel_path = 'handbook.md'");
+  const {
+    rows: [old],
+  } = await f.target.db.query<{ id: string }>("SELECT id FROM source_documents WHERE rel_path = 'handbook.md'");
   await copyFile(path.join(f.corpus, 'policies/travel.md'), path.join(f.corpus, 'handbook.md'));
   const second = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(second.items.changed, 1);
   assert.is(second.items.removed, 0, 'a retired memo is not a removed item');
   assert.is(await count('content_chunks WHERE source_document_id = $1', [old!.id]), 0);
   assert.is(await count('source_documents WHERE id = $1', [old!.id]), 1, 'provenance stays');
-  assert.equal([...f.lifespan.store.itemIdentities()].filter((k) => k.startsWith('retired:')), [], 'the retired memo was consumed');
+  assert.equal(
+    [...f.lifespan.store.itemIdentities()].filter((k) => k.startsWith('retired:')),
+    [],
+    'the retired memo was consumed',
+  );
 });
 
 test('two copies admitted in the same walk share one document', async () => {
@@ -175,33 +208,53 @@ test('the run record carries the counts /walk-status shows: rows deleted and wha
   await rm(path.join(f.corpus, 'policies/travel.md'));
   const sync = { downloaded: 0, unchanged: 3, removed: 1, refused: 0 };
   const summary = await walk(f.lifespan, { sourcePath: f.corpus, sync });
-  const { rows } = await f.target.db.query<{ result: { counts: Record<string, number> } }>('SELECT result FROM pipeline_runs WHERE op_id = $1', [summary.opId]);
+  const { rows } = await f.target.db.query<{ result: { counts: Record<string, number> } }>(
+    'SELECT result FROM pipeline_runs WHERE op_id = $1',
+    [summary.opId],
+  );
   const counts = rows[0]!.result.counts;
   assert.equal(counts, walkCounts(summary));
   assert.equal([counts.removed, counts.sync_removed, counts.sync_unchanged], [1, 1, 3]);
-  assert.ok(counts.rows_deleted! > 0, 'the removed document\'s rows are counted as deleted');
+  assert.ok(counts.rows_deleted! > 0, "the removed document's rows are counted as deleted");
   assert.is(counts.rows_deleted, summary.rowsDeleted);
 });
 
 test('flow-scope passes run after the settle barrier, and a failing pass does not fail the walk', async () => {
   let rowsSeenByPass = -1;
   const passes: FlowPass[] = [
-    { name: 'counts-rows', async run({ db }) {
-      const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM content_chunks');
-      rowsSeenByPass = rows[0]!.n;
-    } },
-    { name: 'explodes', async run() { throw new Error('pass failure'); } },
+    {
+      name: 'counts-rows',
+      async run({ db }) {
+        const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM content_chunks');
+        rowsSeenByPass = rows[0]!.n;
+      },
+    },
+    {
+      name: 'explodes',
+      async run() {
+        throw new Error('pass failure');
+      },
+    },
   ];
   await f.reopen(passes);
   const summary = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(summary.status, 'completed');
   assert.is(rowsSeenByPass, summary.rows.content_chunks, 'the pass saw every chunk the walk wrote');
-  assert.equal(summary.passes.map((p) => [p.name, p.ok]), [['counts-rows', true], ['explodes', false], ['url_backlink', true], ['cleanup', true]]);
+  assert.equal(
+    summary.passes.map((p) => [p.name, p.ok]),
+    [
+      ['counts-rows', true],
+      ['explodes', false],
+      ['url_backlink', true],
+      ['cleanup', true],
+    ],
+  );
 });
 
 test('a database wiped under a surviving state store makes the next walk redo every item', async () => {
   await walk(f.lifespan, { sourcePath: f.corpus });
-  for (const table of ['content_chunks', 'source_documents', 'engine_instance']) await f.target.db.query(`DELETE FROM ${table}`);
+  for (const table of ['content_chunks', 'source_documents', 'engine_instance'])
+    await f.target.db.query(`DELETE FROM ${table}`);
   const again = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(again.items.changed, DOCUMENTS);
   assert.is(await count('source_documents'), DOCUMENTS);
@@ -214,7 +267,10 @@ test('a corrupt document fails alone; the walk completes and tallies it', async 
   assert.is(summary.status, 'completed');
   assert.is(summary.items.failed, 1);
   assert.is(summary.counters.item_failure, 1);
-  assert.equal(summary.failures.map((x) => [x.path, x.stage]), [['broken.pdf', 'convert']]);
+  assert.equal(
+    summary.failures.map((x) => [x.path, x.stage]),
+    [['broken.pdf', 'convert']],
+  );
   assert.is(await count('source_documents'), DOCUMENTS + 1);
 });
 
@@ -224,7 +280,10 @@ test('a file over the size limit fails as too_large without being read', async (
     await small.write('tiny.md', '# Tiny');
     await small.write('big.md', markdown('Big', 3));
     const summary = await walk(small.lifespan, { sourcePath: small.corpus });
-    assert.equal(summary.failures.map((x) => [x.path, x.stage, x.code]), [['big.md', 'admit', 'too_large']]);
+    assert.equal(
+      summary.failures.map((x) => [x.path, x.stage, x.code]),
+      [['big.md', 'admit', 'too_large']],
+    );
     assert.is(summary.items.changed, 1);
   } finally {
     await small.dispose();

@@ -42,13 +42,19 @@ export class CorpusMixError extends Error {
 /** Parses "md:70,pdf:10,..." into whole-number weights per type; anything else is a named error. */
 export function parseMix(text: string): Map<CorpusType, number> {
   const mix = new Map<CorpusType, number>();
-  for (const part of text.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+  for (const part of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '')) {
     const [type, weight = ''] = part.split(':');
-    if (!CORPUS_TYPES.includes(type as CorpusType)) throw new CorpusMixError(`unknown document type "${type}" in --mix (known: ${CORPUS_TYPES.join(', ')})`);
-    if (!/^\d{1,6}$/.test(weight.trim())) throw new CorpusMixError(`--mix weight of ${type} must be a whole number from 0 to 999999`);
+    if (!CORPUS_TYPES.includes(type as CorpusType))
+      throw new CorpusMixError(`unknown document type "${type}" in --mix (known: ${CORPUS_TYPES.join(', ')})`);
+    if (!/^\d{1,6}$/.test(weight.trim()))
+      throw new CorpusMixError(`--mix weight of ${type} must be a whole number from 0 to 999999`);
     mix.set(type as CorpusType, (mix.get(type as CorpusType) ?? 0) + Number(weight));
   }
-  if ([...mix.values()].every((w) => w === 0)) throw new CorpusMixError('--mix needs at least one type with a weight above 0');
+  if ([...mix.values()].every((w) => w === 0))
+    throw new CorpusMixError('--mix needs at least one type with a weight above 0');
   return mix;
 }
 
@@ -85,13 +91,91 @@ export function documentRandom(seed: number, index: number): () => number {
   };
 }
 
-const FIRST = ['Ada', 'Grace', 'Alan', 'Edsger', 'Barbara', 'Donald', 'Margaret', 'Ken', 'Frances', 'Niklaus', 'Radia', 'John', 'Katherine', 'Tim', 'Shafi', 'Leslie', 'Hedy', 'Dennis', 'Sophie', 'Linus'];
-const LAST = ['Lovelace', 'Hopper', 'Turing', 'Dijkstra', 'Liskov', 'Knuth', 'Hamilton', 'Thompson', 'Allen', 'Wirth', 'Perlman', 'Backus', 'Johnson', 'Berners', 'Goldwasser', 'Lamport', 'Lamarr', 'Ritchie', 'Wilson', 'Torvalds'];
-const ORG_STEM = ['Northwind', 'Contoso', 'Fabrikam', 'Tailspin', 'Wingtip', 'Litware', 'Adatum', 'Proseware', 'Lucerne', 'Margie', 'Coho', 'Fourth'];
+const FIRST = [
+  'Ada',
+  'Grace',
+  'Alan',
+  'Edsger',
+  'Barbara',
+  'Donald',
+  'Margaret',
+  'Ken',
+  'Frances',
+  'Niklaus',
+  'Radia',
+  'John',
+  'Katherine',
+  'Tim',
+  'Shafi',
+  'Leslie',
+  'Hedy',
+  'Dennis',
+  'Sophie',
+  'Linus',
+];
+const LAST = [
+  'Lovelace',
+  'Hopper',
+  'Turing',
+  'Dijkstra',
+  'Liskov',
+  'Knuth',
+  'Hamilton',
+  'Thompson',
+  'Allen',
+  'Wirth',
+  'Perlman',
+  'Backus',
+  'Johnson',
+  'Berners',
+  'Goldwasser',
+  'Lamport',
+  'Lamarr',
+  'Ritchie',
+  'Wilson',
+  'Torvalds',
+];
+const ORG_STEM = [
+  'Northwind',
+  'Contoso',
+  'Fabrikam',
+  'Tailspin',
+  'Wingtip',
+  'Litware',
+  'Adatum',
+  'Proseware',
+  'Lucerne',
+  'Margie',
+  'Coho',
+  'Fourth',
+];
 const ORG_KIND = ['Traders', 'Logistics', 'Group', 'Bank', 'University', 'Company'];
-const TOPICS = ['travel policy', 'quarterly report', 'supplier contract', 'onboarding guide', 'price list', 'incident review', 'warehouse procedure', 'customer FAQ', 'board minutes', 'product news'];
-const WORDS = 'the a of to and in for on with by from shipment order invoice review team plan budget quarter customer supplier warehouse route contract policy process target delivery schedule risk audit report update approval meeting price volume account region partner market'.split(' ');
-const QUESTIONS = ['How long does delivery take', 'Who approves the budget', 'When is the next audit', 'Which region grew fastest', 'Can an order be changed', 'Who owns the supplier contract', 'What is the return window', 'Where is the main warehouse'];
+const TOPICS = [
+  'travel policy',
+  'quarterly report',
+  'supplier contract',
+  'onboarding guide',
+  'price list',
+  'incident review',
+  'warehouse procedure',
+  'customer FAQ',
+  'board minutes',
+  'product news',
+];
+const WORDS =
+  'the a of to and in for on with by from shipment order invoice review team plan budget quarter customer supplier warehouse route contract policy process target delivery schedule risk audit report update approval meeting price volume account region partner market'.split(
+    ' ',
+  );
+const QUESTIONS = [
+  'How long does delivery take',
+  'Who approves the budget',
+  'When is the next audit',
+  'Which region grew fastest',
+  'Can an order be changed',
+  'Who owns the supplier contract',
+  'What is the return window',
+  'Where is the main warehouse',
+];
 
 /** Index into a list of n with a skewed (roughly Zipf) popularity: the first names recur most. */
 const skewed = (random: () => number, n: number) => Math.min(n - 1, Math.floor(n * random() ** 2.5));
@@ -132,15 +216,20 @@ export function buildDocument(seed: number, index: number, type: CorpusType): Co
     // About one in ten answers is left blank, as in a half-filled form.
     answer: random() < 0.1 ? null : sentence(random),
   }));
-  const tables = type === 'xlsx' || type === 'docx'
-    ? Array.from({ length: type === 'xlsx' ? between(random, 1, 3) : 1 }, (_, t) => ({
-        name: `${pick(random, ['Orders', 'Prices', 'Routes', 'Staff', 'Budget'])} ${t + 1}`,
-        header: ['Item', 'Owner', 'Partner', 'Quantity', 'Amount'],
-        rows: Array.from({ length: type === 'xlsx' ? between(random, 20, 150) : between(random, 3, 10) }, (_, r) => [
-          `Item ${r + 1}`, person(random), organisation(random), between(random, 1, 500), Math.round(random() * 1e6) / 100,
-        ]),
-      }))
-    : [];
+  const tables =
+    type === 'xlsx' || type === 'docx'
+      ? Array.from({ length: type === 'xlsx' ? between(random, 1, 3) : 1 }, (_, t) => ({
+          name: `${pick(random, ['Orders', 'Prices', 'Routes', 'Staff', 'Budget'])} ${t + 1}`,
+          header: ['Item', 'Owner', 'Partner', 'Quantity', 'Amount'],
+          rows: Array.from({ length: type === 'xlsx' ? between(random, 20, 150) : between(random, 3, 10) }, (_, r) => [
+            `Item ${r + 1}`,
+            person(random),
+            organisation(random),
+            between(random, 1, 500),
+            Math.round(random() * 1e6) / 100,
+          ]),
+        }))
+      : [];
   return { index, type, title: `${org} ${topic} ${index}`, sections, qa, tables };
 }
 

@@ -5,7 +5,14 @@
 import { Document, HeadingLevel, Packer, Paragraph, Table, TableCell, TableRow } from 'docx';
 import ExcelJS from 'exceljs';
 import PDFDocument from 'pdfkit';
-import { buildDocument, mixPattern, relPathOf, type CorpusDocument, type CorpusOptions, type CorpusType } from './generate.ts';
+import {
+  buildDocument,
+  mixPattern,
+  relPathOf,
+  type CorpusDocument,
+  type CorpusOptions,
+  type CorpusType,
+} from './generate.ts';
 import { normaliseZip } from './zip.ts';
 
 const EPOCH = new Date(0);
@@ -19,11 +26,19 @@ function markdown(doc: CorpusDocument): string {
   return `${parts.join('\n\n')}\n`;
 }
 
-const escapeHtml = (text: string) => text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 
 function html(doc: CorpusDocument): string {
-  const body = doc.sections.map((s) => `<h2>${escapeHtml(s.heading)}</h2>${s.paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('')}`).join('\n');
-  const qa = doc.qa.length === 0 ? '' : `<h2>Questions and answers</h2>${qaLines(doc).map((l) => `<p>${escapeHtml(l).replace('\n', '<br>\n')}</p>`).join('')}`;
+  const body = doc.sections
+    .map((s) => `<h2>${escapeHtml(s.heading)}</h2>${s.paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('')}`)
+    .join('\n');
+  const qa =
+    doc.qa.length === 0
+      ? ''
+      : `<h2>Questions and answers</h2>${qaLines(doc)
+          .map((l) => `<p>${escapeHtml(l).replace('\n', '<br>\n')}</p>`)
+          .join('')}`;
   return `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(doc.title)}</title></head>
 <body><nav><a href="/">Home</a> | <a href="/news">News</a> | <a href="/about">About</a></nav>
 <article><h1>${escapeHtml(doc.title)}</h1>
@@ -58,7 +73,10 @@ async function docx(doc: CorpusDocument): Promise<Buffer> {
   const cell = (text: string | number) => new TableCell({ children: [new Paragraph(String(text))] });
   const children: (Paragraph | Table)[] = [new Paragraph({ text: doc.title, heading: HeadingLevel.HEADING_1 })];
   for (const s of doc.sections) {
-    children.push(new Paragraph({ text: s.heading, heading: HeadingLevel.HEADING_2 }), ...s.paragraphs.map((p) => new Paragraph(p)));
+    children.push(
+      new Paragraph({ text: s.heading, heading: HeadingLevel.HEADING_2 }),
+      ...s.paragraphs.map((p) => new Paragraph(p)),
+    );
   }
   for (const t of doc.tables) {
     children.push(new Paragraph({ text: t.name, heading: HeadingLevel.HEADING_2 }));
@@ -70,9 +88,7 @@ async function docx(doc: CorpusDocument): Promise<Buffer> {
   }
   const document = new Document({ creator: 'ingest bench corpus', title: doc.title, sections: [{ children }] });
   // The core properties carry creation times; the zip entries carry the current time.
-  const xml = await Packer.toBuffer(document, false, [
-    { path: 'docProps/core.xml', data: coreProperties(doc.title) },
-  ]);
+  const xml = await Packer.toBuffer(document, false, [{ path: 'docProps/core.xml', data: coreProperties(doc.title) }]);
   return normaliseZip(xml);
 }
 
@@ -93,7 +109,7 @@ async function xlsx(doc: CorpusDocument): Promise<Buffer> {
   // The text of the document goes on a sheet of its own, one paragraph or Q&A line per row.
   const notes = workbook.addWorksheet('Notes');
   notes.addRow([doc.title]);
-  for (const s of doc.sections) notes.addRow([s.heading]), s.paragraphs.forEach((p) => notes.addRow([p]));
+  for (const s of doc.sections) (notes.addRow([s.heading]), s.paragraphs.forEach((p) => notes.addRow([p])));
   for (const line of qaLines(doc)) notes.addRow([line]);
   return normaliseZip(Buffer.from(await workbook.xlsx.writeBuffer()));
 }
@@ -124,6 +140,10 @@ export async function* corpusFiles(options: CorpusOptions): AsyncGenerator<Corpu
   const pattern = mixPattern(options.mix);
   for (let index = 0; index < options.docs; index++) {
     const type = pattern[index % pattern.length]!;
-    yield { relPath: relPathOf(index, type), type, bytes: await renderDocument(buildDocument(options.seed, index, type)) };
+    yield {
+      relPath: relPathOf(index, type),
+      type,
+      bytes: await renderDocument(buildDocument(options.seed, index, type)),
+    };
   }
 }

@@ -33,5 +33,12 @@ async function readEntries(bytes: Buffer): Promise<{ name: string; data: Buffer 
 /** The same entries in the same order, deflated, with no timestamps at all. */
 export async function normaliseZip(bytes: Buffer): Promise<Buffer> {
   const entries = await readEntries(bytes);
-  return zip(entries.map(({ name, data }) => ({ name, data: deflateRawSync(data, { level: 6 }), crc: crc32(data), size: data.length })));
+  return zip(
+    entries.map(({ name, data }) => ({
+      name,
+      data: deflateRawSync(data, { level: 6 }),
+      crc: crc32(data),
+      size: data.length,
+    })),
+  );
 }

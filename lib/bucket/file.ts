@@ -17,7 +17,8 @@ export function fileBucket(url: URL, log: Logger): CorpusBucket {
     location: url.href,
     async *list(): AsyncGenerator<BucketObject> {
       // Hidden entries are skipped here as in the walk: they are never corpus documents.
-      for await (const file of walkFiles(root, log)) yield { key: file.relPath, version: versionOf(file.size, file.mtimeNs), size: file.size };
+      for await (const file of walkFiles(root, log))
+        yield { key: file.relPath, version: versionOf(file.size, file.mtimeNs), size: file.size };
     },
     async download(key, to) {
       await copyFile(at(key), to);

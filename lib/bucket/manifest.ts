@@ -26,7 +26,10 @@ export class SyncManifest {
 
   static async load(stateDir: string): Promise<SyncManifest> {
     const file = path.join(stateDir, FILE);
-    const parsed = await readFile(file, 'utf8').then((text) => JSON.parse(text) as Record<string, Entry>, () => ({}));
+    const parsed = await readFile(file, 'utf8').then(
+      (text) => JSON.parse(text) as Record<string, Entry>,
+      () => ({}),
+    );
     return new SyncManifest(file, new Map(Object.entries(parsed)));
   }
 

@@ -21,7 +21,12 @@ export interface SyncReport {
   refused: number;
 }
 
-export async function pullSync(bucket: CorpusBucket, corpus: string, stateDir: string, log: Logger): Promise<SyncReport> {
+export async function pullSync(
+  bucket: CorpusBucket,
+  corpus: string,
+  stateDir: string,
+  log: Logger,
+): Promise<SyncReport> {
   const report: SyncReport = { downloaded: 0, unchanged: 0, removed: 0, refused: 0 };
   await mkdir(corpus, { recursive: true });
   const manifest = await SyncManifest.load(stateDir);
@@ -63,7 +68,13 @@ async function fetchInto(bucket: CorpusBucket, key: string, target: string): Pro
   }
 }
 
-async function removeUnlisted(corpus: string, listed: Set<string>, manifest: SyncManifest, report: SyncReport, log: Logger): Promise<void> {
+async function removeUnlisted(
+  corpus: string,
+  listed: Set<string>,
+  manifest: SyncManifest,
+  report: SyncReport,
+  log: Logger,
+): Promise<void> {
   const unlisted: string[] = [];
   let local = 0;
   for await (const file of walkFiles(corpus, log)) {
@@ -73,7 +84,9 @@ async function removeUnlisted(corpus: string, listed: Set<string>, manifest: Syn
   // An empty listing against a corpus with files is far likelier a wrong bucket or prefix than
   // a deliberate deletion of everything; refusing keeps the working copy (and its rows).
   if (listed.size === 0 && local > 0) {
-    throw new BucketError(`the bucket lists no documents but the corpus holds ${local}; refusing to empty the corpus (check INGEST_CORPUS_BUCKET)`);
+    throw new BucketError(
+      `the bucket lists no documents but the corpus holds ${local}; refusing to empty the corpus (check INGEST_CORPUS_BUCKET)`,
+    );
   }
   for (const relPath of unlisted) {
     await unlink(path.join(corpus, ...relPath.split('/')));
@@ -83,7 +96,11 @@ async function removeUnlisted(corpus: string, listed: Set<string>, manifest: Syn
 }
 
 /** Pull-sync of `corpus` from the configured bucket; null when no bucket is configured or the walk is idle. */
-export async function syncCorpus(config: Pick<Config, 'corpusBucket' | 's3' | 'stateStorePath'>, corpus: string | null, log: Logger): Promise<SyncReport | null> {
+export async function syncCorpus(
+  config: Pick<Config, 'corpusBucket' | 's3' | 'stateStorePath'>,
+  corpus: string | null,
+  log: Logger,
+): Promise<SyncReport | null> {
   const bucket = openBucket(config, log);
   if (bucket === null) return null;
   try {

@@ -26,36 +26,68 @@ export function s3Bucket(url: URL, options: Config['s3'], log: Logger): CorpusBu
     region: options.region,
     forcePathStyle: options.forcePathStyle,
     // The SDK writes some warnings to the console unless given a logger: route them to ours.
-    logger: { trace() {}, debug() {}, info() {}, warn: (message: unknown) => log.warn({ sdk: 's3' }, String(message)), error: (message: unknown) => log.error({ sdk: 's3' }, String(message)) },
+    logger: {
+      trace() {},
+      debug() {},
+      info() {},
+      warn: (message: unknown) => log.warn({ sdk: 's3' }, String(message)),
+      error: (message: unknown) => log.error({ sdk: 's3' }, String(message)),
+    },
     // Stores other than AWS often lack the SDK's default flexible checksums (a streamed upload
     // is then sent aws-chunked, which such a store may keep verbatim): there, checksums only
     // where the operation requires them.
-    ...(options.endpoint === null ? {} : { endpoint: options.endpoint, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' }),
+    ...(options.endpoint === null
+      ? {}
+      : {
+          endpoint: options.endpoint,
+          requestChecksumCalculation: 'WHEN_REQUIRED',
+          responseChecksumValidation: 'WHEN_REQUIRED',
+        }),
   });
   return {
     location: `s3://${bucket}/${prefix}`,
     async *list(): AsyncGenerator<BucketObject> {
       let token: string | undefined;
       do {
-        const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }))
-          .catch((error: unknown) => { throw named('listing', prefix, error); });
+        const page = await client
+          .send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }))
+          .catch((error: unknown) => {
+            throw named('listing', prefix, error);
+          });
         for (const object of page.Contents ?? []) {
           // Keys ending in / are the "folders" some tools create: no bytes, not documents.
           if (object.Key === undefined || object.Key.endsWith('/')) continue;
-          yield { key: object.Key.slice(prefix.length), version: object.ETag ?? `${object.Size}:${object.LastModified?.toISOString()}`, size: object.Size ?? 0 };
+          yield {
+            key: object.Key.slice(prefix.length),
+            version: object.ETag ?? `${object.Size}:${object.LastModified?.toISOString()}`,
+            size: object.Size ?? 0,
+          };
         }
         token = page.IsTruncated === true ? page.NextContinuationToken : undefined;
       } while (token !== undefined);
     },
     async download(key, to) {
-      const object = await client.send(new GetObjectCommand({ Bucket: bucket, Key: prefix + key }))
-        .catch((error: unknown) => { throw named('download', key, error); });
+      const object = await client
+        .send(new GetObjectCommand({ Bucket: bucket, Key: prefix + key }))
+        .catch((error: unknown) => {
+          throw named('download', key, error);
+        });
       await pipeline(object.Body as Readable, createWriteStream(to));
     },
     async upload(key, from) {
       const { size } = await stat(from);
-      const put = await client.send(new PutObjectCommand({ Bucket: bucket, Key: prefix + key, Body: createReadStream(from), ContentLength: size }))
-        .catch((error: unknown) => { throw named('upload', key, error); });
+      const put = await client
+        .send(
+          new PutObjectCommand({
+            Bucket: bucket,
+            Key: prefix + key,
+            Body: createReadStream(from),
+            ContentLength: size,
+          }),
+        )
+        .catch((error: unknown) => {
+          throw named('upload', key, error);
+        });
       return put.ETag ?? '';
     },
     close() {

@@ -79,7 +79,11 @@ type Examined =
  * Yields every regular file under root. `onSkip` hears about entries that were passed over
  * (unreadable, links leaving the corpus, special files).
  */
-export async function* walkFiles(root: string, log: Logger, onSkip: (entry: SkippedEntry) => void = () => {}): AsyncGenerator<FileItem> {
+export async function* walkFiles(
+  root: string,
+  log: Logger,
+  onSkip: (entry: SkippedEntry) => void = () => {},
+): AsyncGenerator<FileItem> {
   const realRoot = await realpath(root);
   const visited = new Set<string>([realRoot]);
   // Depth-first with an explicit stack of directories still to read; each holds its raw path
@@ -96,7 +100,14 @@ export async function* walkFiles(root: string, log: Logger, onSkip: (entry: Skip
   async function* settle(batch: Promise<Examined>[]): AsyncGenerator<FileItem> {
     for (const examined of await Promise.all(batch)) {
       if (examined.kind === 'skip') skip(examined.rel, examined.reason);
-      else if (examined.kind === 'file') yield { relPath: examined.rel, absPath: examined.abs, size: examined.size, mtimeNs: examined.mtimeNs, ino: examined.ino };
+      else if (examined.kind === 'file')
+        yield {
+          relPath: examined.rel,
+          absPath: examined.abs,
+          size: examined.size,
+          mtimeNs: examined.mtimeNs,
+          ino: examined.ino,
+        };
       else if (examined.realTarget === null || !visited.has(examined.realTarget)) {
         // A linked directory already visited (a cycle) is not entered twice.
         if (examined.realTarget !== null) visited.add(examined.realTarget);
@@ -111,7 +122,10 @@ export async function* walkFiles(root: string, log: Logger, onSkip: (entry: Skip
     try {
       handle = await opendir(dir.abs, { encoding: 'buffer', bufferSize: ENTRY_BATCH } as never);
     } catch (error) {
-      skip(dir.rel || '.', `cannot read directory: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      skip(
+        dir.rel || '.',
+        `cannot read directory: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      );
       continue;
     }
     let batch: Promise<Examined>[] = [];
@@ -128,12 +142,20 @@ export async function* walkFiles(root: string, log: Logger, onSkip: (entry: Skip
   }
 }
 
-async function examine(entry: Dirent, name: Buffer, dir: { abs: Buffer; rel: string }, realRoot: string): Promise<Examined> {
+async function examine(
+  entry: Dirent,
+  name: Buffer,
+  dir: { abs: Buffer; rel: string },
+  realRoot: string,
+): Promise<Examined> {
   const abs = Buffer.concat([dir.abs, SEPARATOR, name]);
   const rel = dir.rel === '' ? nameToText(name) : `${dir.rel}/${nameToText(name)}`;
   let realTarget: string | null = null;
   if (entry.isSymbolicLink()) {
-    realTarget = await realpath(abs).then((p) => p.toString(), () => null);
+    realTarget = await realpath(abs).then(
+      (p) => p.toString(),
+      () => null,
+    );
     if (realTarget === null) return { kind: 'skip', rel, reason: 'broken symbolic link' };
     if (!isInside(realRoot, realTarget)) return { kind: 'skip', rel, reason: 'symbolic link leads outside the corpus' };
   } else if (entry.isDirectory()) {
@@ -148,6 +170,10 @@ async function examine(entry: Dirent, name: Buffer, dir: { abs: Buffer; rel: str
     if (!st.isFile()) return { kind: 'skip', rel, reason: 'not a regular file' };
     return { kind: 'file', rel, abs, size: Number(st.size), mtimeNs: st.mtimeNs, ino: st.ino };
   } catch (error) {
-    return { kind: 'skip', rel, reason: `cannot stat: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
+    return {
+      kind: 'skip',
+      rel,
+      reason: `cannot stat: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    };
   }
 }

@@ -12,6 +12,7 @@ export function corpusPathProblem(path: string): string | null {
   const segments = path.split('/');
   if (segments.some((s) => s === '..')) return 'the path may not contain .. segments';
   if (segments.some((s) => s === '' || s === '.')) return 'the path has an empty or . segment';
-  if (segments.some((s) => s.startsWith('.'))) return 'path segments may not start with a dot (hidden files are not walked)';
+  if (segments.some((s) => s.startsWith('.')))
+    return 'path segments may not start with a dot (hidden files are not walked)';
   return null;
 }

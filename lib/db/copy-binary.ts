@@ -41,7 +41,12 @@ const ENCODERS: Readonly<Record<ColumnType, Encoder>> = {
     return out;
   },
   bigint: (v) => {
-    const n = typeof v === 'bigint' ? v : Number.isSafeInteger(v) || (typeof v === 'string' && /^-?\d{1,19}$/.test(v)) ? BigInt(v as number | string) : null;
+    const n =
+      typeof v === 'bigint'
+        ? v
+        : Number.isSafeInteger(v) || (typeof v === 'string' && /^-?\d{1,19}$/.test(v))
+          ? BigInt(v as number | string)
+          : null;
     if (n === null || n < -(2n ** 63n) || n >= 2n ** 63n) return 'a 64-bit integer';
     const out = Buffer.allocUnsafe(8);
     out.writeBigInt64BE(n);
@@ -110,7 +115,12 @@ function pushField(parts: Buffer[], table: string, column: Column, value: unknow
  * bind parameter pg sends in binary (a Buffer). `elementOid` is the element type's oid, which
  * the server checks against the parameter's declared type (pgvector's differs per database).
  */
-export function encodeBinaryArray(table: string, column: Column, elementOid: number, values: readonly unknown[]): Buffer {
+export function encodeBinaryArray(
+  table: string,
+  column: Column,
+  elementOid: number,
+  values: readonly unknown[],
+): Buffer {
   const header = Buffer.allocUnsafe(20);
   header.writeInt32BE(1, 0); // dimensions
   header.writeInt32BE(values.some((v) => v === null || v === undefined) ? 1 : 0, 4);

@@ -42,7 +42,12 @@ export async function inTransaction<T>(session: Queryable, fn: (tx: Queryable) =
 }
 
 /** The COPY statement for `copyIn`'s data: text format for a string, binary for bytes. */
-export function copyStatement(table: string, columns: readonly string[], source: string, data: string | Uint8Array): string {
+export function copyStatement(
+  table: string,
+  columns: readonly string[],
+  source: string,
+  data: string | Uint8Array,
+): string {
   const format = typeof data === 'string' ? '' : ' WITH (FORMAT binary)';
   return `COPY ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) FROM ${source}${format}`;
 }

@@ -39,7 +39,8 @@ export async function loadMigrations(dir: string = SCHEMA_DIR): Promise<Migratio
     if (match === null) throw new MigrationError(`schema file ${file} is not named NNNN_name.sql`);
     const sql = await readFile(`${dir}/${file}`, 'utf8');
     const version = Number(match[1]);
-    if (migrations.some((m) => m.version === version)) throw new MigrationError(`two schema files share version ${version}`);
+    if (migrations.some((m) => m.version === version))
+      throw new MigrationError(`two schema files share version ${version}`);
     migrations.push({ version, name: match[2]!, sql, checksum: sha256Hex(sql) });
   }
   return migrations;
@@ -58,9 +59,10 @@ export async function migrate(db: Database, migrations?: Migration[]): Promise<M
   for (const migration of all) {
     const wasApplied = await db.transaction(async (tx) => {
       await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
-      const { rows } = await tx.query<{ checksum: string }>('SELECT checksum FROM schema_migrations WHERE version = $1', [
-        migration.version,
-      ]);
+      const { rows } = await tx.query<{ checksum: string }>(
+        'SELECT checksum FROM schema_migrations WHERE version = $1',
+        [migration.version],
+      );
       const recorded = rows[0];
       if (recorded !== undefined) {
         if (recorded.checksum !== migration.checksum) {
@@ -74,9 +76,12 @@ export async function migrate(db: Database, migrations?: Migration[]): Promise<M
       try {
         await tx.exec(migration.sql);
       } catch (error) {
-        throw new MigrationError(`migration ${migration.version} (${migration.name}) failed: ${(error as Error).message}`, {
-          cause: error,
-        });
+        throw new MigrationError(
+          `migration ${migration.version} (${migration.name}) failed: ${(error as Error).message}`,
+          {
+            cause: error,
+          },
+        );
       }
       await tx.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [
         migration.version,

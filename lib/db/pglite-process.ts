@@ -22,9 +22,27 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { createPglite, type PgliteInstance } from './pglite-wasm.ts';
 import { alive, leaseHolder, tryAcquireLease, type LeaseHold } from '../lease.ts';
-import { DatabaseBusyError, EmbeddedDatabaseGoneError, type PgliteReady, type PgliteReply, type PgliteRequest, type SerializedError } from './pglite-protocol.ts';
+import {
+  DatabaseBusyError,
+  EmbeddedDatabaseGoneError,
+  type PgliteReady,
+  type PgliteReply,
+  type PgliteRequest,
+  type SerializedError,
+} from './pglite-protocol.ts';
 
-const ERROR_FIELDS = ['code', 'detail', 'hint', 'severity', 'position', 'schema', 'table', 'column', 'constraint', 'where'] as const;
+const ERROR_FIELDS = [
+  'code',
+  'detail',
+  'hint',
+  'severity',
+  'position',
+  'schema',
+  'table',
+  'column',
+  'constraint',
+  'where',
+] as const;
 
 // PostgreSQL's default 128 MB of shared buffers would live in the WebAssembly heap, which never
 // shrinks; the data files are in the OS page cache anyway, so a small pool costs no reads.
@@ -64,9 +82,13 @@ async function lockDataDir(dataDir: string): Promise<LeaseHold> {
     const holder = await leaseHolder(file);
     // Waited for: a holder that has just let go, and a database process whose ingest process
     // has died (it exits after its statement).
-    const leaving = holder === null || (holder.servesPid !== undefined && holder.hostname === hostname() && !alive(holder.servesPid));
+    const leaving =
+      holder === null || (holder.servesPid !== undefined && holder.hostname === hostname() && !alive(holder.servesPid));
     if (!leaving || Date.now() > giveUpAt) {
-      throw new DatabaseBusyError(dataDir, holder === null ? 'a process that just exited' : `pid ${holder.servesPid ?? holder.pid} on ${holder.hostname}`);
+      throw new DatabaseBusyError(
+        dataDir,
+        holder === null ? 'a process that just exited' : `pid ${holder.servesPid ?? holder.pid} on ${holder.hostname}`,
+      );
     }
     await sleep(50);
   }
@@ -75,9 +97,11 @@ async function lockDataDir(dataDir: string): Promise<LeaseHold> {
 /** Runs initdb for a new data directory in a short-lived process (lib/db/pglite-init.ts says why). */
 async function createDataDir(dataDir: string): Promise<void> {
   const script = new URL('./pglite-init.ts', import.meta.url).pathname;
-  await promisify(execFile)(process.execPath, [script, dataDir]).catch((error: { stderr?: string; message: string }) => {
-    throw new EmbeddedDatabaseGoneError(dataDir, `creating it failed: ${error.stderr?.trim() || error.message}`);
-  });
+  await promisify(execFile)(process.execPath, [script, dataDir]).catch(
+    (error: { stderr?: string; message: string }) => {
+      throw new EmbeddedDatabaseGoneError(dataDir, `creating it failed: ${error.stderr?.trim() || error.message}`);
+    },
+  );
 }
 
 async function open(dataDir: string): Promise<{ pg: PgliteInstance; lock: LeaseHold | null }> {
@@ -107,7 +131,8 @@ async function checkpointIfDue(db: PgliteInstance): Promise<void> {
 async function run(db: PgliteInstance, request: PgliteRequest): Promise<{ rows: unknown[]; rowCount: number }> {
   switch (request.op) {
     case 'query': {
-      const options = request.blob === undefined ? undefined : { blob: new Blob([request.blob as string | Uint8Array<ArrayBuffer>]) };
+      const options =
+        request.blob === undefined ? undefined : { blob: new Blob([request.blob as string | Uint8Array<ArrayBuffer>]) };
       const result = await db.query(request.sql, request.params as unknown[], options);
       return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
     }

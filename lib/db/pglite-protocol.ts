@@ -7,8 +7,7 @@ export type PgliteRequest =
   | { id: number; op: 'close' };
 
 export type PgliteReply =
-  | { id: number; ok: true; rows: unknown[]; rowCount: number }
-  | { id: number; ok: false; error: SerializedError };
+  { id: number; ok: true; rows: unknown[]; rowCount: number } | { id: number; ok: false; error: SerializedError };
 
 export type PgliteReady = { ready: true } | { ready: false; error: SerializedError };
 
@@ -21,7 +20,10 @@ export interface SerializedError {
 
 export class DatabaseBusyError extends Error {
   constructor(dataDir: string, holder: string) {
-    super(`the embedded database at ${dataDir} is open in another process (${holder}); stop that process (an ingest serve, walk or watch) or give each its own INGEST_DATA_DIR`);
+    super(
+      `the embedded database at ${dataDir} is open in another process (${holder}); stop that process ` +
+        `(an ingest serve, walk or watch) or give each its own INGEST_DATA_DIR`,
+    );
     this.name = 'DatabaseBusyError';
   }
 }

@@ -8,5 +8,8 @@ export type PgliteInstance = PGlite;
 
 /** Opens (creating when new) the data directory, or `memory://`, with the vector extension loaded. */
 export function createPglite(dataDir: string, postgresqlconf?: string[]): Promise<PgliteInstance> {
-  return PGlite.create(dataDir, { extensions: { vector }, ...(postgresqlconf === undefined ? {} : { postgresqlconf }) });
+  return PGlite.create(dataDir, {
+    extensions: { vector },
+    ...(postgresqlconf === undefined ? {} : { postgresqlconf }),
+  });
 }

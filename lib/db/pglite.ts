@@ -13,7 +13,14 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { DATABASE_PROCESS_V8_FLAGS } from '../v8-flags.ts';
 import { copyStatement, inTransaction, type Database, type Queryable, type QueryResult } from './database.ts';
-import { DatabaseBusyError, EmbeddedDatabaseGoneError, type PgliteReady, type PgliteReply, type PgliteRequest, type SerializedError } from './pglite-protocol.ts';
+import {
+  DatabaseBusyError,
+  EmbeddedDatabaseGoneError,
+  type PgliteReady,
+  type PgliteReply,
+  type PgliteRequest,
+  type SerializedError,
+} from './pglite-protocol.ts';
 
 // Errors of our own keep their class across the process boundary, so callers can test for them.
 const OWN_ERRORS: Record<string, { prototype: Error }> = { DatabaseBusyError, EmbeddedDatabaseGoneError };
@@ -119,7 +126,8 @@ function startProcess(dataDir: string): Promise<PgliteChannel> {
   return new Promise((resolve, reject) => {
     const failed = (detail: string) => reject(new EmbeddedDatabaseGoneError(dataDir, detail));
     const onError = (error: Error) => failed(error.message);
-    const onExit = (code: number | null, signal: string | null) => failed(`its process exited before it opened (${signal ?? `code ${code}`})`);
+    const onExit = (code: number | null, signal: string | null) =>
+      failed(`its process exited before it opened (${signal ?? `code ${code}`})`);
     child.once('error', onError);
     child.once('exit', onExit);
     child.once('message', (message: PgliteReady) => {

@@ -9,7 +9,10 @@ import { copyStatement, inTransaction, type Database, type Queryable, type Query
 
 type PgQueryable = pg.Pool | pg.PoolClient;
 
-function wrap(target: PgQueryable, withClient: <T>(fn: (client: pg.PoolClient) => Promise<T>) => Promise<T>): Queryable {
+function wrap(
+  target: PgQueryable,
+  withClient: <T>(fn: (client: pg.PoolClient) => Promise<T>) => Promise<T>,
+): Queryable {
   return {
     async query<R>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<R>> {
       const result = await target.query(sql, params as unknown[]);
@@ -28,7 +31,9 @@ function wrap(target: PgQueryable, withClient: <T>(fn: (client: pg.PoolClient) =
 
 export class DatabaseUnavailableError extends Error {
   constructor(location: string, cause: unknown) {
-    super(`cannot connect to PostgreSQL at ${location}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    super(`cannot connect to PostgreSQL at ${location}: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    });
     this.name = 'DatabaseUnavailableError';
   }
 }
@@ -61,7 +66,13 @@ export async function openPostgres(dsn: string, options: PostgresOptions = {}): 
     ...wrap(pool, withPoolClient),
     kind: 'postgres',
     location: describeDsn(dsn),
-    transaction: (fn) => withPoolClient((client) => inTransaction(wrap(client, (inner) => inner(client)), fn)),
+    transaction: (fn) =>
+      withPoolClient((client) =>
+        inTransaction(
+          wrap(client, (inner) => inner(client)),
+          fn,
+        ),
+      ),
     close: () => pool.end(),
   };
 }

@@ -94,7 +94,9 @@ export class Sink {
     const ordered = [...batch].sort((a, b) => WALK_TABLES.indexOf(a.spec) - WALK_TABLES.indexOf(b.spec));
     for (const write of ordered) {
       try {
-        const n = await this.#db.transaction((tx) => upsertRows(tx, write.spec, write.rows, this.#strategyFor(write.spec)));
+        const n = await this.#db.transaction((tx) =>
+          upsertRows(tx, write.spec, write.rows, this.#strategyFor(write.spec)),
+        );
         this.#count(write.spec.name, n);
         write.resolve();
       } catch (error) {

@@ -3,7 +3,8 @@
 // its foreign keys point at. Columns with database defaults that an upsert must not overwrite
 // (created_at) are simply not listed.
 
-export type ColumnType = 'uuid' | 'text' | 'integer' | 'bigint' | 'real' | 'boolean' | 'jsonb' | 'timestamptz' | 'vector';
+export type ColumnType =
+  'uuid' | 'text' | 'integer' | 'bigint' | 'real' | 'boolean' | 'jsonb' | 'timestamptz' | 'vector';
 
 export interface Column {
   readonly name: string;
@@ -34,37 +35,82 @@ function table(name: string, key: readonly string[], columns: Record<string, Col
 }
 
 export const sourceDocuments = table('source_documents', ['id'], {
-  id: 'uuid', rel_path: 'text', content_sha256: 'text', byte_size: 'bigint', media_type: 'text',
-  title: 'text', classification: 'jsonb', op_id: 'uuid',
+  id: 'uuid',
+  rel_path: 'text',
+  content_sha256: 'text',
+  byte_size: 'bigint',
+  media_type: 'text',
+  title: 'text',
+  classification: 'jsonb',
+  op_id: 'uuid',
 });
 
 export const referenceItems = table('reference_items', ['id'], {
-  id: 'uuid', url: 'text', title: 'text', content_sha256: 'text', classification: 'jsonb',
-  fetched_at: 'timestamptz', op_id: 'uuid',
+  id: 'uuid',
+  url: 'text',
+  title: 'text',
+  content_sha256: 'text',
+  classification: 'jsonb',
+  fetched_at: 'timestamptz',
+  op_id: 'uuid',
 });
 
 export const contentChunks = table('content_chunks', ['id'], {
-  id: 'uuid', source_document_id: 'uuid', reference_item_id: 'uuid', idx: 'integer', text: 'text',
-  char_start: 'integer', char_end: 'integer', op_id: 'uuid',
+  id: 'uuid',
+  source_document_id: 'uuid',
+  reference_item_id: 'uuid',
+  idx: 'integer',
+  text: 'text',
+  char_start: 'integer',
+  char_end: 'integer',
+  op_id: 'uuid',
 });
 
 export const qaExtractions = table('q_a_extractions', ['id'], {
-  id: 'uuid', source_document_id: 'uuid', idx: 'integer', question_text: 'text', answer_text: 'text',
-  metadata: 'jsonb', op_id: 'uuid',
+  id: 'uuid',
+  source_document_id: 'uuid',
+  idx: 'integer',
+  question_text: 'text',
+  answer_text: 'text',
+  metadata: 'jsonb',
+  op_id: 'uuid',
 });
 
-export const entityMentions = table('entity_mentions', ['id'], {
-  id: 'uuid', source_document_id: 'uuid', reference_item_id: 'uuid', canonical_name: 'text', entity_type: 'text', surface_form: 'text',
-  confidence: 'real', metadata: 'jsonb', op_id: 'uuid',
-}, `(entity_mentions.metadata ->> 'curation_pinned')::boolean IS TRUE`);
+export const entityMentions = table(
+  'entity_mentions',
+  ['id'],
+  {
+    id: 'uuid',
+    source_document_id: 'uuid',
+    reference_item_id: 'uuid',
+    canonical_name: 'text',
+    entity_type: 'text',
+    surface_form: 'text',
+    confidence: 'real',
+    metadata: 'jsonb',
+    op_id: 'uuid',
+  },
+  `(entity_mentions.metadata ->> 'curation_pinned')::boolean IS TRUE`,
+);
 
 export const entityRelationships = table('entity_relationships', ['id'], {
-  id: 'uuid', source_document_id: 'uuid', source_canonical: 'text', predicate: 'text', target_canonical: 'text',
-  confidence: 'real', metadata: 'jsonb', op_id: 'uuid',
+  id: 'uuid',
+  source_document_id: 'uuid',
+  source_canonical: 'text',
+  predicate: 'text',
+  target_canonical: 'text',
+  confidence: 'real',
+  metadata: 'jsonb',
+  op_id: 'uuid',
 });
 
 export const recordEmbeddings = table('record_embeddings', ['owner_kind', 'owner_id'], {
-  owner_kind: 'text', owner_id: 'uuid', model: 'text', embedding: 'vector', content_sha256: 'text', op_id: 'uuid',
+  owner_kind: 'text',
+  owner_id: 'uuid',
+  model: 'text',
+  embedding: 'vector',
+  content_sha256: 'text',
+  op_id: 'uuid',
 });
 
 /** The text form of a row's key, as item memos store it ("owner_kind:owner_id" for composite keys). */

@@ -31,10 +31,11 @@ export function strategiesFor(kind: DatabaseKind): readonly UpsertStrategy[] {
  * with a vector column are a different workload: parsing 1,024 floats dominates, and large
  * text[] parameters make unnest the slowest shape for them.
  */
-const MEASURED_STRATEGY: Readonly<Record<DatabaseKind, { text: UpsertStrategy; vector: UpsertStrategy }>> = Object.freeze({
-  pglite: { text: 'unnest', vector: 'binary' },
-  postgres: { text: 'unnest', vector: 'binary-bind' },
-});
+const MEASURED_STRATEGY: Readonly<Record<DatabaseKind, { text: UpsertStrategy; vector: UpsertStrategy }>> =
+  Object.freeze({
+    pglite: { text: 'unnest', vector: 'binary' },
+    postgres: { text: 'unnest', vector: 'binary-bind' },
+  });
 
 export function defaultStrategy(kind: DatabaseKind, spec: TableSpec): UpsertStrategy {
   const rowKind = spec.columns.some((c) => c.type === 'vector') ? 'vector' : 'text';
@@ -58,7 +59,12 @@ export function dedupeByKey(spec: TableSpec, rows: readonly Row[]): Row[] {
 }
 
 /** Upserts rows (deduplicated by key) and returns how many distinct rows were written. */
-export async function upsertRows(db: Queryable, spec: TableSpec, rows: readonly Row[], strategy: UpsertStrategy): Promise<number> {
+export async function upsertRows(
+  db: Queryable,
+  spec: TableSpec,
+  rows: readonly Row[],
+  strategy: UpsertStrategy,
+): Promise<number> {
   if (rows.length === 0) return 0;
   checkColumns(spec, rows);
   const unique = dedupeByKey(spec, rows);
@@ -132,7 +138,10 @@ async function upsertValues(db: Queryable, spec: TableSpec, rows: readonly Row[]
     });
     return `(${placeholders.join(', ')})`;
   });
-  await db.query(`INSERT INTO ${quoteIdent(spec.name)} (${columnList(spec)}) VALUES ${tuples.join(', ')} ${conflictClause(spec)}`, params);
+  await db.query(
+    `INSERT INTO ${quoteIdent(spec.name)} (${columnList(spec)}) VALUES ${tuples.join(', ')} ${conflictClause(spec)}`,
+    params,
+  );
 }
 
 /**
@@ -144,12 +153,19 @@ async function upsertUnnest(db: Queryable, spec: TableSpec, rows: readonly Row[]
   const binary = (column: Column) => vectorOid !== undefined && column.type === 'vector';
   const params = spec.columns.map((column) =>
     binary(column)
-      ? encodeBinaryArray(spec.name, column, vectorOid!, rows.map((row) => row[column.name]))
+      ? encodeBinaryArray(
+          spec.name,
+          column,
+          vectorOid!,
+          rows.map((row) => row[column.name]),
+        )
       : rows.map((row) => encode(column.type, row[column.name])),
   );
   const aliases = spec.columns.map((_, i) => `c${i}`);
   const unnest = spec.columns.map((column, i) => `$${i + 1}::${binary(column) ? 'vector' : 'text'}[]`).join(', ');
-  const select = spec.columns.map((column, i) => (binary(column) ? aliases[i] : `${aliases[i]}::${cast(column)}`)).join(', ');
+  const select = spec.columns
+    .map((column, i) => (binary(column) ? aliases[i] : `${aliases[i]}::${cast(column)}`))
+    .join(', ');
   await db.query(
     `INSERT INTO ${quoteIdent(spec.name)} (${columnList(spec)}) SELECT ${select} FROM unnest(${unnest}) AS u(${aliases.join(', ')}) ${conflictClause(spec)}`,
     params,
@@ -165,7 +181,9 @@ async function vectorOid(db: Queryable): Promise<number> {
 /** The rows as COPY data for `db.copyIn`, in the spec's column order. */
 export function copyPayload(spec: TableSpec, rows: readonly Row[], format: 'text' | 'binary'): string | Buffer {
   if (format === 'binary') return encodeCopyBinary(spec.name, spec.columns, rows);
-  const lines = rows.map((row) => spec.columns.map((column) => copyField(encode(column.type, row[column.name]))).join('\t'));
+  const lines = rows.map((row) =>
+    spec.columns.map((column) => copyField(encode(column.type, row[column.name]))).join('\t'),
+  );
   return `${lines.join('\n')}\n`;
 }
 
@@ -180,14 +198,22 @@ async function upsertStaged(db: Queryable | Database, spec: TableSpec, data: str
   await db.exec(
     `CREATE TEMP TABLE IF NOT EXISTS ${quoteIdent(staging)} (LIKE ${quoteIdent(spec.name)} INCLUDING DEFAULTS INCLUDING STORAGE) ON COMMIT DELETE ROWS`,
   );
-  await db.copyIn(staging, spec.columns.map((c) => c.name), data);
-  await db.query(`INSERT INTO ${quoteIdent(spec.name)} (${columnList(spec)}) SELECT ${columnList(spec)} FROM ${quoteIdent(staging)} ${conflictClause(spec)}`);
+  await db.copyIn(
+    staging,
+    spec.columns.map((c) => c.name),
+    data,
+  );
+  await db.query(
+    `INSERT INTO ${quoteIdent(spec.name)} (${columnList(spec)}) SELECT ${columnList(spec)} FROM ${quoteIdent(staging)} ${conflictClause(spec)}`,
+  );
 }
 
 /** One field of COPY's text format. */
 function copyField(value: string | null): string {
   if (value === null) return '\\N';
-  return value.replace(/[\\\t\n\r]/g, (ch) => (ch === '\\' ? '\\\\' : ch === '\t' ? '\\t' : ch === '\n' ? '\\n' : '\\r'));
+  return value.replace(/[\\\t\n\r]/g, (ch) =>
+    ch === '\\' ? '\\\\' : ch === '\t' ? '\\t' : ch === '\n' ? '\\n' : '\\r',
+  );
 }
 
 function chunk<T>(items: readonly T[], size: number): T[][] {

@@ -43,16 +43,21 @@ export function isRetryable(error: unknown): boolean {
   // The SDKs' connection and timeout errors (APIConnectionError, APIConnectionTimeoutError)
   // carry no status and keep the generic name "Error": their class tells them apart.
   const kind = `${(error as Error)?.name ?? ''} ${(error as object)?.constructor?.name ?? ''}`;
-  return /Connection|Timeout|FetchError/.test(kind) || /ECONNRESET|ECONNREFUSED|socket hang up|terminated/i.test(String((error as Error)?.message));
+  return (
+    /Connection|Timeout|FetchError/.test(kind) ||
+    /ECONNRESET|ECONNREFUSED|socket hang up|terminated/i.test(String((error as Error)?.message))
+  );
 }
 
 /** Retry-After (seconds or HTTP date) from an SDK error's headers, in milliseconds. */
 export function retryAfterMs(error: unknown, now = Date.now()): number | null {
   const headers = (error as { headers?: unknown })?.headers;
   const value =
-    headers instanceof Headers ? headers.get('retry-after')
-    : headers !== null && typeof headers === 'object' ? ((headers as Record<string, string | undefined>)['retry-after'] ?? null)
-    : null;
+    headers instanceof Headers
+      ? headers.get('retry-after')
+      : headers !== null && typeof headers === 'object'
+        ? ((headers as Record<string, string | undefined>)['retry-after'] ?? null)
+        : null;
   if (value === null || value === undefined) return null;
   if (/^\d+(\.\d+)?$/.test(value.trim())) return Number(value.trim()) * 1000;
   const date = Date.parse(value);
@@ -78,7 +83,11 @@ export async function withRetry<T>(
         const outOfTime = signal.aborted || Date.now() >= deadline;
         if (!isRetryable(error) || attempt >= policy.attempts || outOfTime) {
           const why = !isRetryable(error) ? 'not retryable' : outOfTime ? 'deadline passed' : 'attempts exhausted';
-          throw new ModelCallError(`model call failed after ${attempt} attempt(s) (${why}): ${(error as Error)?.message ?? error}`, attempt, error);
+          throw new ModelCallError(
+            `model call failed after ${attempt} attempt(s) (${why}): ${(error as Error)?.message ?? error}`,
+            attempt,
+            error,
+          );
         }
         const backoff = Math.random() * Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
         const wait = Math.min(policy.maxDelayMs, retryAfterMs(error) ?? backoff, Math.max(0, deadline - Date.now()));

@@ -70,25 +70,38 @@ export async function runExtractor<T>(prompt: ExtractorPrompt, text: string, con
   return output as T;
 }
 
-async function callModel(prompt: ExtractorPrompt, text: string, context: ExtractorContext, valid: Validator<unknown>): Promise<unknown> {
+async function callModel(
+  prompt: ExtractorPrompt,
+  text: string,
+  context: ExtractorContext,
+  valid: Validator<unknown>,
+): Promise<unknown> {
   const messages: LlmMessageParam[] = [{ role: 'user', content: text }];
   const ask = () =>
-    context.queue.add(() => withRetry(
-      (signal) =>
-        context.client.messages.create(
-          {
-            model: context.model,
-            max_tokens: MAX_OUTPUT_TOKENS,
-            system: prompt.system,
-            tools: [{ name: prompt.tool, description: prompt.description, input_schema: prompt.schema as unknown as LlmToolSchema }],
-            tool_choice: { type: 'tool', name: prompt.tool },
-            messages,
-          },
-          { signal },
-        ),
-      context.retry,
-      () => countEvent('model_retry'),
-    ));
+    context.queue.add(() =>
+      withRetry(
+        (signal) =>
+          context.client.messages.create(
+            {
+              model: context.model,
+              max_tokens: MAX_OUTPUT_TOKENS,
+              system: prompt.system,
+              tools: [
+                {
+                  name: prompt.tool,
+                  description: prompt.description,
+                  input_schema: prompt.schema as unknown as LlmToolSchema,
+                },
+              ],
+              tool_choice: { type: 'tool', name: prompt.tool },
+              messages,
+            },
+            { signal },
+          ),
+        context.retry,
+        () => countEvent('model_retry'),
+      ),
+    );
   const first = await ask();
   const firstCall = toolCall(first, prompt.tool);
   if (firstCall !== undefined && valid(firstCall.input)) return firstCall.input;
@@ -98,7 +111,17 @@ async function callModel(prompt: ExtractorPrompt, text: string, context: Extract
     { role: 'assistant', content: first.content },
     firstCall === undefined
       ? { role: 'user', content: `Call ${prompt.tool}. ${problem}.` }
-      : { role: 'user', content: [{ type: 'tool_result', tool_use_id: firstCall.id, is_error: true, content: `Invalid input: ${problem}. Call ${prompt.tool} again with input that fits its schema.` }] },
+      : {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: firstCall.id,
+              is_error: true,
+              content: `Invalid input: ${problem}. Call ${prompt.tool} again with input that fits its schema.`,
+            },
+          ],
+        },
   );
   const second = toolCall(await ask(), prompt.tool);
   if (second !== undefined && valid(second.input)) return second.input;

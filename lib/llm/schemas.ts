@@ -7,7 +7,16 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 
 /** The classification taxonomy; a label outside it is kept but counted as taxonomy_miss. */
 export const TAXONOMY = Object.freeze([
-  'policy', 'procedure', 'report', 'faq', 'contract', 'form', 'reference', 'correspondence', 'news', 'other',
+  'policy',
+  'procedure',
+  'report',
+  'faq',
+  'contract',
+  'form',
+  'reference',
+  'correspondence',
+  'news',
+  'other',
 ] as const);
 
 export const ENTITY_TYPES = Object.freeze(['person', 'organization', 'location', 'product', 'event', 'other'] as const);
@@ -89,6 +98,7 @@ export interface Validator<T> {
 export function validator<S extends TSchema>(schema: S): Validator<Static<S>> {
   const compiled: ValidateFunction = ajv.compile(schema);
   const check = ((value: unknown) => compiled(value)) as Validator<Static<S>>;
-  check.explain = () => (compiled.errors ?? []).map((e: ErrorObject) => `${e.instancePath || '(root)'} ${e.message}`).join('; ');
+  check.explain = () =>
+    (compiled.errors ?? []).map((e: ErrorObject) => `${e.instancePath || '(root)'} ${e.message}`).join('; ');
   return check;
 }

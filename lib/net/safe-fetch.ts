@@ -41,7 +41,11 @@ export class FetchError extends Error {
   readonly reason: RefusalReason | null;
   /** For http_status: the status the server answered. */
   readonly status: number | null;
-  constructor(code: FetchErrorCode, message: string, extra: { reason?: RefusalReason; status?: number; cause?: unknown } = {}) {
+  constructor(
+    code: FetchErrorCode,
+    message: string,
+    extra: { reason?: RefusalReason; status?: number; cause?: unknown } = {},
+  ) {
     super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
     this.name = 'FetchError';
     this.code = code;
@@ -75,23 +79,36 @@ const REQUEST_HEADERS = Object.freeze({
   'accept-encoding': 'gzip, deflate, br',
 });
 
-export async function safeFetch(url: string, policy: FetchPolicy, options: SafeFetchOptions = {}): Promise<FetchedPage> {
+export async function safeFetch(
+  url: string,
+  policy: FetchPolicy,
+  options: SafeFetchOptions = {},
+): Promise<FetchedPage> {
   return withDeadline(policy.timeoutMs, async (deadline) => {
     try {
       return await followHops(url, policy, options.resolve, deadline);
     } catch (error) {
       if (error instanceof FetchError) throw error;
-      if (deadline.aborted) throw new FetchError('timeout', `no complete answer within ${policy.timeoutMs} ms`, { cause: error });
+      if (deadline.aborted)
+        throw new FetchError('timeout', `no complete answer within ${policy.timeoutMs} ms`, { cause: error });
       const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
       throw new FetchError('connection_failed', `the connection failed (${code})`, { cause: error });
     }
   });
 }
 
-async function followHops(url: string, policy: FetchPolicy, resolve: Resolver | undefined, signal: AbortSignal): Promise<FetchedPage> {
+async function followHops(
+  url: string,
+  policy: FetchPolicy,
+  resolve: Resolver | undefined,
+  signal: AbortSignal,
+): Promise<FetchedPage> {
   let current = url;
   for (let redirects = 0; ; redirects += 1) {
-    const verdict = await untilAborted(validateUrl(current, { allowCidrs: policy.allowCidrs, ...(resolve ? { resolve } : {}) }), signal);
+    const verdict = await untilAborted(
+      validateUrl(current, { allowCidrs: policy.allowCidrs, ...(resolve ? { resolve } : {}) }),
+      signal,
+    );
     if (!verdict.ok) {
       const hop = redirects === 0 ? '' : ` (after ${redirects} redirect${redirects === 1 ? '' : 's'})`;
       throw new FetchError('url_refused', `refused${hop}: ${verdict.detail}`, { reason: verdict.reason });
@@ -101,8 +118,10 @@ async function followHops(url: string, policy: FetchPolicy, resolve: Resolver | 
     if (REDIRECT_STATUSES.has(status)) {
       response.destroy();
       const location = response.headers.location;
-      if (location === undefined) throw new FetchError('http_status', `HTTP ${status} without a Location header`, { status });
-      if (redirects >= policy.maxRedirects) throw new FetchError('too_many_redirects', `more than ${policy.maxRedirects} redirects`);
+      if (location === undefined)
+        throw new FetchError('http_status', `HTTP ${status} without a Location header`, { status });
+      if (redirects >= policy.maxRedirects)
+        throw new FetchError('too_many_redirects', `more than ${policy.maxRedirects} redirects`);
       // An unparsable target is left to validateUrl, which names it invalid_url.
       current = URL.canParse(location, verdict.url.href) ? new URL(location, verdict.url).href : location;
       continue;
@@ -123,9 +142,14 @@ function request(target: Extract<UrlVerdict, { ok: true }>, signal: AbortSignal)
   // them, so Node can still fall back between IPv6 and IPv4).
   const pinnedLookup = (name: string, options: { all?: boolean }, callback: (...args: unknown[]) => void): void => {
     if (name !== hostname) {
-      callback(Object.assign(new Error(`refusing to resolve ${name}: only ${hostname} was checked`), { code: 'ENOTFOUND' }));
+      callback(
+        Object.assign(new Error(`refusing to resolve ${name}: only ${hostname} was checked`), { code: 'ENOTFOUND' }),
+      );
     } else if (options.all === true) {
-      callback(null, addresses.map((a): LookupAddress => ({ address: a.address, family: a.family })));
+      callback(
+        null,
+        addresses.map((a): LookupAddress => ({ address: a.address, family: a.family })),
+      );
     } else {
       callback(null, addresses[0]!.address, addresses[0]!.family);
     }
@@ -150,15 +174,24 @@ function request(target: Extract<UrlVerdict, { ok: true }>, signal: AbortSignal)
   });
 }
 
-async function readBody(response: http.IncomingMessage, policy: FetchPolicy): Promise<Pick<FetchedPage, 'mediaType' | 'charset' | 'bytes'>> {
+async function readBody(
+  response: http.IncomingMessage,
+  policy: FetchPolicy,
+): Promise<Pick<FetchedPage, 'mediaType' | 'charset' | 'bytes'>> {
   try {
     const { mediaType, charset } = parseContentType(response.headers['content-type']);
     if (!policy.contentTypes.includes(mediaType)) {
-      throw new FetchError('unsupported_content_type', `content type ${mediaType === '' ? '(none)' : mediaType} is not one of ${policy.contentTypes.join(', ')}`);
+      throw new FetchError(
+        'unsupported_content_type',
+        `content type ${mediaType === '' ? '(none)' : mediaType} is not one of ${policy.contentTypes.join(', ')}`,
+      );
     }
     const declared = Number(response.headers['content-length'] ?? Number.NaN);
     if (declared > policy.maxBytes) {
-      throw new FetchError('too_large', `the response declares ${declared} bytes, over the limit of ${policy.maxBytes}`);
+      throw new FetchError(
+        'too_large',
+        `the response declares ${declared} bytes, over the limit of ${policy.maxBytes}`,
+      );
     }
     const decoder = decoderFor(response.headers['content-encoding']);
     const body: Readable = decoder === null ? response : pipeline(response, decoder, () => {});
@@ -167,12 +200,17 @@ async function readBody(response: http.IncomingMessage, policy: FetchPolicy): Pr
     try {
       for await (const chunk of body as AsyncIterable<Buffer>) {
         total += chunk.length;
-        if (total > policy.maxBytes) throw new FetchError('too_large', `the response passed the limit of ${policy.maxBytes} bytes`);
+        if (total > policy.maxBytes)
+          throw new FetchError('too_large', `the response passed the limit of ${policy.maxBytes} bytes`);
         chunks.push(chunk);
       }
     } catch (error) {
       if (decoder !== null && String((error as NodeJS.ErrnoException).code).startsWith('Z_')) {
-        throw new FetchError('corrupt_body', `the ${String(response.headers['content-encoding'])} body does not decode`, { cause: error });
+        throw new FetchError(
+          'corrupt_body',
+          `the ${String(response.headers['content-encoding'])} body does not decode`,
+          { cause: error },
+        );
       }
       throw error;
     }
@@ -184,7 +222,9 @@ async function readBody(response: http.IncomingMessage, policy: FetchPolicy): Pr
 
 function parseContentType(header: string | undefined): { mediaType: string; charset: string | null } {
   const [type = '', ...parameters] = (header ?? '').split(';');
-  const charset = parameters.map((p) => /^\s*charset\s*=\s*"?([^";\s]+)"?\s*$/i.exec(p)?.[1]).find((c) => c !== undefined);
+  const charset = parameters
+    .map((p) => /^\s*charset\s*=\s*"?([^";\s]+)"?\s*$/i.exec(p)?.[1])
+    .find((c) => c !== undefined);
   return { mediaType: type.trim().toLowerCase(), charset: charset?.toLowerCase() ?? null };
 }
 

@@ -29,18 +29,33 @@ export const systemResolver: Resolver = async (hostname) => {
 
 /** Why a URL is refused: a defect of the URL, or the range its address falls in. */
 export type RefusalReason =
-  | 'invalid_url'
-  | 'unsupported_scheme'
-  | 'credentials_in_url'
-  | 'dns_failed'
-  | 'no_address'
-  | AddressRange;
+  'invalid_url' | 'unsupported_scheme' | 'credentials_in_url' | 'dns_failed' | 'no_address' | AddressRange;
 
 /** Names of the address ranges the policy refuses. */
 export type AddressRange =
-  | 'unspecified' | 'broadcast' | 'multicast' | 'link_local' | 'loopback' | 'carrier_grade_nat' | 'private'
-  | 'unique_local' | 'site_local' | 'reserved' | 'documentation' | 'benchmarking' | 'as112' | 'amt' | 'discard'
-  | 'ipv4_compatible' | 'ipv4_translated' | 'nat64' | '6to4' | 'teredo' | 'orchid' | 'drone_remote_id' | 'segment_routing';
+  | 'unspecified'
+  | 'broadcast'
+  | 'multicast'
+  | 'link_local'
+  | 'loopback'
+  | 'carrier_grade_nat'
+  | 'private'
+  | 'unique_local'
+  | 'site_local'
+  | 'reserved'
+  | 'documentation'
+  | 'benchmarking'
+  | 'as112'
+  | 'amt'
+  | 'discard'
+  | 'ipv4_compatible'
+  | 'ipv4_translated'
+  | 'nat64'
+  | '6to4'
+  | 'teredo'
+  | 'orchid'
+  | 'drone_remote_id'
+  | 'segment_routing';
 
 export type UrlVerdict =
   | { ok: true; url: URL; hostname: string; addresses: readonly ResolvedAddress[] }
@@ -90,7 +105,8 @@ export function forbiddenRange(address: Address): AddressRange | null {
   const special: string = address.range();
   const named = NAMED_RANGES.find(([, cidr]) => inRange(address, cidr))?.[0];
   if (named !== undefined) return named;
-  if (special !== 'unicast') return RANGE_NAMES[special] ?? (special.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`) as AddressRange);
+  if (special !== 'unicast')
+    return RANGE_NAMES[special] ?? (special.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`) as AddressRange);
   if (address.kind() === 'ipv6' && !inRange(address, IPV6_GLOBAL_UNICAST)) {
     return inRange(address, IPV4_COMPATIBLE) ? 'ipv4_compatible' : 'reserved';
   }
@@ -102,7 +118,10 @@ function compileAllowList(cidrs: readonly string[]): Cidr[] {
 }
 
 /** Judges one address (a literal or a DNS answer) against the policy and the allowlist. */
-export function checkAddress(text: string, allow: readonly Cidr[]): { ok: true; address: ResolvedAddress } | { ok: false; reason: AddressRange } {
+export function checkAddress(
+  text: string,
+  allow: readonly Cidr[],
+): { ok: true; address: ResolvedAddress } | { ok: false; reason: AddressRange } {
   // ipaddr.process unwraps IPv4-mapped IPv6, so the allowlist and the dialled address agree.
   const address = ipaddr.process(text);
   const resolved: ResolvedAddress = { address: address.toString(), family: address.kind() === 'ipv4' ? 4 : 6 };
@@ -111,7 +130,12 @@ export function checkAddress(text: string, allow: readonly Cidr[]): { ok: true; 
   return reason === null ? { ok: true, address: resolved } : { ok: false, reason };
 }
 
-const refuse = (reason: RefusalReason, detail: string, address: string | null = null): UrlVerdict => ({ ok: false, reason, address, detail });
+const refuse = (reason: RefusalReason, detail: string, address: string | null = null): UrlVerdict => ({
+  ok: false,
+  reason,
+  address,
+  detail,
+});
 
 /** Checks a URL without connecting anywhere: it only parses and resolves DNS. */
 export async function validateUrl(input: string | URL, options: ValidateOptions = {}): Promise<UrlVerdict> {
@@ -121,8 +145,10 @@ export async function validateUrl(input: string | URL, options: ValidateOptions 
   } catch {
     return refuse('invalid_url', 'not an absolute URL');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return refuse('unsupported_scheme', `scheme ${url.protocol} is not http or https`);
-  if (url.username !== '' || url.password !== '') return refuse('credentials_in_url', 'the URL carries a user name or password');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return refuse('unsupported_scheme', `scheme ${url.protocol} is not http or https`);
+  if (url.username !== '' || url.password !== '')
+    return refuse('credentials_in_url', 'the URL carries a user name or password');
   const ipv6Literal = url.hostname.startsWith('[');
   const hostname = ipv6Literal ? url.hostname.slice(1, -1) : url.hostname;
   if (hostname === '') return refuse('invalid_url', 'the URL has no host');
@@ -136,7 +162,10 @@ export async function validateUrl(input: string | URL, options: ValidateOptions 
     try {
       candidates = await (options.resolve ?? systemResolver)(hostname);
     } catch (error) {
-      return refuse('dns_failed', `${hostname} did not resolve (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+      return refuse(
+        'dns_failed',
+        `${hostname} did not resolve (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      );
     }
     if (candidates.length === 0) return refuse('no_address', `${hostname} resolved to no address`);
   }
@@ -144,10 +173,12 @@ export async function validateUrl(input: string | URL, options: ValidateOptions 
   // rather than trusted to be dialled at the public one.
   const addresses: ResolvedAddress[] = [];
   for (const candidate of candidates) {
-    if (!ipaddr.isValid(candidate.address)) return refuse('no_address', `${hostname} resolved to something that is not an address`);
+    if (!ipaddr.isValid(candidate.address))
+      return refuse('no_address', `${hostname} resolved to something that is not an address`);
     const verdict = checkAddress(candidate.address, allow);
     if (!verdict.ok) {
-      const where = candidate.address === hostname ? candidate.address : `${hostname} resolves to ${candidate.address}, which`;
+      const where =
+        candidate.address === hostname ? candidate.address : `${hostname} resolves to ${candidate.address}, which`;
       return refuse(verdict.reason, `${where} is in the ${verdict.reason} range`, candidate.address);
     }
     addresses.push(verdict.address);

@@ -18,7 +18,9 @@ export interface RunRecorderOptions {
 export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
   const { appUrl, pipelineTriggerSecret, log } = options;
   if (appUrl === null) {
-    return databaseRunRecorder(options.db, (phase, error) => log.error({ phase, err: error }, 'could not write the pipeline_runs row'));
+    return databaseRunRecorder(options.db, (phase, error) =>
+      log.error({ phase, err: error }, 'could not write the pipeline_runs row'),
+    );
   }
   if (pipelineTriggerSecret === null) {
     // Fail closed: the web app must never receive an unauthenticated run record.
@@ -26,7 +28,10 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
     return { start: async () => {}, finish: async () => {} };
   }
   return webhookRunRecorder({
-    appUrl, secret: pipelineTriggerSecret, bypassToken: options.bypassToken, log,
+    appUrl,
+    secret: pipelineTriggerSecret,
+    bypassToken: options.bypassToken,
+    log,
     ...(options.retry === undefined ? {} : { retry: options.retry }),
   });
 }

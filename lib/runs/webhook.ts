@@ -20,7 +20,12 @@ export interface WebhookRetry {
   timeoutMs: number;
 }
 
-export const DEFAULT_WEBHOOK_RETRY: WebhookRetry = { attempts: 5, baseDelayMs: 500, maxDelayMs: 30_000, timeoutMs: 10_000 };
+export const DEFAULT_WEBHOOK_RETRY: WebhookRetry = {
+  attempts: 5,
+  baseDelayMs: 500,
+  maxDelayMs: 30_000,
+  timeoutMs: 10_000,
+};
 
 export interface WebhookOptions {
   appUrl: string;
@@ -45,13 +50,19 @@ export function webhookRunRecorder(options: WebhookOptions): RunRecorder {
   };
   const send = async (record: RunRecord): Promise<void> => {
     const body = JSON.stringify({
-      op_id: record.opId, status: record.status, started_at: record.startedAt, finished_at: record.finishedAt, result: record.result,
+      op_id: record.opId,
+      status: record.status,
+      started_at: record.startedAt,
+      finished_at: record.finishedAt,
+      result: record.result,
     });
     for (let attempt = 1; attempt <= retry.attempts; attempt++) {
       let retryAfterMs: number | null = null;
       let reason: string;
       try {
-        const response = await withDeadline(retry.timeoutMs, (signal) => fetch(url, { method: 'POST', headers, body, signal }));
+        const response = await withDeadline(retry.timeoutMs, (signal) =>
+          fetch(url, { method: 'POST', headers, body, signal }),
+        );
         await response.body?.cancel();
         if (response.ok) return;
         reason = `HTTP ${response.status}`;
@@ -64,7 +75,10 @@ export function webhookRunRecorder(options: WebhookOptions): RunRecorder {
         reason = (error as Error).name === 'TimeoutError' ? 'timed out' : (error as Error).message;
       }
       if (attempt === retry.attempts) {
-        options.log.warn({ opId: record.opId, status: record.status, attempts: attempt, reason }, 'pipeline-run webhook failed; giving up');
+        options.log.warn(
+          { opId: record.opId, status: record.status, attempts: attempt, reason },
+          'pipeline-run webhook failed; giving up',
+        );
         return;
       }
       const backoff = Math.random() * Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** (attempt - 1));

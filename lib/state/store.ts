@@ -38,8 +38,7 @@ const STORE_PAGE_BYTES = 512;
  */
 const DIGEST_KEY = 'sha256:';
 function itemKeyOf(maxKeyBytes: number): (identity: string) => string {
-  return (identity) =>
-    Buffer.byteLength(identity) < maxKeyBytes ? identity : `${DIGEST_KEY}${sha256Hex(identity)}`;
+  return (identity) => (Buffer.byteLength(identity) < maxKeyBytes ? identity : `${DIGEST_KEY}${sha256Hex(identity)}`);
 }
 
 /** What an unchanged walk needs of an item's outer memo. */
@@ -122,7 +121,13 @@ function openDbs(root: RootDatabase): Dbs {
 export async function openStateStore(dir: string): Promise<StateStore> {
   await mkdir(dir, { recursive: true });
   const storePath = path.join(dir, STORE_FILE);
-  const root: RootDatabase = open({ path: storePath, maxDbs: 5, compression: false, remapChunks: true, pageSize: STORE_PAGE_BYTES });
+  const root: RootDatabase = open({
+    path: storePath,
+    maxDbs: 5,
+    compression: false,
+    remapChunks: true,
+    pageSize: STORE_PAGE_BYTES,
+  });
   try {
     const dbs = openDbs(root);
     const found = dbs.meta.get('format_version');
@@ -261,7 +266,8 @@ export async function inspectStateStore(dir: string): Promise<StateStoreReport> 
     let invalid = 0;
     for (const { key, value } of items.getRange()) {
       count += 1;
-      const rows = formatVersion === FORMAT_WITH_INLINE_ROWS ? (value as { rows?: unknown } | null)?.rows : itemRows.get(key);
+      const rows =
+        formatVersion === FORMAT_WITH_INLINE_ROWS ? (value as { rows?: unknown } | null)?.rows : itemRows.get(key);
       if (!isItemStamp(value) || !isRowKeys(rows)) invalid += 1;
     }
     const bound = meta.get('database_id');

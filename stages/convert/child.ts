@@ -22,13 +22,15 @@ async function convert(job: ChildJob) {
 }
 
 process.on('message', (job: ChildJob) => {
-  void convert(job).then(
-    (result): ChildReply => ({ id: job.id, ok: true, result }),
-    (error: unknown): ChildReply => ({
-      id: job.id,
-      ok: false,
-      code: error instanceof ConversionError ? error.code : 'corrupt',
-      message: error instanceof Error ? error.message : String(error),
-    }),
-  ).then((reply) => process.send!(reply));
+  void convert(job)
+    .then(
+      (result): ChildReply => ({ id: job.id, ok: true, result }),
+      (error: unknown): ChildReply => ({
+        id: job.id,
+        ok: false,
+        code: error instanceof ConversionError ? error.code : 'corrupt',
+        message: error instanceof Error ? error.message : String(error),
+      }),
+    )
+    .then((reply) => process.send!(reply));
 });

@@ -12,7 +12,9 @@ export async function convertDocx(bytes: Uint8Array, limits: ZipLimits): Promise
   await checkZip(bytes, limits);
   let html: string;
   try {
-    ({ value: html } = await mammoth.convertToHtml({ buffer: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) }));
+    ({ value: html } = await mammoth.convertToHtml({
+      buffer: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+    }));
   } catch (error) {
     throw new ConversionError('corrupt', `unreadable DOCX: ${(error as Error).message}`);
   }

@@ -81,10 +81,13 @@ function extract(html: string, warnings: string[]): CleanedHtml {
   if (page.body.chars === 0) return { text: '', verdict: 'empty', warnings, title };
 
   const selection = selectMain(page.body);
-  const linkList = (element: Element) => element.block && element.chars > 0 && element.linkChars > element.chars * LINK_LIST_SHARE;
+  const linkList = (element: Element) =>
+    element.block && element.chars > 0 && element.linkChars > element.chars * LINK_LIST_SHARE;
   const main = new Set(selection.main);
   let blocks = dropTitleHeading(
-    selection.main.flatMap((element) => renderText(element, { skip: (e) => selection.pruned.has(e) || (!main.has(e) && linkList(e)) })),
+    selection.main.flatMap((element) =>
+      renderText(element, { skip: (e) => selection.pruned.has(e) || (!main.has(e) && linkList(e)) }),
+    ),
     title,
   );
   const found = blocks.length > 0;

@@ -66,12 +66,18 @@ export function createConverter(overrides: Partial<ConverterOptions> = {}): Conv
   const options = { ...DEFAULT_CONVERTER_OPTIONS, ...overrides };
   let pool: ConverterPool | null = null;
   const limits = {
-    maxPages: options.maxPages, maxCells: options.maxCells, maxEntries: options.maxZipEntries, maxInflatedBytes: options.maxInflatedBytes,
+    maxPages: options.maxPages,
+    maxCells: options.maxCells,
+    maxEntries: options.maxZipEntries,
+    maxInflatedBytes: options.maxInflatedBytes,
   };
   return {
     async convert(bytes, mediaType) {
       if (bytes.byteLength > options.maxInputBytes) {
-        throw new ConversionError('too_large', `the document is ${bytes.byteLength} bytes, over the limit of ${options.maxInputBytes}`);
+        throw new ConversionError(
+          'too_large',
+          `the document is ${bytes.byteLength} bytes, over the limit of ${options.maxInputBytes}`,
+        );
       }
       switch (mediaType) {
         case 'text/markdown':
@@ -84,7 +90,11 @@ export function createConverter(overrides: Partial<ConverterOptions> = {}): Conv
         }
         default:
           // Children start on first need, so a corpus of markdown never forks one.
-          pool ??= new ConverterPool({ workers: options.workers, timeoutMs: options.timeoutMs, memoryMb: options.memoryMb });
+          pool ??= new ConverterPool({
+            workers: options.workers,
+            timeoutMs: options.timeoutMs,
+            memoryMb: options.memoryMb,
+          });
           return pool.run(mediaType, bytes, limits);
       }
     },

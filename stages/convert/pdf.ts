@@ -12,7 +12,8 @@ export async function convertPdf(bytes: Uint8Array, maxPages: number): Promise<C
     const info = await parser.getInfo().catch((error: unknown) => {
       throw classify(error);
     });
-    if (info.total > maxPages) throw new ConversionError('too_many_pages', `the PDF has ${info.total} pages, over the limit of ${maxPages}`);
+    if (info.total > maxPages)
+      throw new ConversionError('too_many_pages', `the PDF has ${info.total} pages, over the limit of ${maxPages}`);
     const result = await parser.getText().catch((error: unknown) => {
       throw classify(error);
     });

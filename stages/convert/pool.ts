@@ -32,8 +32,7 @@ export interface ChildJob {
 }
 
 export type ChildReply =
-  | { id: number; ok: true; result: Converted }
-  | { id: number; ok: false; code: ConversionErrorCode; message: string };
+  { id: number; ok: true; result: Converted } | { id: number; ok: false; code: ConversionErrorCode; message: string };
 
 export interface PoolOptions {
   workers: number;
@@ -79,7 +78,8 @@ export class ConverterPool {
 
   async close(): Promise<void> {
     this.#closed = true;
-    for (const pending of this.#queue.splice(0)) pending.reject(new ConversionError('converter_crashed', 'the converter pool closed'));
+    for (const pending of this.#queue.splice(0))
+      pending.reject(new ConversionError('converter_crashed', 'the converter pool closed'));
     await Promise.all(this.#slots.map((slot) => this.#stop(slot)));
   }
 

@@ -23,9 +23,14 @@ interface Sheet {
 
 async function* streamedSheets(buffer: Buffer): AsyncGenerator<Sheet> {
   const reader = new ExcelJS.stream.xlsx.WorkbookReader(Readable.from([buffer]), {
-    sharedStrings: 'cache', hyperlinks: 'ignore', styles: 'ignore', worksheets: 'emit', entries: 'emit',
+    sharedStrings: 'cache',
+    hyperlinks: 'ignore',
+    styles: 'ignore',
+    worksheets: 'emit',
+    entries: 'emit',
   });
-  for await (const sheet of reader) yield { name: (sheet as unknown as { name?: string }).name, rows: sheet as AsyncIterable<ExcelJS.Row> };
+  for await (const sheet of reader)
+    yield { name: (sheet as unknown as { name?: string }).name, rows: sheet as AsyncIterable<ExcelJS.Row> };
 }
 
 async function* wholeSheets(buffer: Buffer): AsyncGenerator<Sheet> {
@@ -59,7 +64,8 @@ export async function convertXlsx(bytes: Uint8Array, limits: ZipLimits & { maxCe
           cells += 1;
           values.push(cellText(cell.value));
         });
-        if (cells > limits.maxCells) throw new ConversionError('too_many_cells', `the workbook holds more than ${limits.maxCells} cells`);
+        if (cells > limits.maxCells)
+          throw new ConversionError('too_many_cells', `the workbook holds more than ${limits.maxCells} cells`);
         if (values.some((v) => v !== '')) lines.push(values.join(' | '));
       }
       parts.push(lines.join('\n'));
@@ -75,7 +81,11 @@ function cellText(value: ExcelJS.CellValue): string {
   if (value === null || value === undefined) return '';
   if (value instanceof Date) return value.toISOString().slice(0, 10);
   if (typeof value !== 'object') return String(value).trim();
-  if ('richText' in value) return value.richText.map((r) => r.text).join('').trim();
+  if ('richText' in value)
+    return value.richText
+      .map((r) => r.text)
+      .join('')
+      .trim();
   if ('text' in value && typeof value.text === 'string') return value.text.trim();
   if ('result' in value) return cellText(value.result as ExcelJS.CellValue);
   if ('error' in value) return '';

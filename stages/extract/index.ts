@@ -12,7 +12,13 @@ import type { Models } from '../../lib/models.ts';
 import { countEvent } from '../../lib/run-context.ts';
 import { runExtractor, type ExtractorContext } from '../../lib/llm/run-extractor.ts';
 import { PROMPTS } from '../../lib/llm/prompts.ts';
-import { TAXONOMY, type Classification, type Entities, type QaPairs, type Relationships } from '../../lib/llm/schemas.ts';
+import {
+  TAXONOMY,
+  type Classification,
+  type Entities,
+  type QaPairs,
+  type Relationships,
+} from '../../lib/llm/schemas.ts';
 import { chunkText } from '../chunk.ts';
 
 /** ~3k tokens of input per call: room for the answer, and small enough to re-extract cheaply. */
@@ -45,14 +51,24 @@ export function extractionWindows(text: string): string[] {
 }
 
 export type ExtractorName = 'classification' | 'qa' | 'entities' | 'relationships';
-export const ALL_EXTRACTORS: readonly ExtractorName[] = Object.freeze(['classification', 'qa', 'entities', 'relationships']);
+export const ALL_EXTRACTORS: readonly ExtractorName[] = Object.freeze([
+  'classification',
+  'qa',
+  'entities',
+  'relationships',
+]);
 
 /** Runs the named extractors (all four unless told); the others contribute nothing. */
-export async function extractDocument(text: string, deps: ExtractDeps, extractors: readonly ExtractorName[] = ALL_EXTRACTORS): Promise<DocumentExtraction> {
+export async function extractDocument(
+  text: string,
+  deps: ExtractDeps,
+  extractors: readonly ExtractorName[] = ALL_EXTRACTORS,
+): Promise<DocumentExtraction> {
   const windows = extractionWindows(text);
   if (windows.length === 0) return { classification: null, qa: [], entities: [], relationships: [] };
   const call = <T>(name: ExtractorName, window: string) => runExtractor<T>(PROMPTS[name], window, deps);
-  const perWindow = <T>(name: ExtractorName): Promise<T[]> => (extractors.includes(name) ? Promise.all(windows.map((w) => call<T>(name, w))) : Promise.resolve([]));
+  const perWindow = <T>(name: ExtractorName): Promise<T[]> =>
+    extractors.includes(name) ? Promise.all(windows.map((w) => call<T>(name, w))) : Promise.resolve([]);
   const [classification, qaPerWindow, entitiesPerWindow, relationshipsPerWindow] = await Promise.all([
     extractors.includes('classification') ? call<Classification>('classification', windows[0]!) : null,
     perWindow<QaPairs>('qa'),
@@ -64,11 +80,19 @@ export async function extractDocument(text: string, deps: ExtractDeps, extractor
   return {
     classification: classification === null ? null : { ...classification, in_taxonomy: inTaxonomy },
     qa: qaPerWindow.flatMap((w) => w.pairs).map((pair, idx) => ({ idx, ...pair })),
-    ...curated(entitiesPerWindow.flatMap((w) => w.entities), relationshipsPerWindow.flatMap((w) => w.relationships), deps.aliases),
+    ...curated(
+      entitiesPerWindow.flatMap((w) => w.entities),
+      relationshipsPerWindow.flatMap((w) => w.relationships),
+      deps.aliases,
+    ),
   };
 }
 
-function curated(entities: Entities['entities'], relationships: Relationships['relationships'], aliases: AliasSnapshot | undefined) {
+function curated(
+  entities: Entities['entities'],
+  relationships: Relationships['relationships'],
+  aliases: AliasSnapshot | undefined,
+) {
   const renamed = new Map<string, string>();
   if (aliases !== undefined && aliases.size > 0) {
     entities = entities.map((e) => {
@@ -77,7 +101,11 @@ function curated(entities: Entities['entities'], relationships: Relationships['r
       renamed.set(e.canonical_name, canonical);
       return { ...e, canonical_name: canonical };
     });
-    relationships = relationships.map((r) => ({ ...r, source: renamed.get(r.source) ?? r.source, target: renamed.get(r.target) ?? r.target }));
+    relationships = relationships.map((r) => ({
+      ...r,
+      source: renamed.get(r.source) ?? r.source,
+      target: renamed.get(r.target) ?? r.target,
+    }));
   }
   return {
     entities: mergeBy(entities, (e) => `${e.canonical_name}\u0000${e.type}`),

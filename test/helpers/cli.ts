@@ -6,7 +6,10 @@ import path from 'node:path';
 
 export const BIN = path.resolve(import.meta.dirname, '..', '..', 'bin', 'ingest.ts');
 
-export function runIngest(args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
+export function runIngest(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
     let stdout = '';

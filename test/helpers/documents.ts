@@ -6,7 +6,10 @@ import PDFDocument from 'pdfkit';
 import { Document, HeadingLevel, Packer, Paragraph, Table, TableCell, TableRow } from 'docx';
 
 /** A real PDF: one page per entry, each a heading and its paragraphs. */
-export async function makePdf(pages: { heading: string; paragraphs: string[] }[], title = 'Generated'): Promise<Buffer> {
+export async function makePdf(
+  pages: { heading: string; paragraphs: string[] }[],
+  title = 'Generated',
+): Promise<Buffer> {
   const doc = new PDFDocument({ info: { Title: title, CreationDate: new Date(0) } });
   const chunks: Buffer[] = [];
   doc.on('data', (c: Buffer) => chunks.push(c));
@@ -24,15 +27,22 @@ export async function makePdf(pages: { heading: string; paragraphs: string[] }[]
 export async function makeDocx(): Promise<Buffer> {
   const cell = (text: string) => new TableCell({ children: [new Paragraph(text)] });
   const doc = new Document({
-    sections: [{
-      children: [
-        new Paragraph({ text: 'Onboarding Guide', heading: HeadingLevel.HEADING_1 }),
-        new Paragraph('Welcome to Northwind Traders. This guide covers your first week.'),
-        new Paragraph({ text: 'Bring your badge', bullet: { level: 0 } }),
-        new Paragraph({ text: 'Meet Ada Lovelace', bullet: { level: 0 } }),
-        new Table({ rows: [new TableRow({ children: [cell('Day'), cell('Task')] }), new TableRow({ children: [cell('Monday'), cell('Laptop setup')] })] }),
-      ],
-    }],
+    sections: [
+      {
+        children: [
+          new Paragraph({ text: 'Onboarding Guide', heading: HeadingLevel.HEADING_1 }),
+          new Paragraph('Welcome to Northwind Traders. This guide covers your first week.'),
+          new Paragraph({ text: 'Bring your badge', bullet: { level: 0 } }),
+          new Paragraph({ text: 'Meet Ada Lovelace', bullet: { level: 0 } }),
+          new Table({
+            rows: [
+              new TableRow({ children: [cell('Day'), cell('Task')] }),
+              new TableRow({ children: [cell('Monday'), cell('Laptop setup')] }),
+            ],
+          }),
+        ],
+      },
+    ],
   });
   return Packer.toBuffer(doc);
 }
@@ -80,7 +90,10 @@ interface ZipEntry {
   declaredSize?: number;
 }
 
-const deflated = async (name: string, text: string): Promise<ZipEntry> => ({ name, ...(await deflateRepeated(Buffer.from(text), 0, Buffer.from(text))) });
+const deflated = async (name: string, text: string): Promise<ZipEntry> => ({
+  name,
+  ...(await deflateRepeated(Buffer.from(text), 0, Buffer.from(text))),
+});
 
 /** A zip container of raw-deflated entries (method 8), written by hand so sizes can lie. */
 export function zip(entries: ZipEntry[]): Buffer {
@@ -122,8 +135,10 @@ export function zip(entries: ZipEntry[]): Buffer {
   return Buffer.concat([...locals, ...central, end]);
 }
 
-const DOCX_TYPES = '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>';
-const DOCX_RELS = '<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>';
+const DOCX_TYPES =
+  '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>';
+const DOCX_RELS =
+  '<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>';
 
 /** A DOCX whose document.xml inflates to `inflatedBytes` of paragraphs (optionally lying about it). */
 export async function docxBomb(inflatedBytes: number, declaredSize?: number): Promise<Buffer> {
@@ -131,7 +146,9 @@ export async function docxBomb(inflatedBytes: number, declaredSize?: number): Pr
   const body = await deflateRepeated(
     paragraph,
     Math.floor(inflatedBytes / paragraph.length) * paragraph.length,
-    Buffer.from('<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>'),
+    Buffer.from(
+      '<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>',
+    ),
     Buffer.from('</w:body></w:document>'),
   );
   return zip([
@@ -143,22 +160,30 @@ export async function docxBomb(inflatedBytes: number, declaredSize?: number): Pr
 
 /** An XLSX written by hand: one sheet with `rows` x `columns` numeric cells and the given dimension. */
 export async function xlsxWithCells(rows: number, columns: number, dimension: string): Promise<Buffer> {
-  const letters = (n: number) => { let s = ''; for (n += 1; n > 0; n = Math.floor((n - 1) / 26)) s = String.fromCharCode(65 + ((n - 1) % 26)) + s; return s; };
+  const letters = (n: number) => {
+    let s = '';
+    for (n += 1; n > 0; n = Math.floor((n - 1) / 26)) s = String.fromCharCode(65 + ((n - 1) % 26)) + s;
+    return s;
+  };
   // Every row is the same bytes but for its number: write them through one deflate stream.
   const deflate = createDeflateRaw({ level: 6 });
   const out: Buffer[] = [];
   deflate.on('data', (c: Buffer) => out.push(c));
   const finished = new Promise<void>((resolve) => deflate.on('end', resolve));
-  const head = Buffer.from(`<?xml version="1.0"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><dimension ref="${dimension}"/><sheetData>`);
+  const head = Buffer.from(
+    `<?xml version="1.0"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><dimension ref="${dimension}"/><sheetData>`,
+  );
   let crc = crc32(head);
   let size = head.length;
   deflate.write(head);
-  const columnsXml = (r: number) => Array.from({ length: columns }, (_, c) => `<c r="${letters(c)}${r}"><v>${c + 1}</v></c>`).join('');
+  const columnsXml = (r: number) =>
+    Array.from({ length: columns }, (_, c) => `<c r="${letters(c)}${r}"><v>${c + 1}</v></c>`).join('');
   const template = columnsXml(0);
   // Rows differ only in their number: build them from one template, a thousand per write.
   for (let first = 1; first <= rows; first += 1000) {
     let text = '';
-    for (let r = first; r < Math.min(rows + 1, first + 1000); r++) text += `<row r="${r}">${template.replaceAll('0"><v>', `${r}"><v>`)}</row>`;
+    for (let r = first; r < Math.min(rows + 1, first + 1000); r++)
+      text += `<row r="${r}">${template.replaceAll('0"><v>', `${r}"><v>`)}</row>`;
     const piece = Buffer.from(text);
     crc = crc32(piece, crc);
     size += piece.length;
@@ -170,10 +195,22 @@ export async function xlsxWithCells(rows: number, columns: number, dimension: st
   deflate.end(tail);
   await finished;
   return zip([
-    await deflated('[Content_Types].xml', '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>'),
-    await deflated('_rels/.rels', '<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>'),
-    await deflated('xl/workbook.xml', '<?xml version="1.0"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Data" sheetId="1" r:id="rId1"/></sheets></workbook>'),
-    await deflated('xl/_rels/workbook.xml.rels', '<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>'),
+    await deflated(
+      '[Content_Types].xml',
+      '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>',
+    ),
+    await deflated(
+      '_rels/.rels',
+      '<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>',
+    ),
+    await deflated(
+      'xl/workbook.xml',
+      '<?xml version="1.0"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Data" sheetId="1" r:id="rId1"/></sheets></workbook>',
+    ),
+    await deflated(
+      'xl/_rels/workbook.xml.rels',
+      '<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>',
+    ),
     { name: 'xl/worksheets/sheet1.xml', data: Buffer.concat(out), crc, size },
   ]);
 }
@@ -195,13 +232,20 @@ export async function flateBombPdf(inflatedBytes: number): Promise<Buffer> {
   let length = parts[0]!.length;
   objects.forEach((body, i) => {
     offsets.push(length);
-    const piece = body === null
-      ? Buffer.concat([Buffer.from(`${i + 1} 0 obj\n<< /Length ${stream.length} /Filter /FlateDecode >>\nstream\n`), stream, Buffer.from('\nendstream\nendobj\n')])
-      : Buffer.from(`${i + 1} 0 obj\n${body}\nendobj\n`);
+    const piece =
+      body === null
+        ? Buffer.concat([
+            Buffer.from(`${i + 1} 0 obj\n<< /Length ${stream.length} /Filter /FlateDecode >>\nstream\n`),
+            stream,
+            Buffer.from('\nendstream\nendobj\n'),
+          ])
+        : Buffer.from(`${i + 1} 0 obj\n${body}\nendobj\n`);
     parts.push(piece);
     length += piece.length;
   });
   const xref = `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
-  parts.push(Buffer.from(`${xref}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${length}\n%%EOF\n`));
+  parts.push(
+    Buffer.from(`${xref}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${length}\n%%EOF\n`),
+  );
   return Buffer.concat(parts);
 }

@@ -15,10 +15,11 @@ export interface LoopbackServer {
 }
 
 function closer(server: net.Server): () => Promise<void> {
-  return () => new Promise((resolve) => {
-    (server as http.Server).closeAllConnections?.();
-    server.close(() => resolve());
-  });
+  return () =>
+    new Promise((resolve) => {
+      (server as http.Server).closeAllConnections?.();
+      server.close(() => resolve());
+    });
 }
 
 function listen(server: net.Server, host: string, port: number): Promise<number> {
@@ -31,7 +32,12 @@ function listen(server: net.Server, host: string, port: number): Promise<number>
 export async function serveHttp(handler: http.RequestListener, host = '127.0.0.1', port = 0): Promise<LoopbackServer> {
   const server = http.createServer(handler);
   const bound = await listen(server, host, port);
-  return { host, port: bound, origin: `http://${host.includes(':') ? `[${host}]` : host}:${bound}`, close: closer(server) };
+  return {
+    host,
+    port: bound,
+    origin: `http://${host.includes(':') ? `[${host}]` : host}:${bound}`,
+    close: closer(server),
+  };
 }
 
 export interface Trap extends LoopbackServer {
@@ -48,7 +54,10 @@ export async function trapListener(host = '127.0.0.1', port = 0): Promise<Trap> 
   });
   const bound = await listen(server, host, port);
   return {
-    host, port: bound, origin: `http://${host.includes(':') ? `[${host}]` : host}:${bound}`, close: closer(server),
+    host,
+    port: bound,
+    origin: `http://${host.includes(':') ? `[${host}]` : host}:${bound}`,
+    close: closer(server),
     get connections() {
       return connections;
     },
@@ -59,7 +68,9 @@ export async function trapListener(host = '127.0.0.1', port = 0): Promise<Trap> 
 export function watchConnectionAttempts(): { attempts: string[]; stop(): void } {
   const attempts: string[] = [];
   const onSocket = (message: unknown) => {
-    (message as { socket: net.Socket }).socket.on('connectionAttempt', (ip: string, port: number) => attempts.push(`${ip}:${port}`));
+    (message as { socket: net.Socket }).socket.on('connectionAttempt', (ip: string, port: number) =>
+      attempts.push(`${ip}:${port}`),
+    );
   };
   dc.subscribe('net.client.socket', onSocket);
   return { attempts, stop: () => dc.unsubscribe('net.client.socket', onSocket) };
@@ -68,11 +79,13 @@ export function watchConnectionAttempts(): { attempts: string[]; stop(): void } 
 /** Hostile answers for the fetch caps. */
 export const hostile = {
   /** Headers, then one byte every `everyMs` for ever (slow-loris). */
-  trickle: (everyMs: number): http.RequestListener => (_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html' });
-    const timer = setInterval(() => res.write(' '), everyMs);
-    res.on('close', () => clearInterval(timer));
-  },
+  trickle:
+    (everyMs: number): http.RequestListener =>
+    (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      const timer = setInterval(() => res.write(' '), everyMs);
+      res.on('close', () => clearInterval(timer));
+    },
   /** A body that never ends, written as fast as the client reads. */
   endless: (_req: http.IncomingMessage, res: http.ServerResponse): void => {
     res.writeHead(200, { 'content-type': 'text/html' });

@@ -4,7 +4,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 
 export interface TestS3 {
@@ -42,7 +48,11 @@ export async function startTestS3(bucket = 'corpus'): Promise<TestS3> {
     async remove(key) {
       await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
     },
-    env: (prefix) => ({ INGEST_CORPUS_BUCKET: `s3://${bucket}/${prefix}`, INGEST_S3_ENDPOINT: endpoint, INGEST_S3_FORCE_PATH_STYLE: 'true' }),
+    env: (prefix) => ({
+      INGEST_CORPUS_BUCKET: `s3://${bucket}/${prefix}`,
+      INGEST_S3_ENDPOINT: endpoint,
+      INGEST_S3_FORCE_PATH_STYLE: 'true',
+    }),
     async close() {
       client.destroy();
       await server.close();

@@ -21,14 +21,17 @@ export interface WalkFixture {
   dispose(): Promise<void>;
 }
 
-export async function walkFixture(options: { passes?: FlowPass[]; env?: Record<string, string> } = {}): Promise<WalkFixture> {
+export async function walkFixture(
+  options: { passes?: FlowPass[]; env?: Record<string, string> } = {},
+): Promise<WalkFixture> {
   const root = mkdtempSync(path.join(tmpdir(), 'ingest-walk-'));
   const corpus = path.join(root, 'corpus');
   await mkdir(corpus);
   const target = await openTestDatabase();
   let env: Record<string, string> = { INGEST_DATA_DIR: root, INGEST_SINK_FLUSH_MS: '5', ...options.env };
   const log = pino({ level: 'silent' });
-  const open = (passes?: FlowPass[]) => openLifespan(loadConfig(env, root), log, { db: target.db, ...(passes ? { passes } : {}) });
+  const open = (passes?: FlowPass[]) =>
+    openLifespan(loadConfig(env, root), log, { db: target.db, ...(passes ? { passes } : {}) });
   const fixture: WalkFixture = {
     root,
     corpus,
@@ -54,10 +57,16 @@ export async function walkFixture(options: { passes?: FlowPass[]; env?: Record<s
 }
 
 /** Every walk-written row as comparable tuples, per table. */
-export async function snapshotRows(fixture: WalkFixture): Promise<Record<string, { key: string; opId: string; updatedAt: string }[]>> {
+export async function snapshotRows(
+  fixture: WalkFixture,
+): Promise<Record<string, { key: string; opId: string; updatedAt: string }[]>> {
   const tables: Record<string, string> = {
-    source_documents: 'id::text', content_chunks: 'id::text', q_a_extractions: 'id::text',
-    entity_mentions: 'id::text', entity_relationships: 'id::text', record_embeddings: "owner_kind || ':' || owner_id",
+    source_documents: 'id::text',
+    content_chunks: 'id::text',
+    q_a_extractions: 'id::text',
+    entity_mentions: 'id::text',
+    entity_relationships: 'id::text',
+    record_embeddings: "owner_kind || ':' || owner_id",
   };
   const out: Record<string, { key: string; opId: string; updatedAt: string }[]> = {};
   for (const [table, key] of Object.entries(tables)) {

@@ -13,10 +13,30 @@ const MAX_PROSE_LINK_SHARE = 0.3;
 /** A boilerplate-signalled element is kept when it holds more than this share of the page's prose. */
 const KEEP_IF_PROSE_SHARE = 0.5;
 
-const BOILERPLATE_TAGS = new Set(['nav', 'aside', 'footer', 'header', 'menu', 'dialog', 'form', 'figure', 'figcaption']);
+const BOILERPLATE_TAGS = new Set([
+  'nav',
+  'aside',
+  'footer',
+  'header',
+  'menu',
+  'dialog',
+  'form',
+  'figure',
+  'figcaption',
+]);
 const BOILERPLATE_ROLES = new Set([
-  'navigation', 'banner', 'contentinfo', 'complementary', 'search', 'menu', 'menubar', 'dialog', 'alertdialog', 'alert',
-  'toolbar', 'tablist',
+  'navigation',
+  'banner',
+  'contentinfo',
+  'complementary',
+  'search',
+  'menu',
+  'menubar',
+  'dialog',
+  'alertdialog',
+  'alert',
+  'toolbar',
+  'tablist',
 ]);
 /**
  * Class and id fragments of site furniture that no article body carries: sharing, comments,
@@ -24,20 +44,63 @@ const BOILERPLATE_ROLES = new Set([
  */
 const FURNITURE_SIGNAL = new RegExp(
   [
-    'comment', 'disqus', 'cookie', 'consent', 'gdpr', 'newsletter', 'subscri', 'social', 'share', 'sharing', 'related',
-    'recommend', 'promo', 'sponsor', 'advert', 'popup', 'modal', 'signup', 'paywall', 'outbrain', 'taboola', 'breadcrumb',
-    'sr-only', 'visually-hidden', 'screen-reader', 'skip-link', 'print-only', 'trending', 'most-read', 'mostread',
-    'most-popular', 'caption', 'credit',
+    'comment',
+    'disqus',
+    'cookie',
+    'consent',
+    'gdpr',
+    'newsletter',
+    'subscri',
+    'social',
+    'share',
+    'sharing',
+    'related',
+    'recommend',
+    'promo',
+    'sponsor',
+    'advert',
+    'popup',
+    'modal',
+    'signup',
+    'paywall',
+    'outbrain',
+    'taboola',
+    'breadcrumb',
+    'sr-only',
+    'visually-hidden',
+    'screen-reader',
+    'skip-link',
+    'print-only',
+    'trending',
+    'most-read',
+    'mostread',
+    'most-popular',
+    'caption',
+    'credit',
   ].join('|'),
 );
 /**
  * Fragments of layout furniture. Page wrappers often carry them as modifiers ("has-sidebar",
  * "main-header"), so a content fragment in the same element cancels them.
  */
-const LAYOUT_SIGNAL = /sidebar|footer|header|menu|navbar|navigation|banner|masthead|widget|pagination|pager|toolbar|byline|hidden/;
+const LAYOUT_SIGNAL =
+  /sidebar|footer|header|menu|navbar|navigation|banner|masthead|widget|pagination|pager|toolbar|byline|hidden/;
 const CONTENT_SIGNAL = /article|body|content|main|column|post|entry|story|text/;
 /** Short tokens that must be a whole class token (as a substring they match too much). */
-const LAYOUT_TOKENS = new Set(['nav', 'ad', 'ads', 'adv', 'tags', 'tag', 'meta', 'author', 'topbar', 'rail', 'carousel', 'slider']);
+const LAYOUT_TOKENS = new Set([
+  'nav',
+  'ad',
+  'ads',
+  'adv',
+  'tags',
+  'tag',
+  'meta',
+  'author',
+  'topbar',
+  'rail',
+  'carousel',
+  'slider',
+]);
 
 export function isBoilerplate(element: Element): boolean {
   if (BOILERPLATE_TAGS.has(element.tag) || BOILERPLATE_ROLES.has(element.role)) return true;
@@ -66,7 +129,22 @@ export interface Selection {
 }
 
 /** Tags whose running text is a paragraph of their parent. */
-const PARAGRAPH_TAGS = new Set(['p', 'pre', 'blockquote', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'li', 'dd', 'dt', 'td', 'th']);
+const PARAGRAPH_TAGS = new Set([
+  'p',
+  'pre',
+  'blockquote',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'li',
+  'dd',
+  'dt',
+  'td',
+  'th',
+]);
 /** Share of prose credited to a container and its ancestors, by distance. */
 const ANCESTOR_SHARE = [1, 0.5, 1 / 6, 1 / 9];
 /** A sibling of the best block joins it when it scores at least this share of the best. */
@@ -111,7 +189,8 @@ export function selectMain(body: Element): Selection {
   };
   visit(body);
 
-  const final = (element: Element) => (element.chars === 0 ? 0 : element.score * (1 - element.linkChars / element.chars));
+  const final = (element: Element) =>
+    element.chars === 0 ? 0 : element.score * (1 - element.linkChars / element.chars);
   let best: Element | null = null;
   let bestScore = 0;
   for (const element of scored) {
@@ -124,7 +203,11 @@ export function selectMain(body: Element): Selection {
   if (best === null) return { main: [], pruned };
 
   // Several near-best blocks inside one ancestor are one article in chunks: take the ancestor.
-  const rivals = strongest(scored.filter((e) => e !== best && final(e) >= bestScore * RIVAL_SHARE), final, MAX_RIVALS);
+  const rivals = strongest(
+    scored.filter((e) => e !== best && final(e) >= bestScore * RIVAL_SHARE),
+    final,
+    MAX_RIVALS,
+  );
   if (rivals.length >= MIN_RIVALS) {
     for (let ancestor = best.parent; ancestor !== null && ancestor !== body; ancestor = ancestor.parent) {
       if (rivals.filter((rival) => contains(ancestor, rival)).length >= MIN_RIVALS) {
@@ -160,7 +243,8 @@ export function selectMain(body: Element): Selection {
   const main: Element[] = [];
   for (const sibling of parent.children) {
     if (typeof sibling === 'string' || pruned.has(sibling)) continue;
-    if (sibling === best || final(sibling) >= threshold || proseChars(sibling) >= SIBLING_PROSE_CHARS) main.push(sibling);
+    if (sibling === best || final(sibling) >= threshold || proseChars(sibling) >= SIBLING_PROSE_CHARS)
+      main.push(sibling);
   }
   return { main, pruned };
 }
@@ -175,7 +259,8 @@ function contains(ancestor: Element, element: Element): boolean {
 }
 
 function onlyChild(element: Element): boolean {
-  for (const sibling of element.parent!.children) if (sibling !== element && (typeof sibling === 'string' ? sibling.trim() !== '' : sibling.chars > 0)) return false;
+  for (const sibling of element.parent!.children)
+    if (sibling !== element && (typeof sibling === 'string' ? sibling.trim() !== '' : sibling.chars > 0)) return false;
   return true;
 }
 

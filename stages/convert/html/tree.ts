@@ -47,51 +47,210 @@ export interface Page {
 }
 
 /** The attributes the cleaner reads; others are not even collected. */
-const ATTRIBUTES = new Set(['class', 'id', 'role', 'itemprop', 'style', 'hidden', 'aria-hidden', 'type', 'property', 'name', 'content']);
+const ATTRIBUTES = new Set([
+  'class',
+  'id',
+  'role',
+  'itemprop',
+  'style',
+  'hidden',
+  'aria-hidden',
+  'type',
+  'property',
+  'name',
+  'content',
+]);
 
 /** Deeper than this, elements are not built: their text joins the deepest built ancestor. */
 export const MAX_DEPTH = 160;
 
 /** Subtrees that never hold readable content. */
 const DROPPED = new Set([
-  'script', 'style', 'template', 'noscript', 'svg', 'math', 'iframe', 'frame', 'frameset', 'object', 'embed', 'applet',
-  'canvas', 'select', 'button', 'textarea', 'datalist', 'option', 'optgroup', 'audio', 'video', 'map', 'head', 'input',
+  'script',
+  'style',
+  'template',
+  'noscript',
+  'svg',
+  'math',
+  'iframe',
+  'frame',
+  'frameset',
+  'object',
+  'embed',
+  'applet',
+  'canvas',
+  'select',
+  'button',
+  'textarea',
+  'datalist',
+  'option',
+  'optgroup',
+  'audio',
+  'video',
+  'map',
+  'head',
+  'input',
   'title',
 ]);
 /** What may sit in <head>; any other start tag there ends the head, as in browsers. */
 const HEAD_CONTENT = new Set(['title', 'meta', 'link', 'script', 'style', 'base', 'noscript', 'template']);
 const VOID = new Set([
-  'area', 'base', 'basefont', 'br', 'col', 'command', 'embed', 'frame', 'hr', 'img', 'input', 'isindex', 'keygen',
-  'link', 'meta', 'param', 'source', 'track', 'wbr',
+  'area',
+  'base',
+  'basefont',
+  'br',
+  'col',
+  'command',
+  'embed',
+  'frame',
+  'hr',
+  'img',
+  'input',
+  'isindex',
+  'keygen',
+  'link',
+  'meta',
+  'param',
+  'source',
+  'track',
+  'wbr',
 ]);
 /** Phrasing elements: their text runs on inside the enclosing block. */
 export const INLINE = new Set([
-  'a', 'abbr', 'acronym', 'b', 'bdi', 'bdo', 'big', 'cite', 'code', 'data', 'del', 'dfn', 'em', 'font', 'i', 'img', 'ins',
-  'kbd', 'label', 'mark', 'nobr', 'q', 'rp', 'rt', 'ruby', 's', 'samp', 'small', 'span', 'strike', 'strong', 'sub', 'sup',
-  'time', 'tt', 'u', 'var', 'wbr', 'picture', 'output', 'meter', 'progress',
+  'a',
+  'abbr',
+  'acronym',
+  'b',
+  'bdi',
+  'bdo',
+  'big',
+  'cite',
+  'code',
+  'data',
+  'del',
+  'dfn',
+  'em',
+  'font',
+  'i',
+  'img',
+  'ins',
+  'kbd',
+  'label',
+  'mark',
+  'nobr',
+  'q',
+  'rp',
+  'rt',
+  'ruby',
+  's',
+  'samp',
+  'small',
+  'span',
+  'strike',
+  'strong',
+  'sub',
+  'sup',
+  'time',
+  'tt',
+  'u',
+  'var',
+  'wbr',
+  'picture',
+  'output',
+  'meter',
+  'progress',
 ]);
 /** Inline elements with no class or id are not worth a node: their text goes to the parent. */
 const FORMATTING = new Set([
-  'abbr', 'acronym', 'b', 'bdi', 'bdo', 'big', 'cite', 'code', 'data', 'del', 'dfn', 'em', 'font', 'i', 'ins', 'kbd', 'mark',
-  'nobr', 'q', 'rp', 'rt', 'ruby', 's', 'samp', 'small', 'span', 'strike', 'strong', 'sub', 'sup', 'time', 'tt', 'u', 'var',
+  'abbr',
+  'acronym',
+  'b',
+  'bdi',
+  'bdo',
+  'big',
+  'cite',
+  'code',
+  'data',
+  'del',
+  'dfn',
+  'em',
+  'font',
+  'i',
+  'ins',
+  'kbd',
+  'mark',
+  'nobr',
+  'q',
+  'rp',
+  'rt',
+  'ruby',
+  's',
+  'samp',
+  'small',
+  'span',
+  'strike',
+  'strong',
+  'sub',
+  'sup',
+  'time',
+  'tt',
+  'u',
+  'var',
 ]);
 
 /** An opening tag closes these when they are the current element (a subset of HTML's rules). */
 const P_CLOSERS = new Set([
-  'address', 'article', 'aside', 'blockquote', 'details', 'div', 'dl', 'fieldset', 'figcaption', 'figure', 'footer', 'form',
-  'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'main', 'nav', 'ol', 'p', 'pre', 'section', 'table', 'ul',
+  'address',
+  'article',
+  'aside',
+  'blockquote',
+  'details',
+  'div',
+  'dl',
+  'fieldset',
+  'figcaption',
+  'figure',
+  'footer',
+  'form',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'header',
+  'hr',
+  'main',
+  'nav',
+  'ol',
+  'p',
+  'pre',
+  'section',
+  'table',
+  'ul',
 ]);
 const HEADINGS = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
 function impliedClose(opening: string, open: string): boolean {
   if (open === 'p') return P_CLOSERS.has(opening);
   switch (opening) {
-    case 'li': return open === 'li';
-    case 'dt': case 'dd': return open === 'dt' || open === 'dd';
-    case 'tr': return open === 'tr' || open === 'td' || open === 'th';
-    case 'td': case 'th': return open === 'td' || open === 'th';
-    case 'tbody': case 'tfoot': case 'thead': return open === 'tbody' || open === 'thead' || open === 'tr' || open === 'td' || open === 'th';
-    case 'a': return open === 'a';
-    default: return HEADINGS.has(opening) && HEADINGS.has(open);
+    case 'li':
+      return open === 'li';
+    case 'dt':
+    case 'dd':
+      return open === 'dt' || open === 'dd';
+    case 'tr':
+      return open === 'tr' || open === 'td' || open === 'th';
+    case 'td':
+    case 'th':
+      return open === 'td' || open === 'th';
+    case 'tbody':
+    case 'tfoot':
+    case 'thead':
+      return open === 'tbody' || open === 'thead' || open === 'tr' || open === 'td' || open === 'th';
+    case 'a':
+      return open === 'a';
+    default:
+      return HEADINGS.has(opening) && HEADINGS.has(open);
   }
 }
 
@@ -105,8 +264,17 @@ function addLineBreak(element: Element): void {
 }
 
 function isSpace(code: number): boolean {
-  return code <= 32 || code === 160 || (code >= 0x2000 && code <= 0x200b) || code === 0x3000 || code === 0x202f ||
-    code === 0x205f || code === 0xfeff || code === 0x1680 || code === 0x85;
+  return (
+    code <= 32 ||
+    code === 160 ||
+    (code >= 0x2000 && code <= 0x200b) ||
+    code === 0x3000 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0xfeff ||
+    code === 0x1680 ||
+    code === 0x85
+  );
 }
 
 function hidden(attrs: Map<string, string>): boolean {
@@ -205,7 +373,8 @@ export function buildTree(html: string): Page {
     if (name === 'title' && title === '' && !openCount.get('svg')) inTitle = true;
     if (name === 'meta') {
       const property = attrs.get('property') ?? attrs.get('name');
-      if ((property === 'og:title' || property === 'twitter:title') && ogTitle === '') ogTitle = attrs.get('content') ?? '';
+      if ((property === 'og:title' || property === 'twitter:title') && ogTitle === '')
+        ogTitle = attrs.get('content') ?? '';
     }
     if (skip > 0) {
       if (!VOID.has(name)) {
@@ -244,7 +413,10 @@ export function buildTree(html: string): Page {
       return;
     }
     const itemprop = attrs.get('itemprop');
-    const signal = cls === undefined && id === undefined && itemprop === undefined ? '' : `${cls ?? ''} ${id ?? ''} ${itemprop ?? ''}`.toLowerCase();
+    const signal =
+      cls === undefined && id === undefined && itemprop === undefined
+        ? ''
+        : `${cls ?? ''} ${id ?? ''} ${itemprop ?? ''}`.toLowerCase();
     const role = attrs.get('role');
     const element = new Element(name, signal, role === undefined ? '' : role.toLowerCase(), current);
     current.children.push(element);
@@ -265,62 +437,65 @@ export function buildTree(html: string): Page {
     return name;
   };
 
-  const tokenizer = new Tokenizer({ decodeEntities: true }, {
-    onopentagname(start, end) {
-      tagName = readName(start, end);
-      attrs.clear();
+  const tokenizer = new Tokenizer(
+    { decodeEntities: true },
+    {
+      onopentagname(start, end) {
+        tagName = readName(start, end);
+        attrs.clear();
+      },
+      onattribname(start, end) {
+        attrName = html.slice(start, end).toLowerCase();
+        attrWanted = ATTRIBUTES.has(attrName) && !attrs.has(attrName);
+      },
+      onattribdata(start, end) {
+        if (attrWanted) attrValue += html.slice(start, end);
+      },
+      onattribentity(code) {
+        if (attrWanted) attrValue += String.fromCodePoint(code);
+      },
+      onattribend() {
+        if (attrWanted) attrs.set(attrName, attrValue);
+        attrValue = '';
+      },
+      onopentagend() {
+        open(tagName);
+        tagName = '';
+      },
+      onselfclosingtag() {
+        open(tagName);
+        tagName = '';
+      },
+      onclosetag(start, end) {
+        const name = readName(start, end);
+        if (name === 'br') {
+          if (skip === 0) addLineBreak(current);
+          return;
+        }
+        if (name === 'p' && !openCount.get('p')) {
+          if (skip === 0) addLineBreak(current);
+          return;
+        }
+        if (!openCount.get(name)) return;
+        while (names.length > 0) {
+          const top = names[names.length - 1];
+          pop();
+          if (top === name) break;
+        }
+      },
+      ontext(start, end) {
+        addText(html.slice(start, end));
+      },
+      ontextentity(code) {
+        addText(String.fromCodePoint(code));
+      },
+      oncdata() {},
+      oncomment() {},
+      ondeclaration() {},
+      onprocessinginstruction() {},
+      onend() {},
     },
-    onattribname(start, end) {
-      attrName = html.slice(start, end).toLowerCase();
-      attrWanted = ATTRIBUTES.has(attrName) && !attrs.has(attrName);
-    },
-    onattribdata(start, end) {
-      if (attrWanted) attrValue += html.slice(start, end);
-    },
-    onattribentity(code) {
-      if (attrWanted) attrValue += String.fromCodePoint(code);
-    },
-    onattribend() {
-      if (attrWanted) attrs.set(attrName, attrValue);
-      attrValue = '';
-    },
-    onopentagend() {
-      open(tagName);
-      tagName = '';
-    },
-    onselfclosingtag() {
-      open(tagName);
-      tagName = '';
-    },
-    onclosetag(start, end) {
-      const name = readName(start, end);
-      if (name === 'br') {
-        if (skip === 0) addLineBreak(current);
-        return;
-      }
-      if (name === 'p' && !openCount.get('p')) {
-        if (skip === 0) addLineBreak(current);
-        return;
-      }
-      if (!openCount.get(name)) return;
-      while (names.length > 0) {
-        const top = names[names.length - 1];
-        pop();
-        if (top === name) break;
-      }
-    },
-    ontext(start, end) {
-      addText(html.slice(start, end));
-    },
-    ontextentity(code) {
-      addText(String.fromCodePoint(code));
-    },
-    oncdata() {},
-    oncomment() {},
-    ondeclaration() {},
-    onprocessinginstruction() {},
-    onend() {},
-  });
+  );
   tokenizer.write(html);
   tokenizer.end();
   while (names.length > 0) pop();
