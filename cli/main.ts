@@ -28,7 +28,7 @@ const COMMANDS: Record<string, Command> = {
     run: serveCommand,
   },
   walk: {
-    usage: 'ingest walk [PATH] [--full-reprocess] [--json]',
+    usage: 'ingest walk [PATH] [--full-reprocess] [--allow-mass-removal] [--rebind-corpus] [--json]',
     summary: 'walk the corpus (PATH, else ENGINE_SOURCE_PATH) once into rows and print a summary',
     run: walkCommand,
   },

@@ -25,6 +25,7 @@ export async function stateVerifyCommand(args: string[], { config }: { config: C
       `format version: ${String(report.formatVersion)} (expected ${report.expectedFormatVersion})\n` +
       `item memos: ${report.items}\ninner memos: ${report.memos}\n` +
       `bound to database: ${report.boundDatabaseId ?? 'none yet'}\n` +
+      `bound to corpus: ${report.boundCorpusRoot ?? 'none yet'}\n` +
       (problems.length === 0 ? 'ok\n' : `problems:\n${problems.map((p) => `  - ${p}`).join('\n')}\n`),
   );
   return report.formatVersion === report.expectedFormatVersion ? 0 : 1;

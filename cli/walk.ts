@@ -1,4 +1,5 @@
-// `ingest walk [PATH] [--full-reprocess] [--json]`: one walk, then a summary.
+// `ingest walk [PATH] [--full-reprocess] [--allow-mass-removal] [--rebind-corpus] [--json]`: one walk,
+// then a summary.
 
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -12,7 +13,12 @@ import { progressReporter } from './progress.ts';
 export async function walkCommand(args: string[], { config, log }: { config: Config; log: Logger }): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
-    options: { 'full-reprocess': { type: 'boolean', default: false }, json: { type: 'boolean', default: false } },
+    options: {
+      'full-reprocess': { type: 'boolean', default: false },
+      'allow-mass-removal': { type: 'boolean', default: false },
+      'rebind-corpus': { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+    },
     allowPositionals: true,
   });
   if (positionals.length > 1)
@@ -28,6 +34,8 @@ export async function walkCommand(args: string[], { config, log }: { config: Con
       return await walk(lifespan, {
         sourcePath,
         fullReprocess: values['full-reprocess'],
+        allowMassRemoval: values['allow-mass-removal'],
+        rebindCorpus: values['rebind-corpus'],
         sync,
         onProgress: (p) => progress.update(p),
       });
@@ -59,6 +67,7 @@ export function formatSummary(s: WalkSummary, location: string): string {
     `database: ${location}; peak memory ${s.peakRssMb} MB`,
   ];
   if (s.error !== undefined) lines.push(`error: ${s.error}`);
+  for (const w of s.warnings) lines.push(`warning ${w.name}: ${w.message}`);
   if (s.failures.length > 0) {
     lines.push('failed items:');
     for (const f of s.failures) lines.push(`  ${f.path}  [${f.stage}: ${f.code}] ${f.message}`);

@@ -13,9 +13,15 @@ import { fileIdentity } from '../lib/state/keys.ts';
 import type { ItemMemo, ItemStamp, StateStore } from '../lib/state/store.ts';
 import { countEvent } from '../lib/run-context.ts';
 
-export type Admission =
-  | { kind: 'unchanged'; memo: ItemMemo }
-  | { kind: 'changed'; bytes: Buffer; sha256: string; previous: ItemMemo | undefined };
+/** A file whose bytes differ from its memo's (or that has none): what its life goes on with. */
+export interface ChangedFile {
+  kind: 'changed';
+  bytes: Buffer;
+  sha256: string;
+  previous: ItemMemo | undefined;
+}
+
+export type Admission = { kind: 'unchanged'; memo: ItemMemo } | ChangedFile;
 
 /** The item's memo stamp; an unreadable memo is dropped (and counted as healed), so the item re-runs. */
 export function recallFile(item: FileItem, store: StateStore): ItemStamp | undefined {

@@ -1,6 +1,8 @@
-// Ties the state store to the database its memos describe (see schema/0003_engine_instance.sql).
+// Ties the state store to the database its memos describe (see schema/0003_engine_instance.sql)
+// and to the corpus directory they were built from.
 
 import { randomUUID } from 'node:crypto';
+import { realpath } from 'node:fs/promises';
 import type { Database } from '../lib/db/database.ts';
 import type { StateStore } from '../lib/state/store.ts';
 
@@ -27,4 +29,32 @@ export async function bindStoreToDatabase(store: StateStore, db: Database): Prom
   await store.clearItems();
   await store.bindDatabase(id);
   return hadItems;
+}
+
+/** The walk's corpus is not the one the state store's memos describe. */
+export class CorpusRootChangedError extends Error {
+  readonly code = 'corpus_root_changed';
+  constructor(bound: string, root: string) {
+    super(
+      `the state store describes the corpus at ${bound}, and this walk's corpus is ${root}; walking it would remove ` +
+        `the rows of every document not in it. If the corpus really moved, walk once with --rebind-corpus ` +
+        `(POST /walk {"rebind_corpus": true}) to bind the store to it`,
+    );
+    this.name = 'CorpusRootChangedError';
+  }
+}
+
+/**
+ * Makes sure the store's item memos describe this corpus directory (by its real path, so a link
+ * to the same directory is the same corpus). The first walk binds it; a walk of another root is
+ * refused unless `rebind` says the corpus really moved. An unmounted volume or a mistyped path
+ * that happens to exist would otherwise read as the whole corpus deleted.
+ */
+export async function bindStoreToCorpus(store: StateStore, sourcePath: string, rebind: boolean): Promise<void> {
+  const root = await realpath(sourcePath);
+  const bound = store.boundCorpusRoot();
+  if (bound === root) return;
+  // A store with no item memos has nothing to lose: it follows the corpus it is given.
+  if (bound !== undefined && !rebind && store.itemCount() > 0) throw new CorpusRootChangedError(bound, root);
+  await store.bindCorpusRoot(root);
 }

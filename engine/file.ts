@@ -13,7 +13,7 @@ import { ConversionError } from '../stages/convert/index.ts';
 import type { Config } from '../lib/config.ts';
 import type { Sink } from '../lib/db/sink.ts';
 import { fileIdentity, retiredIdentity } from '../lib/state/keys.ts';
-import { admitFile } from './admit.ts';
+import { admitFile, type ChangedFile } from './admit.ts';
 import { atStage, StageError } from './at-stage.ts';
 import { commitItem } from './commit.ts';
 import type { LiveItems } from './live-items.ts';
@@ -83,7 +83,7 @@ export async function walkFile(
       return 'unchanged';
     }
     previous = admission.previous;
-    const ingested = await ingestFile(item, mediaType, admission.bytes, admission.sha256, deps);
+    const ingested = await ingestFile(item, mediaType, admission, deps);
     const sameDocument = previous?.sourceDocumentId === ingested.sourceDocumentId;
     const memo: ItemMemo = {
       sha256: admission.sha256,
@@ -128,13 +128,14 @@ export interface IngestedFile {
 export async function ingestFile(
   item: FileItem,
   mediaType: MediaType,
-  bytes: Buffer,
-  sha256: string,
+  { bytes, sha256, previous }: Pick<ChangedFile, 'bytes' | 'sha256' | 'previous'>,
   deps: FileIngestDeps,
 ): Promise<IngestedFile> {
   const { opId } = currentRunContext();
   const converted = await atStage('convert', () => deps.converter.convert(bytes, mediaType));
-  const sourceDocumentId = await atStage('identity', () => deps.identity.resolve(sha256, item.relPath));
+  const sourceDocumentId = await atStage('identity', () =>
+    deps.identity.resolve(sha256, item.relPath, previous?.sourceDocumentId),
+  );
   const chunks = await atStage('chunk', () => chunkText(converted.text));
   const { models } = deps;
   const extraction = await atStage('extract', () =>

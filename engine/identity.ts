@@ -1,23 +1,38 @@
 // source_documents identity (SPEC.md 2, DESIGN.md 7): content hash first (the same bytes at a
-// new path are the same document), then the relative path (an edited file keeps its id),
+// new path are the same document), then the file's own document (an edited file keeps its id),
 // else a new id is minted and stored. Items of one walk that carry the same bytes share the
 // resolution in flight, so two copies admitted together cannot mint two ids.
+//
+// Several live files may hold one document (byte-identical copies). An edit to one of them
+// must not take the document with it: the others still hold its old content, and would lose
+// their rows. So an edited file keeps its document only while no other item resolves to it
+// (the state store's index of each document's items); otherwise the edit is a new document.
 
 import type { Database } from '../lib/db/database.ts';
 import { mintSourceDocumentId } from '../lib/ids.ts';
+import { fileIdentity, isRetiredIdentity } from '../lib/state/keys.ts';
+import type { StateStore } from '../lib/state/store.ts';
 
 export class DocumentIdentity {
   readonly #db: Database;
+  readonly #store: StateStore;
   readonly #inFlight = new Map<string, Promise<string>>();
+  // Within one walk the store's index lags the items in flight, so two kinds of resolution are
+  // remembered until the walk ends: documents found by their content (a copy now holds them),
+  // and documents an edit is giving new content. Neither kind arises in a cold walk.
+  readonly #heldByContent = new Set<string>();
+  readonly #rewritten = new Set<string>();
 
-  constructor(db: Database) {
+  constructor(db: Database, store: StateStore) {
     this.#db = db;
+    this.#store = store;
   }
 
-  resolve(sha256: string, relPath: string): Promise<string> {
+  /** `previous` is the document the file's memo resolved to before this change, if any. */
+  resolve(sha256: string, relPath: string, previous: string | undefined): Promise<string> {
     let pending = this.#inFlight.get(sha256);
     if (pending === undefined) {
-      pending = this.#lookup(sha256, relPath);
+      pending = this.#lookup(sha256, relPath, previous);
       this.#inFlight.set(sha256, pending);
       // A failed lookup must not poison later items with the same bytes.
       pending.catch(() => this.#inFlight.delete(sha256));
@@ -30,16 +45,38 @@ export class DocumentIdentity {
     this.#inFlight.delete(sha256);
   }
 
-  async #lookup(sha256: string, relPath: string): Promise<string> {
+  async #lookup(sha256: string, relPath: string, previous: string | undefined): Promise<string> {
     const byHash = await this.#db.query<{ id: string }>(
       'SELECT id FROM source_documents WHERE content_sha256 = $1 ORDER BY created_at, id LIMIT 1',
       [sha256],
     );
-    if (byHash.rows[0] !== undefined) return byHash.rows[0].id;
-    const byPath = await this.#db.query<{ id: string }>(
+    const byContent = byHash.rows[0]?.id;
+    // A document an edit of this walk is rewriting no longer has these bytes.
+    if (byContent !== undefined && !this.#rewritten.has(byContent)) {
+      this.#heldByContent.add(byContent);
+      return byContent;
+    }
+    // Without a memo (a new path, or a lost state store) the row that names this path stands in.
+    const own = previous ?? (await this.#documentAt(relPath));
+    if (own !== undefined && !this.#heldByAnother(own, fileIdentity(relPath))) {
+      this.#rewritten.add(own);
+      return own;
+    }
+    return mintSourceDocumentId();
+  }
+
+  async #documentAt(relPath: string): Promise<string | undefined> {
+    const { rows } = await this.#db.query<{ id: string }>(
       'SELECT id FROM source_documents WHERE rel_path = $1 ORDER BY updated_at DESC, id LIMIT 1',
       [relPath],
     );
-    return byPath.rows[0]?.id ?? mintSourceDocumentId();
+    return rows[0]?.id;
+  }
+
+  #heldByAnother(sourceDocumentId: string, identity: string): boolean {
+    if (this.#heldByContent.has(sourceDocumentId) || this.#rewritten.has(sourceDocumentId)) return true;
+    return this.#store
+      .itemsOfDocument(sourceDocumentId)
+      .some((other) => other !== identity && !isRetiredIdentity(other));
   }
 }

@@ -13,7 +13,7 @@ import type { Logger } from '../lib/log.ts';
 import type { RunContext } from '../lib/run-context.ts';
 import type { StateStore } from '../lib/state/store.ts';
 import { reconcileUrlBacklinks } from '../stages/backlink.ts';
-import { removeVanishedDocuments } from '../stages/cleanup.ts';
+import { removeVanishedDocuments, type RemovalGuard } from '../stages/cleanup.ts';
 import type { LiveItems } from './live-items.ts';
 import type { WalkTally } from './tally.ts';
 
@@ -25,6 +25,7 @@ export interface FlowPass {
 
 export interface PassDeps {
   db: Database;
+  guard: RemovalGuard;
   store: StateStore;
   log: Logger;
   run: RunContext;
@@ -59,11 +60,23 @@ const backlinkPass = ({ db, live, log }: PassDeps): FlowPass => ({
   },
 });
 
-const cleanupPass = ({ db, store, live, tally }: PassDeps): FlowPass => ({
+const cleanupPass = ({ db, store, live, tally, guard, log }: PassDeps): FlowPass => ({
   name: 'cleanup',
   async run() {
-    const result = await removeVanishedDocuments(db, store, live);
+    const listed = tally.items.seen + tally.items.skipped;
+    const result = await removeVanishedDocuments(db, store, { ...live, listed }, guard);
     tally.items.removed = result.itemsRemoved;
     tally.rowsDeleted += result.rowsDeleted;
+    if (result.refused !== undefined) {
+      const { vanished, known } = result.refused;
+      const warning = {
+        name: 'mass_removal_refused',
+        message:
+          `${vanished} of ${known} known items are gone from the corpus (it listed ${listed}); their rows were kept. ` +
+          'If they are really gone, walk once allowing it (--allow-mass-removal, POST /walk {"allow_mass_removal": true})',
+      };
+      tally.warnings.push(warning);
+      log.warn({ vanished, known, listed }, warning.message);
+    }
   },
 });

@@ -27,6 +27,12 @@ export interface ItemFailure {
   message: string;
 }
 
+/** Something the operator must hear about although the walk completed. */
+export interface WalkWarning {
+  name: string;
+  message: string;
+}
+
 export interface PassOutcome {
   name: string;
   ok: boolean;
@@ -42,6 +48,7 @@ export class WalkTally {
   readonly rows: Record<string, number> = {};
   rowsDeleted = 0;
   readonly passes: PassOutcome[] = [];
+  readonly warnings: WalkWarning[] = [];
   readonly #counters: RunCounters;
   readonly #log: Logger;
 

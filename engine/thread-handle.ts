@@ -7,6 +7,7 @@ import type { Logger } from '../lib/log.ts';
 import type { FailStage5Mode } from '../lib/failure-directive.ts';
 import { ENGINE_THREAD_LIMITS } from '../lib/v8-flags.ts';
 import type { FromEngine, ToEngine } from './thread.ts';
+import type { WalkFlags } from './walk.ts';
 
 type WalkDone = Extract<FromEngine, { type: 'walk-done' }>;
 
@@ -52,7 +53,7 @@ export class EngineThread {
   /** Asks for one walk; resolves with its terminal state. */
   walk(
     requestId: string,
-    fullReprocess: boolean,
+    flags: WalkFlags,
     failStage5: FailStage5Mode | null,
     onRunning: () => void,
   ): Promise<WalkDone> {
@@ -65,7 +66,7 @@ export class EngineThread {
       });
     return new Promise((resolve) => {
       this.#pending.set(requestId, { onRunning, resolve });
-      this.#worker.postMessage({ type: 'walk', requestId, fullReprocess, failStage5 } satisfies ToEngine);
+      this.#worker.postMessage({ type: 'walk', requestId, flags, failStage5 } satisfies ToEngine);
     });
   }
 

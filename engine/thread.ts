@@ -8,15 +8,15 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../lib/config.ts';
-import { walk } from './walk.ts';
+import { walk, type WalkFlags } from './walk.ts';
 import { createLogger } from '../lib/log.ts';
 import type { FailStage5Mode } from '../lib/failure-directive.ts';
 import { fencedWalk } from './fenced-walk.ts';
 import { openLifespan } from './lifespan.ts';
-import { walkCounts } from './tally.ts';
+import { walkCounts, type WalkWarning } from './tally.ts';
 
 export type ToEngine =
-  { type: 'walk'; requestId: string; fullReprocess: boolean; failStage5: FailStage5Mode | null } | { type: 'shutdown' };
+  { type: 'walk'; requestId: string; flags: WalkFlags; failStage5: FailStage5Mode | null } | { type: 'shutdown' };
 
 export type FromEngine =
   | { type: 'ready' }
@@ -28,6 +28,7 @@ export type FromEngine =
       opId?: string;
       counts?: Record<string, number>;
       stage5FailureInjected?: string;
+      warnings?: WalkWarning[];
       error?: string;
     };
 
@@ -50,15 +51,11 @@ port.on('message', (message: ToEngine) => {
 });
 
 /** One walk request: the fenced walk on the open lifespan, and its terminal state posted back. */
-async function walkOnRequest({
-  requestId,
-  fullReprocess,
-  failStage5,
-}: Extract<ToEngine, { type: 'walk' }>): Promise<void> {
+async function walkOnRequest({ requestId, flags, failStage5 }: Extract<ToEngine, { type: 'walk' }>): Promise<void> {
   try {
     const onHeld = () => post({ type: 'walk-running', requestId });
     const summary = await fencedWalk(config, { sourcePath: config.sourcePath, log, onHeld }, (sync) =>
-      walk(lifespan, { fullReprocess, failStage5, sync }),
+      walk(lifespan, { ...flags, failStage5, sync }),
     );
     if (summary === null) {
       post({ type: 'walk-done', requestId, state: 'fence_busy' });
@@ -71,6 +68,7 @@ async function walkOnRequest({
       opId: summary.opId,
       counts: walkCounts(summary),
       ...(failStage5 === null ? {} : { stage5FailureInjected: failStage5 }),
+      ...(summary.warnings.length === 0 ? {} : { warnings: summary.warnings }),
       ...(summary.error === undefined ? {} : { error: summary.error }),
     });
   } catch (error) {

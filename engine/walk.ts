@@ -32,13 +32,20 @@ import type { FileItem } from '../lib/corpus/files.ts';
 import { sourceItems, type UrlItem } from '../stages/source.ts';
 import { recallFile, unchangedByStat } from './admit.ts';
 import { untilNoneWaiting } from './backpressure.ts';
-import { bindStoreToDatabase } from './binding.ts';
+import { bindStoreToCorpus, bindStoreToDatabase } from './binding.ts';
 import { walkFile } from './file.ts';
 import { DocumentIdentity } from './identity.ts';
 import type { Lifespan } from './lifespan.ts';
 import { LiveItems } from './live-items.ts';
 import { runFlowPasses } from './passes.ts';
-import { walkCounts, WalkTally, type ItemCounts, type ItemFailure, type PassOutcome } from './tally.ts';
+import {
+  walkCounts,
+  WalkTally,
+  type ItemCounts,
+  type ItemFailure,
+  type PassOutcome,
+  type WalkWarning,
+} from './tally.ts';
 import { ingestUrl } from './url.ts';
 
 export interface WalkOptions {
@@ -50,7 +57,14 @@ export interface WalkOptions {
   failStage5?: FailStage5Mode | null;
   /** What pull-sync did just before this walk, inside the same fence hold (fenced-walk.ts). */
   sync?: SyncReport | null;
+  /** The operator's word that this walk may remove more documents than the guard allows (stages/cleanup.ts). */
+  allowMassRemoval?: boolean;
+  /** The corpus really moved: bind the state store to this walk's corpus root (engine/binding.ts). */
+  rebindCorpus?: boolean;
 }
+
+/** What a caller asks of one walk: the body of POST /walk, the flags of `ingest walk`. */
+export type WalkFlags = Pick<WalkOptions, 'fullReprocess' | 'allowMassRemoval' | 'rebindCorpus'>;
 
 export interface WalkProgress {
   seen: number;
@@ -69,6 +83,8 @@ export interface WalkSummary {
   sync: SyncReport | null;
   counters: RunCounters;
   passes: PassOutcome[];
+  /** What the operator must hear although the walk completed (a refused mass removal). */
+  warnings: WalkWarning[];
   error?: string;
   durationMs: number;
   /** Peak resident memory of this process so far (converter children are capped separately). */
@@ -106,6 +122,7 @@ async function walkOnce(lifespan: Lifespan, options: WalkOptions): Promise<WalkS
       ...(config.imageSha === null ? {} : { extractor_version: config.imageSha }),
       counts: walkCounts({ ...tally, sync }),
       counters: { ...run.counters },
+      ...(tally.warnings.length === 0 ? {} : { warnings: tally.warnings }),
       ...(error === undefined ? {} : { error }),
     },
   });
@@ -138,6 +155,7 @@ async function walkOnce(lifespan: Lifespan, options: WalkOptions): Promise<WalkS
     sync,
     counters: run.counters,
     passes: tally.passes,
+    warnings: tally.warnings,
     ...(error === undefined ? {} : { error }),
     durationMs: Date.now() - started,
     peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
@@ -162,10 +180,11 @@ async function walkCorpus(
   if (await bindStoreToDatabase(store, db)) {
     log.warn('the state store described another database (or this one was wiped): every item counts as changed');
   }
+  await bindStoreToCorpus(store, sourcePath, options.rebindCorpus === true);
   await lifespan.aliases.refresh(db);
   const sink = new Sink(db, config.sink);
   const live = new LiveItems();
-  const fileDeps = { ...lifespan, sink, live, identity: new DocumentIdentity(db), limits: config.convert };
+  const fileDeps = { ...lifespan, sink, live, identity: new DocumentIdentity(db, store), limits: config.convert };
   const urlDeps = { ...lifespan, sink, fetch: config.fetch, log };
   const slots = new PQueue({ concurrency: config.walk.inFlight });
   let done = 0;
@@ -231,7 +250,12 @@ async function walkCorpus(
     await sink.close();
     for (const [table, n] of sink.rowsWritten) tally.rows[table] = n;
   }
-  await runFlowPasses(lifespan.passes, { db, store, log, run, live, tally }, options.failStage5 ?? null);
+  const guard = {
+    maxPercent: config.walk.maxRemovalPercent,
+    minItems: config.walk.removalGuardMinDocs,
+    allow: options.allowMassRemoval === true,
+  };
+  await runFlowPasses(lifespan.passes, { db, store, log, run, live, tally, guard }, options.failStage5 ?? null);
 }
 
 async function isDirectory(dir: string): Promise<boolean> {

@@ -17,6 +17,8 @@ export interface WalkEntry {
   /** The failStage5 mode the walk consumed, when an injection pass ran. */
   stage5FailureInjected?: string;
   counts?: Record<string, number>;
+  /** Named warnings of a walk that completed (a refused mass removal). */
+  warnings?: { name: string; message: string }[];
 }
 
 export const REGISTRY_CAPACITY = 50;
@@ -49,7 +51,7 @@ export class WalkRegistry {
   finish(
     requestId: string,
     state: 'completed' | 'failed' | 'fence_busy',
-    details: Partial<Pick<WalkEntry, 'opId' | 'stage5FailureInjected' | 'counts'>> = {},
+    details: Partial<Pick<WalkEntry, 'opId' | 'stage5FailureInjected' | 'counts' | 'warnings'>> = {},
   ): void {
     this.#move(requestId, state, (e) => !TERMINAL.has(e.state), details);
   }

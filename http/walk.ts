@@ -8,6 +8,7 @@ import type { FailStage5Mode, FailureDirective } from '../lib/failure-directive.
 import { SingleFlight } from '../lib/single-flight.ts';
 import type { WalkRegistry } from './walk-registry.ts';
 import type { EngineThread } from '../engine/thread-handle.ts';
+import type { WalkFlags } from '../engine/walk.ts';
 import type { Logger } from '../lib/log.ts';
 import { readBody } from './body.ts';
 import { HttpError, sendJson } from './errors.ts';
@@ -21,9 +22,16 @@ export interface WalkRouteDeps {
 
 const MAX_WALK_BODY = 4096;
 
-async function fullReprocessFlag(req: IncomingMessage): Promise<boolean> {
+/** The body's field for each flag of a walk; anything else is refused by name. */
+const BODY_FLAGS = {
+  full_reprocess: 'fullReprocess',
+  allow_mass_removal: 'allowMassRemoval',
+  rebind_corpus: 'rebindCorpus',
+} as const;
+
+async function walkFlags(req: IncomingMessage): Promise<WalkFlags> {
   const body = (await readBody(req, MAX_WALK_BODY)).toString('utf8').trim();
-  if (body === '') return false;
+  if (body === '') return {};
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
@@ -32,17 +40,16 @@ async function fullReprocessFlag(req: IncomingMessage): Promise<boolean> {
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
     throw new HttpError(400, 'invalid_body', 'the body must be a JSON object');
-  const unknown = Object.keys(parsed).filter((k) => k !== 'full_reprocess');
-  if (unknown.length > 0)
-    throw new HttpError(
-      400,
-      'unknown_field',
-      `unknown field(s): ${unknown.join(', ')}; only full_reprocess is accepted`,
-    );
-  const flag = (parsed as { full_reprocess?: unknown }).full_reprocess;
-  if (flag !== undefined && typeof flag !== 'boolean')
-    throw new HttpError(400, 'invalid_field', 'full_reprocess must be a boolean');
-  return flag === true;
+  const flags: WalkFlags = {};
+  for (const [field, value] of Object.entries(parsed)) {
+    if (!Object.hasOwn(BODY_FLAGS, field)) {
+      const known = Object.keys(BODY_FLAGS).join(', ');
+      throw new HttpError(400, 'unknown_field', `unknown field ${field}; the fields are ${known}`);
+    }
+    if (typeof value !== 'boolean') throw new HttpError(400, 'invalid_field', `${field} must be a boolean`);
+    flags[BODY_FLAGS[field as keyof typeof BODY_FLAGS]] = value;
+  }
+  return flags;
 }
 
 export function walkRoute(deps: WalkRouteDeps) {
@@ -51,12 +58,12 @@ export function walkRoute(deps: WalkRouteDeps) {
       new HttpError(409, 'walk_in_progress', 'a walk is already running; poll its status and try again when it ends'),
   );
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const fullReprocess = await fullReprocessFlag(req);
+    const flags = await walkFlags(req);
     void walking.run(() => {
       const entry = deps.registry.accept();
       const failStage5 = deps.directive.consume();
       sendJson(res, 202, { requestId: entry.requestId });
-      return walkInBackground(deps, entry.requestId, fullReprocess, failStage5);
+      return walkInBackground(deps, entry.requestId, flags, failStage5);
     });
   };
 }
@@ -65,17 +72,18 @@ export function walkRoute(deps: WalkRouteDeps) {
 function walkInBackground(
   deps: WalkRouteDeps,
   requestId: string,
-  fullReprocess: boolean,
+  flags: WalkFlags,
   failStage5: FailStage5Mode | null,
 ): Promise<void> {
   return deps.engine
-    .walk(requestId, fullReprocess, failStage5, () => deps.registry.start(requestId))
+    .walk(requestId, flags, failStage5, () => deps.registry.start(requestId))
     .then((done) => {
-      const { state, opId, counts, stage5FailureInjected } = done;
+      const { state, opId, counts, stage5FailureInjected, warnings } = done;
       deps.registry.finish(requestId, state, {
         ...(state === 'completed' && opId !== undefined ? { opId } : {}),
         ...(counts === undefined ? {} : { counts }),
         ...(stage5FailureInjected === undefined ? {} : { stage5FailureInjected }),
+        ...(warnings === undefined ? {} : { warnings }),
       });
       deps.log.info({ requestId, state, opId }, 'walk request finished');
     })

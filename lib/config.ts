@@ -74,6 +74,13 @@ export interface Config {
     readonly inFlight: number;
     /** Model calls (extraction and embedding requests) in flight at once across the walk. */
     readonly modelConcurrency: number;
+    /**
+     * The mass-removal guard of the cleanup pass: a walk that would remove more than this share
+     * (in percent) of the known documents, and more than `removalGuardMinDocs` of them, keeps
+     * every row instead (as it always does when the corpus lists nothing), unless allowed.
+     */
+    readonly maxRemovalPercent: number;
+    readonly removalGuardMinDocs: number;
   };
   readonly convert: {
     readonly workers: number;
@@ -220,6 +227,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     walk: {
       inFlight: integer('INGEST_WALK_IN_FLIGHT', 16, 1, 1024),
       modelConcurrency: integer('INGEST_MODEL_CONCURRENCY', 8, 1, 1024),
+      maxRemovalPercent: integer('INGEST_MAX_REMOVAL_PERCENT', 50, 0, 100),
+      removalGuardMinDocs: integer('INGEST_REMOVAL_GUARD_MIN_DOCS', 10, 0, 1_000_000_000),
     },
     convert: {
       workers: integer('INGEST_CONVERT_WORKERS', 2, 1, 64),

@@ -69,9 +69,43 @@ test('a format 1 store, row keys inside each memo, is upgraded in place on open'
   assert.equal(store.getItem('file:a.md'), { memo, healed: false });
   assert.equal([...store.itemIdentities()], ['file:a.md']);
   assert.equal(store.getMemo('extract:x'), { kept: true });
+  assert.equal(store.itemsOfDocument('d'), ['file:a.md'], 'indexed under its document on the way');
   await store.close();
   const after = await inspectStateStore(dir);
   assert.equal([after.formatVersion, after.items, after.invalidItems], [STATE_FORMAT_VERSION, 1, 0]);
+});
+
+test('each document knows its items: a move, a removal and a clear keep the index true', async () => {
+  const store = await openStateStore(dir);
+  await store.putItem('file:a.md', memo);
+  await store.putItem('file:b.md', memo);
+  await store.putItem('retired:o:file:c.md', { ...memo, sourceDocumentId: 'e' });
+  assert.equal(store.itemsOfDocument('d').sort(), ['file:a.md', 'file:b.md']);
+  await store.putItem('file:a.md', { ...memo, sourceDocumentId: 'e' });
+  assert.equal(store.itemsOfDocument('d'), ['file:b.md']);
+  assert.equal(store.itemsOfDocument('e').sort(), ['file:a.md', 'retired:o:file:c.md']);
+  await store.removeItem('file:b.md');
+  assert.equal(store.itemsOfDocument('d'), []);
+  const long = `file:${'deep/'.repeat(600)}a.md`;
+  await store.putItem(long, memo);
+  assert.equal(store.itemsOfDocument('d'), [long], 'an identity kept under its digest is given back whole');
+  await store.clearItems();
+  assert.equal([store.itemsOfDocument('d'), store.itemsOfDocument('e')], [[], []]);
+  await store.close();
+});
+
+test('a format 2 store gets its document index built on open', async () => {
+  const root = open({ path: path.join(dir, 'state.mdb'), maxDbs: 4, compression: false });
+  await rawDb(root, 'meta').put('format_version', 2);
+  const { rows, ...stamp } = memo;
+  await rawDb(root, 'items').put('file:a.md', stamp);
+  await rawDb(root, 'item_rows').put('file:a.md', rows);
+  await root.close();
+  const store = await openStateStore(dir);
+  assert.equal(store.getItem('file:a.md'), { memo, healed: false });
+  assert.equal(store.itemsOfDocument('d'), ['file:a.md']);
+  await store.close();
+  assert.is((await inspectStateStore(dir)).formatVersion, STATE_FORMAT_VERSION);
 });
 
 test('a stamp whose row keys are missing is healed as a whole', async () => {
@@ -151,7 +185,7 @@ test('ingest state verify reports, and reset --yes starts over', async () => {
 /** A store made by an earlier build, holding format 2: lmdb's default 4 KB pages, or 1 KB. */
 async function makeStoreOfPages(pageSize: 4096 | 1024): Promise<void> {
   const root = open({ path: path.join(dir, 'state.mdb'), maxDbs: 4, compression: false, pageSize });
-  await rawDb(root, 'meta').put('format_version', STATE_FORMAT_VERSION);
+  await rawDb(root, 'meta').put('format_version', 2);
   await root.close();
 }
 

@@ -15,6 +15,8 @@ export interface RunRecord {
     extractor_version?: string;
     counts: Record<string, number>;
     counters: RunCounters;
+    /** Named warnings of a walk that completed (a refused mass removal). */
+    warnings?: { name: string; message: string }[];
     error?: string;
   };
 }

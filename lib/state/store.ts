@@ -8,7 +8,10 @@
 //   - item_rows: the keys of the rows each item emitted, apart from its stamp because an
 //     unchanged walk reads every stamp and no row key (format 2; format 1 kept them together
 //     and is upgraded in place on open);
-//   - memos: inner memo values (extractor outputs, embeddings), keyed by content hash.
+//   - memos: inner memo values (extractor outputs, embeddings), keyed by content hash;
+//   - doc_items: each document's items, the reverse of the stamps' sourceDocumentId, so that an
+//     edit can tell whether another live file still holds its document (format 3; a format 2
+//     store gets it built on open).
 // The store cannot be rebuilt from the database: losing it means a full re-extraction.
 
 import { mkdir, rm } from 'node:fs/promises';
@@ -16,9 +19,11 @@ import path from 'node:path';
 import { sha256Hex } from '../hash.ts';
 import { open, type Database as LmdbDatabase, type RootDatabase } from 'lmdb';
 
-export const STATE_FORMAT_VERSION = 2;
+export const STATE_FORMAT_VERSION = 3;
 /** The format whose item memos held their row keys inline; upgraded on open. */
 const FORMAT_WITH_INLINE_ROWS = 1;
+/** The format without the doc_items index; upgraded on open. */
+const FORMAT_WITHOUT_DOCUMENT_INDEX = 2;
 const STORE_FILE = 'state.mdb';
 // The store is mapped in chunks of 16 pages (remapChunks): a whole-file map keeps every page a
 // walk touched resident, and a cold walk touches nearly all of them. LMDB lets go of unused
@@ -81,11 +86,16 @@ export interface StateStore {
   removeItem(identity: string): Promise<void>;
   /** The identity of every item, streamed from disk. */
   itemIdentities(): Iterable<string>;
+  /** The identities of the items whose memo resolves to this document (retired ones included). */
+  itemsOfDocument(sourceDocumentId: string): string[];
   itemCount(): number;
   clearItems(): Promise<void>;
   /** The id of the database whose rows the item memos describe. */
   boundDatabaseId(): string | undefined;
   bindDatabase(databaseId: string): Promise<void>;
+  /** The corpus directory (its real path) the item memos describe; undefined before the first walk. */
+  boundCorpusRoot(): string | undefined;
+  bindCorpusRoot(root: string): Promise<void>;
   getMemo(key: string): unknown;
   putMemo(key: string, value: unknown): Promise<void>;
   removeMemo(key: string): Promise<void>;
@@ -118,23 +128,31 @@ function openDbs(root: RootDatabase): Dbs {
   return { meta: db('meta'), items: db('items'), itemRows: db('item_rows'), memos: db('memos') };
 }
 
+type DocumentIndex = LmdbDatabase<string, string>;
+
+const openDocumentIndex = (root: RootDatabase): DocumentIndex =>
+  root.openDB<string, string>({ name: 'doc_items', dupSort: true, encoding: 'string' });
+
 export async function openStateStore(dir: string): Promise<StateStore> {
   await mkdir(dir, { recursive: true });
   const storePath = path.join(dir, STORE_FILE);
   const root: RootDatabase = open({
     path: storePath,
-    maxDbs: 5,
+    maxDbs: 8,
     compression: false,
     remapChunks: true,
     pageSize: STORE_PAGE_BYTES,
   });
   try {
     const dbs = openDbs(root);
+    const docItems = openDocumentIndex(root);
     const found = dbs.meta.get('format_version');
     if (found === undefined) await dbs.meta.put('format_version', STATE_FORMAT_VERSION);
-    else if (found === FORMAT_WITH_INLINE_ROWS) await splitInlineRows(root, dbs);
-    else if (found !== STATE_FORMAT_VERSION) throw new StateStoreVersionError(dir, found);
-    return facade(dir, root, dbs);
+    else if (found === FORMAT_WITH_INLINE_ROWS || found === FORMAT_WITHOUT_DOCUMENT_INDEX) {
+      if (found === FORMAT_WITH_INLINE_ROWS) await splitInlineRows(root, dbs);
+      await indexDocuments(root, dbs, docItems);
+    } else if (found !== STATE_FORMAT_VERSION) throw new StateStoreVersionError(dir, found);
+    return facade(dir, root, dbs, docItems);
   } catch (error) {
     await root.close();
     throw error;
@@ -154,11 +172,26 @@ async function splitInlineRows(root: RootDatabase, { meta, items, itemRows }: Db
         items.remove(key);
       }
     }
+    meta.put('format_version', FORMAT_WITHOUT_DOCUMENT_INDEX);
+  });
+}
+
+/** Format 2 -> 3 in one transaction: each item is indexed under its document. */
+async function indexDocuments(root: RootDatabase, { meta, items }: Dbs, docItems: DocumentIndex): Promise<void> {
+  await root.transaction(() => {
+    for (const { key, value } of items.getRange()) {
+      if (isItemStamp(value)) docItems.put(value.sourceDocumentId, key);
+    }
     meta.put('format_version', STATE_FORMAT_VERSION);
   });
 }
 
-function facade(dir: string, root: RootDatabase, { meta, items, itemRows, memos }: Dbs): StateStore {
+function facade(
+  dir: string,
+  root: RootDatabase,
+  { meta, items, itemRows, memos }: Dbs,
+  docItems: DocumentIndex,
+): StateStore {
   // lmdb sets maxKeySize on every database it opens; its typings leave it out.
   const itemKey = itemKeyOf((root as unknown as { maxKeySize: number }).maxKeySize);
   /** Reads a value; bytes that no longer decode count as a value of the wrong shape. */
@@ -200,13 +233,20 @@ function facade(dir: string, root: RootDatabase, { meta, items, itemRows, memos 
     async putItem(identity, memo) {
       const key = itemKey(identity);
       await root.transaction(() => {
+        const previous = read(items, key);
+        if (isItemStamp(previous) && previous.sourceDocumentId !== memo.sourceDocumentId) {
+          docItems.remove(previous.sourceDocumentId, key);
+        }
         items.put(key, key === identity ? stampOf(memo) : { ...stampOf(memo), identity });
         itemRows.put(key, memo.rows);
+        docItems.put(memo.sourceDocumentId, key);
       });
     },
     async removeItem(identity) {
       const key = itemKey(identity);
       await root.transaction(() => {
+        const previous = read(items, key);
+        if (isItemStamp(previous)) docItems.remove(previous.sourceDocumentId, key);
         items.remove(key);
         itemRows.remove(key);
       });
@@ -220,11 +260,23 @@ function facade(dir: string, root: RootDatabase, { meta, items, itemRows, memos 
         }
       }
     },
+    itemsOfDocument(sourceDocumentId) {
+      const identities: string[] = [];
+      for (const key of docItems.getValues(sourceDocumentId)) {
+        // An entry whose stamp was healed away or moved on is stale: the stamp decides.
+        const stamp = read(items, key);
+        if (!isItemStamp(stamp) || stamp.sourceDocumentId !== sourceDocumentId) continue;
+        const { identity } = stamp as ItemStamp & { identity?: unknown };
+        identities.push(typeof identity === 'string' ? identity : key);
+      }
+      return identities;
+    },
     itemCount: () => items.getKeysCount(),
     async clearItems() {
       await root.transaction(() => {
         items.clearSync();
         itemRows.clearSync();
+        docItems.clearSync();
       });
     },
     boundDatabaseId() {
@@ -233,6 +285,13 @@ function facade(dir: string, root: RootDatabase, { meta, items, itemRows, memos 
     },
     async bindDatabase(databaseId) {
       await meta.put('database_id', databaseId);
+    },
+    boundCorpusRoot() {
+      const root = meta.get('corpus_root');
+      return typeof root === 'string' ? root : undefined;
+    },
+    async bindCorpusRoot(root) {
+      await meta.put('corpus_root', root);
     },
     getMemo: (key) => memos.get(key),
     async putMemo(key, value) {
@@ -254,6 +313,7 @@ export interface StateStoreReport {
   invalidItems: number;
   memos: number;
   boundDatabaseId: string | null;
+  boundCorpusRoot: string | null;
 }
 
 /** Reads a store without changing it (even one of another format version). */
@@ -271,6 +331,7 @@ export async function inspectStateStore(dir: string): Promise<StateStoreReport> 
       if (!isItemStamp(value) || !isRowKeys(rows)) invalid += 1;
     }
     const bound = meta.get('database_id');
+    const corpusRoot = meta.get('corpus_root');
     return {
       path: dir,
       formatVersion,
@@ -279,6 +340,7 @@ export async function inspectStateStore(dir: string): Promise<StateStoreReport> 
       invalidItems: invalid,
       memos: memos.getKeysCount(),
       boundDatabaseId: typeof bound === 'string' ? bound : null,
+      boundCorpusRoot: typeof corpusRoot === 'string' ? corpusRoot : null,
     };
   } finally {
     await root.close();
