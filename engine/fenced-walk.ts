@@ -24,7 +24,7 @@ export async function fencedWalk(
   pass: (sync: SyncReport | null) => Promise<WalkSummary>,
 ): Promise<WalkSummary | null> {
   await mkdir(config.stateStorePath, { recursive: true });
-  const hold = await tryAcquireFence(config.stateStorePath);
+  const hold = await tryAcquireFence(config.stateStorePath, config.fenceStaleMs);
   if (hold === null) return null;
   try {
     onHeld?.();

@@ -23,6 +23,8 @@ import { parseStagePath } from './stage-path.ts';
 export interface StageRouteDeps {
   corpus: string | null;
   stateDir: string;
+  /** A writer fence not renewed for this long is stale (INGEST_FENCE_STALE_MS). */
+  fenceStaleMs: number;
   maxBytes: number;
   directive: FailureDirective;
   bucket: CorpusBucket | null;
@@ -54,7 +56,7 @@ export function stageRoute(deps: StageRouteDeps) {
     try {
       const target = await confinedTarget(corpus, parseStagePath(upload.destPath));
       if (upload.tempFile === null) throw new HttpError(400, 'file_missing', 'the multipart body needs a file part');
-      const hold = await waitForFence(deps.stateDir, deps.fenceWaitMs ?? 10_000);
+      const hold = await waitForFence(deps.stateDir, deps.fenceStaleMs, deps.fenceWaitMs ?? 10_000);
       try {
         const version = deps.bucket === null ? null : await uploadToBucket(deps.bucket, target.path, upload.tempFile);
         await mkdir(path.dirname(target.absolute), { recursive: true });
@@ -156,11 +158,11 @@ async function recordStaged(stateDir: string, key: string, version: string, file
   await manifest.save();
 }
 
-async function waitForFence(stateDir: string, waitMs: number) {
+async function waitForFence(stateDir: string, staleMs: number, waitMs: number) {
   await mkdir(stateDir, { recursive: true });
   const deadline = Date.now() + waitMs;
   for (;;) {
-    const hold = await tryAcquireFence(stateDir);
+    const hold = await tryAcquireFence(stateDir, staleMs);
     if (hold !== null) return hold;
     if (Date.now() >= deadline)
       throw new HttpError(

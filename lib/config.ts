@@ -42,6 +42,8 @@ export interface Config {
   };
   /** ENGINE_DB: filesystem path of the engine state store (not a connection string). */
   readonly stateStorePath: string;
+  /** A writer fence not renewed for this long is stale and taken over (lib/lease.ts). */
+  readonly fenceStaleMs: number;
   /** ENGINE_SOURCE_PATH: the corpus directory; null means idle mode. */
   readonly sourcePath: string | null;
   readonly secrets: {
@@ -191,6 +193,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     dataDir,
     database: { dsn, embeddedDir: path.join(dataDir, 'pglite') },
     stateStorePath: path.resolve(cwd, stateStore ?? path.join(dataDir, 'state')),
+    fenceStaleMs: integer('INGEST_FENCE_STALE_MS', 60_000, 100, 3_600_000),
     sourcePath: source === null ? null : path.resolve(cwd, source),
     secrets: {
       pipelineTrigger: read('PIPELINE_TRIGGER_SECRET'),

@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { cp, readFile, writeFile, mkdir } from 'node:fs/promises';
+import { cp, readFile, writeFile, mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
@@ -106,6 +106,28 @@ test('a walk is accepted with 202, runs in the worker, and ends completed with i
   assert.is((status.counts as Record<string, number>).changed, 8);
   assert.is((status.counts as Record<string, number>).rows_deleted, 0, "/walk-status carries the run record's counts");
   assert.is(status.stage5FailureInjected, undefined);
+});
+
+test('an emptied corpus: /walk-status names the refused removal; allowed in the body, the next walk removes', async () => {
+  await start();
+  await walkToEnd();
+  await rm(corpus, { recursive: true });
+  await mkdir(corpus);
+  const refused = await walkToEnd();
+  assert.is(refused.state, 'completed');
+  assert.equal(
+    (refused.warnings as { name: string }[]).map((w) => w.name),
+    ['mass_removal_refused'],
+  );
+  assert.is((refused.counts as Record<string, number>).removed, 0);
+  const bad = await post('/walk', {
+    headers: { ...trigger, 'content-type': 'application/json' },
+    body: JSON.stringify({ allow_mass_removal: 'yes' }),
+  });
+  assert.is(bad.status, 400);
+  assert.is(((await bad.json()) as { error: string }).error, 'invalid_field');
+  const allowed = await walkToEnd({ allow_mass_removal: true });
+  assert.equal([allowed.warnings, (allowed.counts as Record<string, number>).removed], [undefined, 8]);
 });
 
 test('auth: 503 with the secret unset, 401 without or with a wrong bearer, CRON_SECRET never accepted', async () => {

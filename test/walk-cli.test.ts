@@ -64,7 +64,7 @@ test('a walk refuses to start while another writer holds the fence', async () =>
   await mkdir(path.join(root, 'data', 'state'), { recursive: true });
   await writeFile(
     path.join(root, 'data', 'state', 'writer.fence'),
-    JSON.stringify({ pid: process.pid, hostname: hostname(), acquiredAt: '' }),
+    JSON.stringify({ pid: process.pid, hostname: hostname(), acquiredAt: new Date().toISOString() }),
   );
   const result = walk(EXAMPLES);
   assert.is(result.status, 1);

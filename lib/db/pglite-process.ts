@@ -77,7 +77,7 @@ async function lockDataDir(dataDir: string): Promise<LeaseHold> {
   const file = path.join(dataDir, 'ingest.lock');
   const giveUpAt = Date.now() + ORPHAN_EXIT_WAIT_MS;
   for (;;) {
-    const hold = await tryAcquireLease(file, process.ppid);
+    const hold = await tryAcquireLease(file, { servesPid: process.ppid });
     if (hold !== null) return hold;
     const holder = await leaseHolder(file);
     // Waited for: a holder that has just let go, and a database process whose ingest process

@@ -1,0 +1,100 @@
+// Leases (lib/lease.ts), the writer fence's and the embedded database's lock: a live holder
+// keeps one by renewing it; a holder that stopped renewing loses it whatever its pid and
+// hostname say, because after a kill -9 a pid may be another process's and a hostname may be
+// gone with its container.
+
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pino } from 'pino';
+import { fencedWalk } from '../engine/fenced-walk.ts';
+import { loadConfig } from '../lib/config.ts';
+import { leaseHolder, tryAcquireLease } from '../lib/lease.ts';
+
+const STALE_MS = 400;
+let dir: string;
+let file: string;
+test.before.each(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'ingest-lease-'));
+  file = path.join(dir, 'writer.fence');
+});
+test.after.each(() => rmSync(dir, { recursive: true, force: true }));
+
+const leaseOf = (fields: { pid: number; hostname: string; renewedAgoMs: number }) =>
+  JSON.stringify({
+    pid: fields.pid,
+    hostname: fields.hostname,
+    acquiredAt: new Date(Date.now() - fields.renewedAgoMs).toISOString(),
+    renewedAt: new Date(Date.now() - fields.renewedAgoMs).toISOString(),
+    token: 'someone-else',
+  });
+
+test('a holder that renews keeps its lease past the stale time; released, it is free', async () => {
+  const hold = await tryAcquireLease(file, { staleMs: STALE_MS });
+  assert.ok(hold !== null);
+  await sleep(STALE_MS * 2.5);
+  assert.is(await tryAcquireLease(file, { staleMs: STALE_MS }), null, 'still held: it was renewed');
+  assert.is((await leaseHolder(file, STALE_MS))?.pid, process.pid);
+  await hold.release();
+  const next = await tryAcquireLease(file, { staleMs: STALE_MS });
+  assert.ok(next !== null);
+  await next.release();
+});
+
+test('a lease not renewed is taken over though its pid is alive on this host (a pid reused)', async () => {
+  await writeFile(file, leaseOf({ pid: process.pid, hostname: hostname(), renewedAgoMs: STALE_MS * 2 }));
+  const hold = await tryAcquireLease(file, { staleMs: STALE_MS });
+  assert.ok(hold !== null);
+  assert.not.equal(JSON.parse(await readFile(file, 'utf8')).token, 'someone-else');
+  await hold.release();
+});
+
+test('a lease written under another hostname: busy while renewed, taken over once stale', async () => {
+  await writeFile(file, leaseOf({ pid: 1, hostname: 'a-container-long-gone', renewedAgoMs: 0 }));
+  assert.is(await tryAcquireLease(file, { staleMs: STALE_MS }), null);
+  await writeFile(file, leaseOf({ pid: 1, hostname: 'a-container-long-gone', renewedAgoMs: STALE_MS * 2 }));
+  const hold = await tryAcquireLease(file, { staleMs: STALE_MS });
+  assert.ok(hold !== null);
+  await hold.release();
+});
+
+test('a release after a takeover leaves the new holder its lease', async () => {
+  const first = await tryAcquireLease(file, { staleMs: STALE_MS });
+  assert.ok(first !== null);
+  await writeFile(file, leaseOf({ pid: 1, hostname: 'elsewhere', renewedAgoMs: 0 }));
+  await first.release();
+  assert.is(JSON.parse(await readFile(file, 'utf8')).token, 'someone-else');
+});
+
+test('kill -9 the fence holder, a new process under its pid number: the next walk runs', async () => {
+  const env = { INGEST_DATA_DIR: dir, INGEST_FENCE_STALE_MS: String(STALE_MS), INGEST_LOG_LEVEL: 'silent' };
+  const config = loadConfig(env, dir);
+  const script = `
+    const { tryAcquireLease } = await import(${JSON.stringify(path.resolve(import.meta.dirname, '..', 'lib', 'lease.ts'))});
+    await tryAcquireLease(${JSON.stringify(path.join(config.stateStorePath, 'writer.fence'))}, { staleMs: ${STALE_MS} });
+    process.stdout.write('held\\n');
+    setInterval(() => {}, 1000);`;
+  await (await import('node:fs/promises')).mkdir(config.stateStorePath, { recursive: true });
+  const holder = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise((resolve) => holder.stdout.once('data', resolve));
+  const log = pino({ level: 'silent' });
+  const pass = async () => ({ status: 'completed' }) as never;
+  assert.is(await fencedWalk(config, { sourcePath: null, log }, pass), null, 'held by a live, renewing holder');
+  holder.kill('SIGKILL');
+  await new Promise((resolve) => holder.once('exit', resolve));
+  // The pid number now belongs to another live process (this one), as after a container restart.
+  const fence = path.join(config.stateStorePath, 'writer.fence');
+  const left = JSON.parse(await readFile(fence, 'utf8'));
+  await writeFile(fence, JSON.stringify({ ...left, pid: process.pid }));
+  await sleep(STALE_MS * 1.5);
+  assert.ok((await fencedWalk(config, { sourcePath: null, log }, pass)) !== null, 'the next walk ran');
+});
+
+test.run();
