@@ -24,33 +24,37 @@ export async function walkCommand(args: string[], { config, log }: { config: Con
   if (positionals.length > 1)
     throw Object.assign(new TypeError('walk takes at most one PATH'), { code: 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL' });
   const sourcePath = positionals[0] === undefined ? config.sourcePath : path.resolve(positionals[0]);
-  let location = '';
-  // A corpus writer like the sidecar: one at a time on a state store (DESIGN.md 11).
-  const summary = await fencedWalk(config, { sourcePath, log }, async (sync) => {
-    const lifespan = await openLifespan(config, log);
-    location = lifespan.db.location;
-    const progress = progressReporter(sourcePath, log);
-    try {
-      return await walk(lifespan, {
-        sourcePath,
-        fullReprocess: values['full-reprocess'],
-        allowMassRemoval: values['allow-mass-removal'],
-        rebindCorpus: values['rebind-corpus'],
-        sync,
-        onProgress: (p) => progress.update(p),
-      });
-    } finally {
-      progress.stop();
-      await lifespan.close();
-    }
-  });
+  const lifespan = await openLifespan(config, log);
+  let summary;
+  try {
+    // A corpus writer like the sidecar: one at a time on a state store (DESIGN.md 11).
+    summary = await fencedWalk(config, { sourcePath, log, runs: lifespan.runs }, async (sync) => {
+      const progress = progressReporter(sourcePath, log);
+      try {
+        return await walk(lifespan, {
+          sourcePath,
+          fullReprocess: values['full-reprocess'],
+          allowMassRemoval: values['allow-mass-removal'],
+          rebindCorpus: values['rebind-corpus'],
+          sync,
+          onProgress: (p) => progress.update(p),
+        });
+      } finally {
+        progress.stop();
+      }
+    });
+  } finally {
+    await lifespan.close();
+  }
   if (summary === null) {
     process.stderr.write(
       `ingest: another corpus writer holds the writer fence in ${config.stateStorePath}; try again when its walk ends\n`,
     );
     return 1;
   }
-  process.stdout.write(values.json ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary, location));
+  process.stdout.write(
+    values.json ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary, lifespan.db.location),
+  );
   return summary.status === 'completed' ? 0 : 1;
 }
 

@@ -1,18 +1,23 @@
 // A walk as POST /walk and `ingest walk` run it (SPEC.md 4 rule 1): the writer fence, then
 // pull-sync of the corpus from its bucket, then one pass, all inside the one fence hold, which
 // the pass never takes again. A busy fence skips the pass: the caller reports fence_busy (the
-// sidecar) or says who holds it (the command).
+// sidecar) or says who holds it (the command). Either way, and when pull-sync fails, the
+// invocation leaves its one pipeline_runs row (run-record.ts); the pass records its own.
 
 import { mkdir } from 'node:fs/promises';
 import { syncCorpus, type SyncReport } from '../lib/bucket/pull-sync.ts';
 import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
+import type { RunRecorder } from '../lib/runs/record.ts';
 import { tryAcquireFence } from './fence.ts';
+import { recordUnwalked } from './run-record.ts';
 import type { WalkSummary } from './walk.ts';
 
 export interface FencedWalkOptions {
   sourcePath: string | null;
   log: Logger;
+  /** Where an invocation that never reaches its pass is recorded. */
+  runs: RunRecorder;
   /** Told once the fence is held, before pull-sync: the walk has begun. */
   onHeld?: () => void;
 }
@@ -20,15 +25,22 @@ export interface FencedWalkOptions {
 /** Runs `pass` inside the writer fence after pull-sync; null, with no pass, when the fence is busy. */
 export async function fencedWalk(
   config: Config,
-  { sourcePath, log, onHeld }: FencedWalkOptions,
+  { sourcePath, log, runs, onHeld }: FencedWalkOptions,
   pass: (sync: SyncReport | null) => Promise<WalkSummary>,
 ): Promise<WalkSummary | null> {
   await mkdir(config.stateStorePath, { recursive: true });
   const hold = await tryAcquireFence(config.stateStorePath, config.fenceStaleMs);
-  if (hold === null) return null;
+  if (hold === null) {
+    await recordUnwalked(runs, config, 'fence_busy');
+    return null;
+  }
   try {
     onHeld?.();
-    return await pass(await syncCorpus(config, sourcePath, log));
+    const sync = await syncCorpus(config, sourcePath, log).catch(async (error: unknown) => {
+      await recordUnwalked(runs, config, 'failed', `pull-sync failed: ${(error as Error).message}`);
+      throw error;
+    });
+    return await pass(sync);
   } finally {
     await hold.release();
   }

@@ -40,6 +40,9 @@ export async function openLifespan(
   log: Logger,
   options: { db?: Database; passes?: FlowPass[] } = {},
 ): Promise<Lifespan> {
+  if (config.imageSha === null) {
+    log.warn('IMAGE_SHA is not set: no run of this process will carry result.extractor_version (SPEC.md 6)');
+  }
   const db = options.db ?? (await openDatabase(config));
   const aliases = new AliasSnapshot();
   const store = await aliases

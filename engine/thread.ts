@@ -54,8 +54,10 @@ port.on('message', (message: ToEngine) => {
 async function walkOnRequest({ requestId, flags, failStage5 }: Extract<ToEngine, { type: 'walk' }>): Promise<void> {
   try {
     const onHeld = () => post({ type: 'walk-running', requestId });
-    const summary = await fencedWalk(config, { sourcePath: config.sourcePath, log, onHeld }, (sync) =>
-      walk(lifespan, { ...flags, failStage5, sync }),
+    const summary = await fencedWalk(
+      config,
+      { sourcePath: config.sourcePath, log, runs: lifespan.runs, onHeld },
+      (sync) => walk(lifespan, { ...flags, failStage5, sync }),
     );
     if (summary === null) {
       post({ type: 'walk-done', requestId, state: 'fence_busy' });

@@ -37,6 +37,7 @@ import { walkFile } from './file.ts';
 import { DocumentIdentity } from './identity.ts';
 import type { Lifespan } from './lifespan.ts';
 import { LiveItems } from './live-items.ts';
+import { runRecord } from './run-record.ts';
 import { runFlowPasses } from './passes.ts';
 import {
   walkCounts,
@@ -113,21 +114,18 @@ async function walkOnce(lifespan: Lifespan, options: WalkOptions): Promise<WalkS
   const sync = options.sync ?? null;
   let status: WalkSummary['status'] = 'completed';
   let error: string | undefined;
-  const record = (recordStatus: RunRecord['status'], finishedAt: string | null): RunRecord => ({
-    opId: run.opId,
-    status: recordStatus,
-    startedAt: new Date(started).toISOString(),
-    finishedAt,
-    result: {
-      ...(config.imageSha === null ? {} : { extractor_version: config.imageSha }),
+  const record = (recordStatus: RunRecord['status'], finishedAt: string | null): RunRecord =>
+    runRecord(config, {
+      opId: run.opId,
+      status: recordStatus,
+      startedAt: new Date(started).toISOString(),
+      finishedAt,
       counts: walkCounts({ ...tally, sync }),
-      counters: { ...run.counters },
-      ...(tally.warnings.length === 0 ? {} : { warnings: tally.warnings }),
+      counters: run.counters,
+      warnings: tally.warnings,
       ...(error === undefined ? {} : { error }),
-    },
-  });
+    });
 
-  if (config.imageSha === null) log.warn('IMAGE_SHA is not set: this run will carry no result.extractor_version');
   await lifespan.runs.start(record('in_progress', null));
   log.info({ fullReprocess: run.fullReprocess }, 'walk started');
   const sourcePath = options.sourcePath === undefined ? config.sourcePath : options.sourcePath;

@@ -15,6 +15,8 @@ import { pino } from 'pino';
 import { fencedWalk } from '../engine/fenced-walk.ts';
 import { loadConfig } from '../lib/config.ts';
 import { leaseHolder, tryAcquireLease } from '../lib/lease.ts';
+import { databaseRunRecorder } from '../lib/runs/record.ts';
+import { openTestDatabase } from './helpers/db.ts';
 
 const STALE_MS = 400;
 let dir: string;
@@ -85,8 +87,10 @@ test('kill -9 the fence holder, a new process under its pid number: the next wal
   });
   await new Promise((resolve) => holder.stdout.once('data', resolve));
   const log = pino({ level: 'silent' });
+  const target = await openTestDatabase();
+  const runs = databaseRunRecorder(target.db, () => {});
   const pass = async () => ({ status: 'completed' }) as never;
-  assert.is(await fencedWalk(config, { sourcePath: null, log }, pass), null, 'held by a live, renewing holder');
+  assert.is(await fencedWalk(config, { sourcePath: null, log, runs }, pass), null, 'held by a live, renewing holder');
   holder.kill('SIGKILL');
   await new Promise((resolve) => holder.once('exit', resolve));
   // The pid number now belongs to another live process (this one), as after a container restart.
@@ -94,7 +98,8 @@ test('kill -9 the fence holder, a new process under its pid number: the next wal
   const left = JSON.parse(await readFile(fence, 'utf8'));
   await writeFile(fence, JSON.stringify({ ...left, pid: process.pid }));
   await sleep(STALE_MS * 1.5);
-  assert.ok((await fencedWalk(config, { sourcePath: null, log }, pass)) !== null, 'the next walk ran');
+  assert.ok((await fencedWalk(config, { sourcePath: null, log, runs }, pass)) !== null, 'the next walk ran');
+  await target.dispose();
 });
 
 test.run();

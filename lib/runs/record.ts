@@ -7,7 +7,8 @@ import type { RunCounters } from '../run-context.ts';
 
 export interface RunRecord {
   opId: string;
-  status: 'in_progress' | 'completed' | 'failed';
+  /** fence_busy: the invocation found the writer fence held and made no pass. */
+  status: 'in_progress' | 'completed' | 'failed' | 'fence_busy';
   startedAt: string;
   finishedAt: string | null;
   result: {
