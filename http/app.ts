@@ -72,7 +72,6 @@ export function createApp(deps: AppDeps) {
         stageRoute({
           corpus: config.sourcePath,
           stateDir: config.stateStorePath,
-          fenceStaleMs: config.fenceStaleMs,
           maxBytes: config.convert.maxDocumentBytes,
           directive: deps.directive,
           bucket: openBucket(config, deps.log),

@@ -1,9 +1,17 @@
 // POST /stage (SPEC.md 4 rule 3, DESIGN.md 10): a multipart byte-drop from loopback peers only.
 // Fields: destPath (corpus-relative; the ?failStage5=<mode> directive allowed) and one file
 // part. The bytes land atomically (a dot-prefixed temp file in the target directory, then a
-// rename) inside the writer fence, and the answer echoes the path written. With a corpus
-// bucket configured, the bytes go to the bucket first (it is authoritative): a failed upload
-// is a 502 with nothing written locally, and pull-sync will not fetch what was staged again.
+// rename), and the answer echoes the path written. With a corpus bucket configured, the bytes
+// go to the bucket first (it is authoritative): a failed upload is a 502 with nothing written
+// locally, and pull-sync will not fetch what was staged again.
+//
+// Staging does not wait for a walk (SPEC.md 9 rule 1 speaks of stage-while-walking load): the
+// writer fence keeps walkers apart, and a staged file cannot hurt one. The walk never reads a
+// half-written file (the temp file is a dot-file, which the walk skips, until the rename), reads
+// a file replaced under it as either version (its memo then holds the hash of what it read, and
+// the next walk sees the new stat and looks again), and a file created in a folder it has
+// passed is the next walk's. Staged during a pull-sync, a file the sync's listing missed may be
+// removed from the working copy; the bucket has it, so the next pull-sync brings it back.
 
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
@@ -16,20 +24,15 @@ import busboy from 'busboy';
 import type { FailureDirective } from '../lib/failure-directive.ts';
 import { BucketError, type CorpusBucket } from '../lib/bucket/bucket.ts';
 import { SyncManifest } from '../lib/bucket/manifest.ts';
-import { tryAcquireFence } from '../engine/fence.ts';
 import { HttpError, sendJson } from './errors.ts';
 import { parseStagePath } from './stage-path.ts';
 
 export interface StageRouteDeps {
   corpus: string | null;
   stateDir: string;
-  /** A writer fence not renewed for this long is stale (INGEST_FENCE_STALE_MS). */
-  fenceStaleMs: number;
   maxBytes: number;
   directive: FailureDirective;
   bucket: CorpusBucket | null;
-  /** How long to wait for a walk holding the writer fence before answering 409. */
-  fenceWaitMs?: number;
 }
 
 export function isLoopback(address: string | undefined): boolean {
@@ -56,16 +59,11 @@ export function stageRoute(deps: StageRouteDeps) {
     try {
       const target = await confinedTarget(corpus, parseStagePath(upload.destPath));
       if (upload.tempFile === null) throw new HttpError(400, 'file_missing', 'the multipart body needs a file part');
-      const hold = await waitForFence(deps.stateDir, deps.fenceStaleMs, deps.fenceWaitMs ?? 10_000);
-      try {
-        const version = deps.bucket === null ? null : await uploadToBucket(deps.bucket, target.path, upload.tempFile);
-        await mkdir(path.dirname(target.absolute), { recursive: true });
-        await rename(upload.tempFile, target.absolute);
-        upload.tempFile = null;
-        if (version !== null) await recordStaged(deps.stateDir, target.path, version, target.absolute);
-      } finally {
-        await hold.release();
-      }
+      const version = deps.bucket === null ? null : await uploadToBucket(deps.bucket, target.path, upload.tempFile);
+      await mkdir(path.dirname(target.absolute), { recursive: true });
+      await rename(upload.tempFile, target.absolute);
+      upload.tempFile = null;
+      if (version !== null) await recordStaged(deps.stateDir, target.path, version, target.absolute);
       if (target.failStage5 !== null) deps.directive.arm(target.failStage5);
       sendJson(res, 201, {
         path: target.path,
@@ -156,22 +154,4 @@ async function recordStaged(stateDir: string, key: string, version: string, file
   const manifest = await SyncManifest.load(stateDir);
   await manifest.record(key, version, file);
   await manifest.save();
-}
-
-async function waitForFence(stateDir: string, staleMs: number, waitMs: number) {
-  await mkdir(stateDir, { recursive: true });
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    const hold = await tryAcquireFence(stateDir, staleMs);
-    if (hold !== null) return hold;
-    if (Date.now() >= deadline)
-      throw new HttpError(
-        409,
-        'fence_busy',
-        'a walk holds the writer fence; stage again when it ends',
-        {},
-        { 'retry-after': '5' },
-      );
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }

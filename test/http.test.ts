@@ -11,6 +11,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../lib/config.ts';
 import { startSidecar, type Sidecar } from '../http/server.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
+import { markdown } from './helpers/walk.ts';
 import { startTestS3 } from './helpers/s3.ts';
 
 const TRIGGER = 'trigger-secret-for-http-tests';
@@ -52,20 +53,33 @@ test.after.each(async () => {
 const trigger = { authorization: `Bearer ${TRIGGER}` };
 const post = (route: string, init: RequestInit = {}) => fetch(`${sidecar!.url}${route}`, { method: 'POST', ...init });
 
-async function walkToEnd(body?: object): Promise<Record<string, unknown>> {
+async function startWalk(body?: object): Promise<string> {
   const accepted = await post('/walk', {
     headers: { ...trigger, 'content-type': 'application/json' },
     ...(body ? { body: JSON.stringify(body) } : {}),
   });
   assert.is(accepted.status, 202);
-  const { requestId } = (await accepted.json()) as { requestId: string };
+  return ((await accepted.json()) as { requestId: string }).requestId;
+}
+
+async function walkStatus(requestId: string): Promise<Record<string, unknown>> {
+  return (await (await fetch(`${sidecar!.url}/walk-status/${requestId}`, { headers: trigger })).json()) as Record<
+    string,
+    unknown
+  >;
+}
+
+/** Polls until the walk's state is not one of `states`. */
+async function walkPast(requestId: string, states = ['accepted', 'running']): Promise<Record<string, unknown>> {
   for (;;) {
-    const status = (await (
-      await fetch(`${sidecar!.url}/walk-status/${requestId}`, { headers: trigger })
-    ).json()) as Record<string, unknown>;
-    if (!['accepted', 'running'].includes(status.state as string)) return status;
+    const status = await walkStatus(requestId);
+    if (!states.includes(status.state as string)) return status;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+async function walkToEnd(body?: object): Promise<Record<string, unknown>> {
+  return walkPast(await startWalk(body));
 }
 
 function stageForm(destPath: string, content = '# Staged\n\nBody.\n'): FormData {
@@ -180,6 +194,26 @@ test('a busy writer fence ends the walk as fence_busy with no pass', async () =>
   await (await import('node:fs/promises')).unlink(path.join(stateDir, 'writer.fence'));
   const after = await walkToEnd();
   assert.is((after.counts as Record<string, number>).changed, 8, 'the fence_busy request performed no pass');
+});
+
+test('/stage during a walk answers at once and loses nothing: each staged file is walked by this walk or the next', async () => {
+  const DOCS = 1000;
+  const STAGED = 200;
+  await start();
+  for (let i = 0; i < DOCS; i++) await writeFile(path.join(corpus, `bulk-${i}.md`), markdown(`Bulk ${i}`, 2));
+  const requestId = await startWalk();
+  assert.is((await walkPast(requestId, ['accepted'])).state, 'running');
+  for (let i = 0; i < STAGED; i++) {
+    const staged = await post('/stage', { body: stageForm(`staged/s-${i}.md`, `# Staged ${i}\n\nBody ${i}.\n`) });
+    assert.is(staged.status, 201, await staged.text());
+  }
+  assert.is((await walkStatus(requestId)).state, 'running', 'every file was staged while the walk ran');
+  const first = (await walkPast(requestId)).counts as Record<string, number>;
+  const second = (await walkToEnd()).counts as Record<string, number>;
+  const third = (await walkToEnd()).counts as Record<string, number>;
+  const total = 8 + DOCS + STAGED;
+  assert.is(first.changed! + second.changed!, total, 'each file was walked once');
+  assert.equal([first.failed, second.failed, third.unchanged, third.changed], [0, 0, total, 0]);
 });
 
 test('/stage writes atomically, echoes the path, keeps # and punctuation verbatim, and arms the directive for one walk', async () => {
