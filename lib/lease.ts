@@ -31,7 +31,7 @@ export interface Lease {
 }
 
 export interface LeaseOptions {
-  /** A lease not renewed for this long is stale. */
+  /** A lease not renewed for this long is stale; Infinity: only a dead pid on this host frees it. */
   staleMs?: number;
   servesPid?: number;
 }
@@ -94,6 +94,7 @@ export async function tryAcquireLease(file: string, options: LeaseOptions = {}):
 
 function holdLease(file: string, lease: Lease, staleMs: number): LeaseHold {
   let renewing = Promise.resolve();
+  if (!Number.isFinite(staleMs)) return { release: () => releaseLease(file, lease) };
   const renew = async () => {
     if ((await readLease(file))?.token !== lease.token) return;
     const temp = `${file}.${lease.token}.tmp`;
@@ -109,8 +110,12 @@ function holdLease(file: string, lease: Lease, staleMs: number): LeaseHold {
     async release() {
       clearInterval(timer);
       await renewing;
-      // Only our own lease: after a takeover the file is somebody else's.
-      if ((await readLease(file))?.token === lease.token) await unlink(file).catch(() => {});
+      await releaseLease(file, lease);
     },
   };
+}
+
+/** Only our own lease: after a takeover the file is somebody else's. */
+async function releaseLease(file: string, lease: Lease): Promise<void> {
+  if ((await readLease(file))?.token === lease.token) await unlink(file).catch(() => {});
 }

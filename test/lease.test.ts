@@ -65,6 +65,15 @@ test('a lease written under another hostname: busy while renewed, taken over onc
   await hold.release();
 });
 
+test('with no stale time (the embedded database lock), only a dead holder frees a lease', async () => {
+  await writeFile(file, leaseOf({ pid: process.pid, hostname: hostname(), renewedAgoMs: 3_600_000 }));
+  assert.is(await tryAcquireLease(file, { staleMs: Number.POSITIVE_INFINITY }), null, 'old but alive');
+  await writeFile(file, leaseOf({ pid: 2 ** 22 + 1, hostname: hostname(), renewedAgoMs: 0 }));
+  const hold = await tryAcquireLease(file, { staleMs: Number.POSITIVE_INFINITY });
+  assert.ok(hold !== null, 'a dead pid on this host');
+  await hold.release();
+});
+
 test('a release after a takeover leaves the new holder its lease', async () => {
   const first = await tryAcquireLease(file, { staleMs: STALE_MS });
   assert.ok(first !== null);

@@ -59,6 +59,10 @@ const CHECKPOINT_CHECK_EVERY = 64;
 // How long an opener waits for the directory's lock to be let go of by a process on its way out.
 const ORPHAN_EXIT_WAIT_MS = 15_000;
 
+// PGlite runs each statement synchronously in this process, so a long one stops any heartbeat;
+// the directory's lock is freed only by its holder's death (two openers corrupt the directory).
+const DATA_DIR_LOCK_STALE_MS = Number.POSITIVE_INFINITY;
+
 function serializeError(error: unknown): SerializedError {
   if (!(error instanceof Error)) return { name: 'Error', message: String(error), fields: {} };
   const fields: Record<string, unknown> = {};
@@ -77,9 +81,9 @@ async function lockDataDir(dataDir: string): Promise<LeaseHold> {
   const file = path.join(dataDir, 'ingest.lock');
   const giveUpAt = Date.now() + ORPHAN_EXIT_WAIT_MS;
   for (;;) {
-    const hold = await tryAcquireLease(file, { servesPid: process.ppid });
+    const hold = await tryAcquireLease(file, { servesPid: process.ppid, staleMs: DATA_DIR_LOCK_STALE_MS });
     if (hold !== null) return hold;
-    const holder = await leaseHolder(file);
+    const holder = await leaseHolder(file, DATA_DIR_LOCK_STALE_MS);
     // Waited for: a holder that has just let go, and a database process whose ingest process
     // has died (it exits after its statement).
     const leaving =
