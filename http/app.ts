@@ -15,7 +15,7 @@ import { extractRoute } from './extract.ts';
 import type { ExtractPool } from './extract-pool.ts';
 import { healthRoute } from './health.ts';
 import { producerRunRoute } from './producer-run.ts';
-import { perMinute, type RateLimit } from './rate-limit.ts';
+import { authFailureLimit, clientOf, perMinute, type RateLimit } from './rate-limit.ts';
 import { stageRoute } from './stage.ts';
 import { openBucket } from '../lib/bucket/index.ts';
 import { walkRoute, walkStatusRoute } from './walk.ts';
@@ -40,11 +40,19 @@ interface Guard {
 
 export function createApp(deps: AppDeps) {
   const { config, log } = deps;
+  const authFailures = authFailureLimit(config.rateLimits.authFailures);
   const handle = (handler: Handler, guard?: Guard) => (req: IncomingMessage, res: ServerResponse) => {
     const run = async () => {
       if (guard !== undefined) {
-        requireBearer(req, guard.secret, guard.disabledError, guard.secretName);
-        await guard.limit?.(req);
+        const client = clientOf(req, config.rateLimits.trustedProxyHeader);
+        await authFailures.check(client);
+        try {
+          requireBearer(req, guard.secret, guard.disabledError, guard.secretName);
+        } catch (error) {
+          if (error instanceof HttpError && error.status === 401) await authFailures.failed(client);
+          throw error;
+        }
+        await guard.limit?.(client);
       }
       await handler(req, res);
     };
@@ -79,7 +87,10 @@ export function createApp(deps: AppDeps) {
       ) as never,
     )
     .post('/walk', handle(walkRoute(deps), trigger(perMinute(config.rateLimits.walk))) as never)
-    .get('/walk-status/:requestId', handle(walkStatusRoute(deps.registry), trigger()) as never)
+    .get(
+      '/walk-status/:requestId',
+      handle(walkStatusRoute(deps.registry), trigger(perMinute(config.rateLimits.walkStatus))) as never,
+    )
     .post(
       '/extract',
       handle(extractRoute(deps.extractPool), {

@@ -69,7 +69,16 @@ export interface Config {
   readonly s3: { readonly endpoint: string | null; readonly region: string; readonly forcePathStyle: boolean };
   readonly log: { readonly level: LogLevel };
   /** Requests per minute per client on the authenticated POST routes. */
-  readonly rateLimits: { readonly walk: number; readonly extract: number; readonly producerRun: number };
+  readonly rateLimits: {
+    readonly walk: number;
+    readonly walkStatus: number;
+    readonly extract: number;
+    readonly producerRun: number;
+    /** Failed authentications per client and minute, on every authenticated route. */
+    readonly authFailures: number;
+    /** INGEST_TRUSTED_PROXY_HEADER: the header a trusted proxy sets to the client's address; null: the peer. */
+    readonly trustedProxyHeader: string | null;
+  };
   readonly sink: { readonly batchRows: number; readonly flushMs: number };
   readonly walk: {
     /** Items admitted and not yet durable at once: bounds the walk's memory on any corpus size. */
@@ -220,6 +229,9 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     log: { level: logLevel as LogLevel },
     rateLimits: {
       walk: integer('INGEST_RATE_LIMIT_WALK', 30, 1, 100_000),
+      walkStatus: integer('INGEST_RATE_LIMIT_WALK_STATUS', 600, 1, 1_000_000),
+      authFailures: integer('INGEST_RATE_LIMIT_AUTH_FAILURES', 10, 1, 100_000),
+      trustedProxyHeader: read('INGEST_TRUSTED_PROXY_HEADER')?.toLowerCase() ?? null,
       extract: integer('INGEST_RATE_LIMIT_EXTRACT', 120, 1, 100_000),
       producerRun: integer('INGEST_RATE_LIMIT_PRODUCER_RUN', 10, 1, 100_000),
     },

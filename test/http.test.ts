@@ -74,7 +74,7 @@ async function walkPast(requestId: string, states = ['accepted', 'running']): Pr
   for (;;) {
     const status = await walkStatus(requestId);
     if (!states.includes(status.state as string)) return status;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await new Promise((resolve) => setTimeout(resolve, 150));
   }
 }
 
@@ -309,6 +309,47 @@ test('rate limits answer 429 with Retry-After; /producer-run has its own named a
   const producer = await post('/producer-run', { headers: trigger });
   assert.is(producer.status, 501);
   assert.is(((await producer.json()) as { error: string }).error, 'producer_not_available');
+});
+
+test('failed authentications count against the client: past the limit a guess is 429, not another 401', async () => {
+  await start({ INGEST_RATE_LIMIT_AUTH_FAILURES: '3' });
+  const wrong = { authorization: 'Bearer guess' };
+  const statuses = [];
+  for (let i = 0; i < 3; i++) statuses.push((await post('/walk', { headers: wrong })).status);
+  assert.equal(statuses, [401, 401, 401]);
+  const limited = await fetch(`${sidecar!.url}/walk-status/any`, { headers: wrong });
+  assert.is(limited.status, 429, 'on every authenticated route');
+  assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+  assert.is(((await limited.json()) as { error: string }).error, 'rate_limited');
+});
+
+test('/walk-status has a limit of its own', async () => {
+  await start({ INGEST_RATE_LIMIT_WALK_STATUS: '2' });
+  const statuses = [];
+  for (let i = 0; i < 3; i++)
+    statuses.push((await fetch(`${sidecar!.url}/walk-status/x`, { headers: trigger })).status);
+  assert.equal(statuses, [404, 404, 429]);
+});
+
+test('behind a trusted proxy each client has its own bucket; without the setting its header is ignored', async () => {
+  const guesses = async (from: string) => {
+    const headers = { authorization: 'Bearer guess', 'x-forwarded-for': `198.51.100.1, ${from}` };
+    return (await post('/walk', { headers })).status;
+  };
+  await start({ INGEST_RATE_LIMIT_AUTH_FAILURES: '2', INGEST_TRUSTED_PROXY_HEADER: 'X-Forwarded-For' });
+  assert.equal(
+    [await guesses('203.0.113.5'), await guesses('203.0.113.5'), await guesses('203.0.113.5')],
+    [401, 401, 429],
+  );
+  assert.is(await guesses('203.0.113.6'), 401, 'another client behind the same proxy');
+  await sidecar!.stop(5_000);
+  await target.dispose();
+  rmSync(root, { recursive: true, force: true });
+  await start({ INGEST_RATE_LIMIT_AUTH_FAILURES: '2' });
+  assert.equal(
+    [await guesses('203.0.113.5'), await guesses('203.0.113.6'), await guesses('203.0.113.7')],
+    [401, 401, 429],
+  );
 });
 
 test('the registry keeps the last 50 walks: the 51st evicts the first', async () => {
