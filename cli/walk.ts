@@ -25,7 +25,7 @@ export async function walkCommand(args: string[], { config, log }: { config: Con
     throw Object.assign(new TypeError('walk takes at most one PATH'), { code: 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL' });
   const sourcePath = positionals[0] === undefined ? config.sourcePath : path.resolve(positionals[0]);
   const lifespan = await openLifespan(config, log);
-  let summary;
+  let summary: WalkSummary | null;
   try {
     // A corpus writer like the sidecar: one at a time on a state store (DESIGN.md 11).
     summary = await fencedWalk(config, { sourcePath, log, runs: lifespan.runs }, async (sync) => {

@@ -5,9 +5,8 @@
 
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../lib/config.ts';
-import type { RunRecord, RunRecorder } from '../lib/runs/record.ts';
-import type { RunCounters } from '../lib/run-context.ts';
-import type { WalkWarning } from './tally.ts';
+import type { RunRecord, RunRecorder, RunWarning } from '../lib/runs/record.ts';
+import { emptyRunCounters, type RunCounters } from '../lib/run-context.ts';
 
 export interface RunFacts {
   opId: string;
@@ -16,7 +15,7 @@ export interface RunFacts {
   finishedAt: string | null;
   counts: Record<string, number>;
   counters: RunCounters;
-  warnings?: readonly WalkWarning[];
+  warnings?: readonly RunWarning[];
   error?: string;
 }
 
@@ -45,8 +44,13 @@ export async function recordUnwalked(
   error?: string,
 ): Promise<void> {
   const now = new Date().toISOString();
-  const counters = { model_retry: 0, taxonomy_miss: 0, item_failure: 0, memo_heal: 0 };
-  const facts = { opId: randomUUID(), startedAt: now, counts: {}, counters, ...(error === undefined ? {} : { error }) };
+  const facts = {
+    opId: randomUUID(),
+    startedAt: now,
+    counts: {},
+    counters: emptyRunCounters(),
+    ...(error === undefined ? {} : { error }),
+  };
   await runs.start(runRecord(config, { ...facts, status: 'in_progress', finishedAt: null }));
   await runs.finish(runRecord(config, { ...facts, status, finishedAt: now }));
 }

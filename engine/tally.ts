@@ -5,6 +5,7 @@
 import type { SyncReport } from '../lib/bucket/pull-sync.ts';
 import type { Logger } from '../lib/log.ts';
 import type { RunCounters } from '../lib/run-context.ts';
+import type { RunWarning } from '../lib/runs/record.ts';
 import { StageError } from './at-stage.ts';
 
 export interface ItemCounts {
@@ -27,12 +28,6 @@ export interface ItemFailure {
   message: string;
 }
 
-/** Something the operator must hear about although the walk completed. */
-export interface WalkWarning {
-  name: string;
-  message: string;
-}
-
 export interface PassOutcome {
   name: string;
   ok: boolean;
@@ -48,7 +43,7 @@ export class WalkTally {
   readonly rows: Record<string, number> = {};
   rowsDeleted = 0;
   readonly passes: PassOutcome[] = [];
-  readonly warnings: WalkWarning[] = [];
+  readonly warnings: RunWarning[] = [];
   readonly #counters: RunCounters;
   readonly #log: Logger;
 

@@ -13,7 +13,8 @@ import { createLogger } from '../lib/log.ts';
 import type { FailStage5Mode } from '../lib/failure-directive.ts';
 import { fencedWalk } from './fenced-walk.ts';
 import { openLifespan } from './lifespan.ts';
-import { walkCounts, type WalkWarning } from './tally.ts';
+import type { RunWarning } from '../lib/runs/record.ts';
+import { walkCounts } from './tally.ts';
 
 export type ToEngine =
   { type: 'walk'; requestId: string; flags: WalkFlags; failStage5: FailStage5Mode | null } | { type: 'shutdown' };
@@ -28,7 +29,7 @@ export type FromEngine =
       opId?: string;
       counts?: Record<string, number>;
       stage5FailureInjected?: string;
-      warnings?: WalkWarning[];
+      warnings?: RunWarning[];
       error?: string;
     };
 

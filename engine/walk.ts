@@ -23,7 +23,7 @@ import type { SyncReport } from '../lib/bucket/pull-sync.ts';
 import { Sink } from '../lib/db/sink.ts';
 import type { FailStage5Mode } from '../lib/failure-directive.ts';
 import type { Logger } from '../lib/log.ts';
-import type { RunRecord } from '../lib/runs/record.ts';
+import type { RunRecord, RunWarning } from '../lib/runs/record.ts';
 import { publishRunContext, type RunContext, type RunCounters } from '../lib/run-context.ts';
 import { SingleFlight } from '../lib/single-flight.ts';
 import { fileIdentity, urlIdentity } from '../lib/state/keys.ts';
@@ -39,14 +39,7 @@ import type { Lifespan } from './lifespan.ts';
 import { LiveItems } from './live-items.ts';
 import { runRecord } from './run-record.ts';
 import { runFlowPasses } from './passes.ts';
-import {
-  walkCounts,
-  WalkTally,
-  type ItemCounts,
-  type ItemFailure,
-  type PassOutcome,
-  type WalkWarning,
-} from './tally.ts';
+import { walkCounts, WalkTally, type ItemCounts, type ItemFailure, type PassOutcome } from './tally.ts';
 import { ingestUrl } from './url.ts';
 
 export interface WalkOptions {
@@ -85,7 +78,7 @@ export interface WalkSummary {
   counters: RunCounters;
   passes: PassOutcome[];
   /** What the operator must hear although the walk completed (a refused mass removal). */
-  warnings: WalkWarning[];
+  warnings: RunWarning[];
   error?: string;
   durationMs: number;
   /** Peak resident memory of this process so far (converter children are capped separately). */

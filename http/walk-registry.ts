@@ -3,6 +3,7 @@
 // accepted walk moves accepted -> running -> exactly one terminal state.
 
 import { randomUUID } from 'node:crypto';
+import type { RunWarning } from '../lib/runs/record.ts';
 
 export type WalkState = 'accepted' | 'running' | 'completed' | 'failed' | 'fence_busy';
 const TERMINAL: ReadonlySet<WalkState> = new Set(['completed', 'failed', 'fence_busy']);
@@ -18,7 +19,7 @@ export interface WalkEntry {
   stage5FailureInjected?: string;
   counts?: Record<string, number>;
   /** Named warnings of a walk that completed (a refused mass removal). */
-  warnings?: { name: string; message: string }[];
+  warnings?: RunWarning[];
 }
 
 export const REGISTRY_CAPACITY = 50;

@@ -18,8 +18,15 @@ export interface RunContext {
 
 let current: RunContext | null = null;
 
+export const emptyRunCounters = (): RunCounters => ({
+  model_retry: 0,
+  taxonomy_miss: 0,
+  item_failure: 0,
+  memo_heal: 0,
+});
+
 export function publishRunContext(opId: string, fullReprocess: boolean): RunContext {
-  current = { opId, fullReprocess, counters: { model_retry: 0, taxonomy_miss: 0, item_failure: 0, memo_heal: 0 } };
+  current = { opId, fullReprocess, counters: emptyRunCounters() };
   return current;
 }
 

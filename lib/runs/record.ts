@@ -5,6 +5,12 @@
 import type { Database } from '../db/database.ts';
 import type { RunCounters } from '../run-context.ts';
 
+/** Something the operator must hear about although the run completed (a refused mass removal). */
+export interface RunWarning {
+  name: string;
+  message: string;
+}
+
 export interface RunRecord {
   opId: string;
   /** fence_busy: the invocation found the writer fence held and made no pass. */
@@ -17,7 +23,7 @@ export interface RunRecord {
     counts: Record<string, number>;
     counters: RunCounters;
     /** Named warnings of a walk that completed (a refused mass removal). */
-    warnings?: { name: string; message: string }[];
+    warnings?: RunWarning[];
     error?: string;
   };
 }
