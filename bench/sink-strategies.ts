@@ -31,7 +31,7 @@ import {
   type TableSpec,
 } from '../lib/db/tables.ts';
 import { copyPayload, defaultStrategy, strategiesFor, upsertRows, type UpsertStrategy } from '../lib/db/upsert-rows.ts';
-import { openTestDatabase } from '../test/helpers/db.ts';
+import { openTestDatabase, tableRows } from '../test/helpers/db.ts';
 import { median, printTable, rate, timed, writeJson } from './report.ts';
 
 const { values: args } = parseArgs({
@@ -296,7 +296,7 @@ async function measureWriter(db: Database, op: string): Promise<Measurement[]> {
       const sink = new Sink(db, { batchRows: BATCH, flushMs: 50 });
       const seconds = await timed(async () => {
         const writes = [];
-        for (let i = 0; i < rows.length; i += 10) writes.push(sink.write(spec, rows.slice(i, i + 10)));
+        for (let i = 0; i < rows.length; i += 10) writes.push(sink.write(tableRows(spec, rows.slice(i, i + 10))));
         await sink.close();
         await Promise.all(writes);
       });

@@ -2,10 +2,18 @@
 // one place for a walk and for an invocation that never reached its pass: a busy writer fence
 // (status fence_busy) or a pull-sync that failed (status failed). pipeline_runs is the ledger,
 // so every accepted invocation leaves exactly one row with one terminal status.
+//
+// A walk's record also waits in the state store until it is known to have landed: written
+// there in progress before the walk starts, replaced by the terminal record before that is
+// sent, removed once it arrived. So a walk that died (SIGKILL, a crash, the host lost) leaves
+// its record in progress, and the next walk closes its row as abandoned; a terminal record the
+// database or the web app could not take is sent again by the next walk.
 
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../lib/config.ts';
+import type { Logger } from '../lib/log.ts';
 import type { RunRecord, RunRecorder, RunWarning } from '../lib/runs/record.ts';
+import type { StateStore } from '../lib/state/store.ts';
 import { emptyRunCounters, type RunCounters } from '../lib/run-context.ts';
 
 export interface RunFacts {
@@ -53,4 +61,36 @@ export async function recordUnwalked(
   };
   await runs.start(runRecord(config, { ...facts, status: 'in_progress', finishedAt: null }));
   await runs.finish(runRecord(config, { ...facts, status, finishedAt: now }));
+}
+
+/** Sends a walk's terminal record, keeping it in the store until it landed. */
+export async function finishRun(store: StateStore, runs: RunRecorder, record: RunRecord): Promise<void> {
+  await store.putUnsettledRun(record);
+  if (await runs.finish(record)) await store.removeUnsettledRun(record.opId);
+}
+
+export const ABANDONED_ERROR =
+  "the walk's process ended before the walk did (killed or crashed); the next walk redid its unfinished items";
+
+/**
+ * Settles what earlier walks left in the store: a record still in progress is a walk that died,
+ * closed now as abandoned (its counts are those it started with); a terminal record that was
+ * not delivered is sent again. Called by a walk before its own start, inside the writer fence,
+ * so no live walk's record is among them.
+ */
+export async function settleEarlierRuns(store: StateStore, runs: RunRecorder, log: Logger): Promise<void> {
+  for (const earlier of store.unsettledRuns()) {
+    const record: RunRecord =
+      earlier.status === 'in_progress'
+        ? {
+            ...earlier,
+            status: 'abandoned',
+            finishedAt: new Date().toISOString(),
+            result: { ...earlier.result, error: ABANDONED_ERROR },
+          }
+        : earlier;
+    if (!(await runs.finish(record))) continue;
+    await store.removeUnsettledRun(record.opId);
+    log.warn({ earlierOpId: record.opId, status: record.status }, 'settled the run record of an earlier walk');
+  }
 }

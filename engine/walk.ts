@@ -1,6 +1,6 @@
 // The walk, top to bottom as the data flows (SPEC.md 1, DESIGN.md 5):
 //
-//   single-flight -> run record (in_progress) -> idle check -> bind the state store to the
+//   single-flight -> earlier walks' run records settled -> run record (in_progress) -> idle check -> bind the state store to the
 //   database -> refresh the entity-alias snapshot -> for each source item (stage 1: files, then
 //   passed feed URLs):
 //       a file: type by extension (else dropped) -> memo check by stat, inline (an unchanged
@@ -37,7 +37,7 @@ import { walkFile } from './file.ts';
 import { DocumentIdentity } from './identity.ts';
 import type { Lifespan } from './lifespan.ts';
 import { LiveItems } from './live-items.ts';
-import { runRecord } from './run-record.ts';
+import { finishRun, runRecord, settleEarlierRuns } from './run-record.ts';
 import { runFlowPasses } from './passes.ts';
 import { walkCounts, WalkTally, type ItemCounts, type ItemFailure, type PassOutcome } from './tally.ts';
 import { ingestUrl } from './url.ts';
@@ -119,7 +119,10 @@ async function walkOnce(lifespan: Lifespan, options: WalkOptions): Promise<WalkS
       ...(error === undefined ? {} : { error }),
     });
 
-  await lifespan.runs.start(record('in_progress', null));
+  await settleEarlierRuns(lifespan.store, lifespan.runs, log);
+  const opening = record('in_progress', null);
+  await lifespan.store.putUnsettledRun(opening);
+  await lifespan.runs.start(opening);
   log.info({ fullReprocess: run.fullReprocess }, 'walk started');
   const sourcePath = options.sourcePath === undefined ? config.sourcePath : options.sourcePath;
   const idle = sourcePath === null || !(await isDirectory(sourcePath));
@@ -134,7 +137,7 @@ async function walkOnce(lifespan: Lifespan, options: WalkOptions): Promise<WalkS
       log.error({ err: failure }, 'walk failed');
     }
   }
-  await lifespan.runs.finish(record(status, new Date().toISOString()));
+  await finishRun(lifespan.store, lifespan.runs, record(status, new Date().toISOString()));
   const summary: WalkSummary = {
     opId: run.opId,
     status,

@@ -4,14 +4,15 @@
 //
 // The table is the memo, keyed by (model, dimensions, text hash): an owner whose row already
 // holds the vector of its text is only restamped (its item changed); an owner whose text some
-// other row already embeds gets that vector copied inside the database; only texts the table
-// has never seen are sent to the model. Vectors are stored once, in record_embeddings, never
+// other row already embeds gets a copy of that vector; only texts the table has never seen are
+// sent to the model. Vectors are stored once, in record_embeddings, never
 // again in the engine state store. full_reprocess re-embeds everything.
 // Requests are batched (many inputs each, bounded in count and size) and retried by the
 // service's wrapper.
 
 import type PQueue from 'p-queue';
 import type { Database } from '../lib/db/database.ts';
+import { decodeVectorBinary } from '../lib/db/copy-binary.ts';
 import type { Row } from '../lib/db/tables.ts';
 import { EMBEDDING_DIMENSIONS, EMBEDDING_MODEL, type EmbeddingClient } from '../lib/embed/client.ts';
 import { sha256Hex } from '../lib/hash.ts';
@@ -49,13 +50,17 @@ export async function embedOwners(inputs: readonly EmbeddingInput[], opId: strin
   const changed = wanted.filter((w) => current.get(`${w.ownerKind}:${w.ownerId}`) !== w.hash);
   const kept = wanted.filter((w) => current.get(`${w.ownerKind}:${w.ownerId}`) === w.hash);
   if (kept.length > 0) await restamp(deps.db, kept, opId);
-  const copied = currentRunContext().fullReprocess ? new Set<string>() : await copyKnownVectors(deps.db, changed, opId);
-  const fresh = changed.filter((w) => !copied.has(w.hash));
+  const byHash: Map<string, ArrayLike<number>> = currentRunContext().fullReprocess
+    ? new Map()
+    : await knownVectors(
+        deps.db,
+        changed.map((w) => w.hash),
+      );
   // Each distinct new text is embedded once, whatever the number of owners sharing it.
-  const texts = new Map(fresh.map((w) => [w.hash, w.text]));
+  const texts = new Map(changed.filter((w) => !byHash.has(w.hash)).map((w) => [w.hash, w.text]));
   const vectors = await embedTexts([...texts.values()], deps);
-  const byHash = new Map([...texts.keys()].map((hash, i) => [hash, vectors[i]!]));
-  return fresh.map((w) => ({
+  [...texts.keys()].forEach((hash, i) => byHash.set(hash, vectors[i]!));
+  return changed.map((w) => ({
     owner_kind: w.ownerKind,
     owner_id: w.ownerId,
     model: EMBEDDING_MODEL,
@@ -80,26 +85,19 @@ async function existingHashes(db: Database, wanted: readonly EmbeddingInput[]): 
   );
 }
 
-/** Copies vectors of already-embedded texts to the owners that need them; returns the hashes served. */
-async function copyKnownVectors(
-  db: Database,
-  changed: readonly (EmbeddingInput & { hash: string })[],
-  opId: string,
-): Promise<Set<string>> {
-  if (changed.length === 0) return new Set();
-  const { rows } = await db.query<{ content_sha256: string }>(
-    `INSERT INTO record_embeddings (owner_kind, owner_id, model, embedding, content_sha256, op_id)
-     SELECT u.k, u.i::uuid, src.model, src.embedding, src.content_sha256, $4::uuid
-       FROM unnest($1::text[], $2::text[], $3::text[]) AS u(k, i, h)
-       CROSS JOIN LATERAL (SELECT model, embedding, content_sha256 FROM record_embeddings
-                            WHERE model = $5 AND content_sha256 = u.h LIMIT 1) AS src
-     ON CONFLICT (owner_kind, owner_id) DO UPDATE
-       SET model = EXCLUDED.model, embedding = EXCLUDED.embedding, content_sha256 = EXCLUDED.content_sha256,
-           op_id = EXCLUDED.op_id, updated_at = now()
-     RETURNING content_sha256`,
-    [changed.map((w) => w.ownerKind), changed.map((w) => w.ownerId), changed.map((w) => w.hash), opId, EMBEDDING_MODEL],
+/**
+ * The vectors the table already holds for these texts, one per text, read in pgvector's binary
+ * form. They are handed to the sink with their owners' rows, never written here: an embedding
+ * must not become durable before (or without) the row it embeds.
+ */
+async function knownVectors(db: Database, hashes: readonly string[]): Promise<Map<string, Float32Array>> {
+  if (hashes.length === 0) return new Map();
+  const { rows } = await db.query<{ content_sha256: string; vector: Uint8Array }>(
+    `SELECT DISTINCT ON (content_sha256) content_sha256, vector_send(embedding) AS vector FROM record_embeddings
+      WHERE model = $1 AND content_sha256 = ANY($2::text[])`,
+    [EMBEDDING_MODEL, [...new Set(hashes)]],
   );
-  return new Set(rows.map((r) => r.content_sha256));
+  return new Map(rows.map((r) => [r.content_sha256, decodeVectorBinary(r.vector)]));
 }
 
 async function restamp(db: Database, kept: readonly EmbeddingInput[], opId: string): Promise<void> {

@@ -1,15 +1,15 @@
 // Stage 6, row UPSERT for one item: hand its rows to the batched sink, wait until they are
-// durable, then delete by key the rows the item emitted last time and no longer emits.
+// durable (all of them, in one transaction), then delete by key the rows the item emitted last time and no longer emits.
 // source_documents and reference_items rows are permanent provenance (citation targets) and
 // are never deleted.
 
 import type { Database } from '../lib/db/database.ts';
 import { deleteRowsByKey } from '../lib/db/delete.ts';
 import type { Sink } from '../lib/db/sink.ts';
-import { referenceItems, rowKey, sourceDocuments, WALK_TABLES, type Row, type TableSpec } from '../lib/db/tables.ts';
+import { referenceItems, rowKey, sourceDocuments, WALK_TABLES, type TableRows } from '../lib/db/tables.ts';
 
 /** One item's rows per table. */
-export type ItemRows = Map<TableSpec, Row[]>;
+export type ItemRows = TableRows;
 
 /** Keys of the rows an item owns, per table name. */
 export type RowKeys = Record<string, string[]>;
@@ -36,7 +36,7 @@ export async function upsertItemRows(
   keys: RowKeys,
   previousKeys: RowKeys | undefined,
 ): Promise<void> {
-  await Promise.all([...rows].map(([spec, list]) => sink.write(spec, list)));
+  await sink.write(rows);
   if (previousKeys !== undefined) {
     const stale: RowKeys = {};
     for (const [table, old] of Object.entries(previousKeys)) {

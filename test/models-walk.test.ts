@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { cp, copyFile, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { EMBEDDING_MODEL } from '../lib/embed/client.ts';
+import { WALK_TABLES } from '../lib/db/tables.ts';
 import { walk } from '../engine/walk.ts';
 import { extractorMemoKey } from '../lib/llm/run-extractor.ts';
 import { PROMPTS } from '../lib/llm/prompts.ts';
@@ -80,6 +81,31 @@ test('a walk of the example corpus fills every document table with schema-valid 
   assert.is(owners!.missing, 0);
   assert.equal(owners!.dims, [1024]);
   assert.ok(mock.stats.messages > 0 && mock.stats.embeddings > 0);
+});
+
+test('a cold walk reports what the tables gained, copied vectors included, and its run record says the same', async () => {
+  await setUp();
+  // Texts shared across documents: most of this walk's vectors are copies of another owner's.
+  await writeFile(path.join(f.corpus, 'ledger.md'), paragraphs(5));
+  await writeFile(path.join(f.corpus, 'ledger-extended.md'), `${paragraphs(5)}\n\n${paragraph(5)}`);
+  const summary = await walk(f.lifespan, { sourcePath: f.corpus });
+  assert.is(summary.items.failed, 0, JSON.stringify(summary.failures));
+  const [record] = await rows<{ counts: Record<string, number> }>(
+    "SELECT result -> 'counts' AS counts FROM pipeline_runs WHERE op_id = $1",
+    [summary.opId],
+  );
+  for (const table of WALK_TABLES.map((spec) => spec.name)) {
+    const [{ n }] = (await rows<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)) as [{ n: number }];
+    assert.is(summary.rows[table] ?? 0, n, `${table}: the summary says what the table gained`);
+    assert.is(record!.counts[`rows_${table}`] ?? 0, n, `${table}: the run record says the same`);
+  }
+  assert.ok(mock.stats.embeddedTexts < summary.rows.record_embeddings!, 'some vectors were copies');
+  // A copy is the very vector of its text, wherever it came from.
+  const [{ differing }] = (await rows<{ differing: number }>(
+    `SELECT count(*)::int AS differing FROM (SELECT content_sha256 FROM record_embeddings
+       GROUP BY content_sha256 HAVING count(DISTINCT embedding::text) > 1) AS d`,
+  )) as [{ differing: number }];
+  assert.is(differing, 0);
 });
 
 test('changing EXTRACTION_MODEL on unchanged bytes memo-hits: no model call, no row changed', async () => {

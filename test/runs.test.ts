@@ -145,7 +145,7 @@ test('webhook: 503 is retried until it succeeds; 401 is not retried; neither thr
   const refusing = await receiver([401]);
   try {
     const opId = randomUUID();
-    await createRunRecorder({
+    const delivered = await createRunRecorder({
       appUrl: flaky.url,
       pipelineTriggerSecret: SECRET,
       bypassToken: null,
@@ -154,7 +154,8 @@ test('webhook: 503 is retried until it succeeds; 401 is not retried; neither thr
       retry: fastRetry,
     }).finish(record(opId, 'completed'));
     assert.is(flaky.received.length, 3);
-    await createRunRecorder({
+    assert.is(delivered, true);
+    const refused = await createRunRecorder({
       appUrl: refusing.url,
       pipelineTriggerSecret: SECRET,
       bypassToken: null,
@@ -163,6 +164,7 @@ test('webhook: 503 is retried until it succeeds; 401 is not retried; neither thr
       retry: fastRetry,
     }).finish(record(opId, 'completed'));
     assert.is(refusing.received.length, 1);
+    assert.is(refused, true, 'a refusal is final: the record is not kept to be sent again');
   } finally {
     await flaky.close();
     await refusing.close();
@@ -182,7 +184,7 @@ test('webhook: a receiver that never answers costs bounded attempts, and the fai
     }),
   );
   try {
-    await createRunRecorder({
+    const delivered = await createRunRecorder({
       appUrl: hanging.url,
       pipelineTriggerSecret: SECRET,
       bypassToken: null,
@@ -191,6 +193,7 @@ test('webhook: a receiver that never answers costs bounded attempts, and the fai
       retry: fastRetry,
     }).finish(record(randomUUID(), 'completed'));
     assert.is(hanging.received.length, fastRetry.attempts);
+    assert.is(delivered, false, 'an undelivered record is reported, to be kept and sent again');
     assert.ok(lines.some((l) => l.includes('giving up') && l.includes('timed out')));
     assert.not.ok(lines.join('').includes(SECRET));
   } finally {

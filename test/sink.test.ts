@@ -13,7 +13,7 @@ import {
   type Row,
 } from '../lib/db/tables.ts';
 import { UnknownColumnError, strategiesFor, upsertRows } from '../lib/db/upsert-rows.ts';
-import { openTestDatabase, targetEngine, type TestDatabase } from './helpers/db.ts';
+import { openTestDatabase, tableRows, targetEngine, type TestDatabase } from './helpers/db.ts';
 
 let t: TestDatabase;
 test.before.each(async () => {
@@ -286,8 +286,8 @@ test('sink: a write resolves only once its rows are durable, across tables in pa
   const op = randomUUID();
   const doc = randomUUID();
   // Children queued before their parent: the flush still writes the parent first.
-  const chunks = sink.write(contentChunks, [chunkRow(doc, 0, 'a', op), chunkRow(doc, 1, 'b', op)]);
-  const parent = sink.write(sourceDocuments, [documentRow(doc, op)]);
+  const chunks = sink.write(tableRows(contentChunks, [chunkRow(doc, 0, 'a', op), chunkRow(doc, 1, 'b', op)]));
+  const parent = sink.write(tableRows(sourceDocuments, [documentRow(doc, op)]));
   assert.is(await count('content_chunks'), 0, 'nothing lands before the flush');
   await Promise.all([chunks, parent]);
   assert.is(await count('content_chunks'), 2);
@@ -299,9 +299,9 @@ test('sink: a write resolves only once its rows are durable, across tables in pa
 test('sink: reaching batchRows flushes at once instead of waiting for the timer', async () => {
   const sink = new Sink(t.db, { batchRows: 3, flushMs: 60_000 });
   const op = randomUUID();
-  const below = sink.write(sourceDocuments, [documentRow(randomUUID(), op), documentRow(randomUUID(), op)]);
+  const below = sink.write(tableRows(sourceDocuments, [documentRow(randomUUID(), op), documentRow(randomUUID(), op)]));
   assert.is(sink.pendingRows, 2, 'below the threshold rows wait for the timer');
-  const reached = sink.write(sourceDocuments, [documentRow(randomUUID(), op)]);
+  const reached = sink.write(tableRows(sourceDocuments, [documentRow(randomUUID(), op)]));
   assert.is(sink.pendingRows, 0, 'the threshold hands the batch to a flush synchronously');
   await Promise.all([below, reached]);
   assert.is(await count('source_documents'), 3);
@@ -314,10 +314,10 @@ test('sink: one bad write fails alone; the rest of the batch lands', async () =>
   const good = randomUUID();
   const orphanParent = randomUUID(); // never written: its chunk violates the foreign key
   const results = await Promise.allSettled([
-    sink.write(sourceDocuments, [documentRow(good, op)]),
-    sink.write(contentChunks, [chunkRow(good, 0, 'kept', op)]),
-    sink.write(contentChunks, [chunkRow(orphanParent, 0, 'orphan', op)]),
-    sink.write(contentChunks, [chunkRow(good, 1, 'also kept', op)]),
+    sink.write(tableRows(sourceDocuments, [documentRow(good, op)])),
+    sink.write(tableRows(contentChunks, [chunkRow(good, 0, 'kept', op)])),
+    sink.write(tableRows(contentChunks, [chunkRow(orphanParent, 0, 'orphan', op)])),
+    sink.write(tableRows(contentChunks, [chunkRow(good, 1, 'also kept', op)])),
   ]);
   assert.equal(
     results.map((r) => r.status),
@@ -337,9 +337,11 @@ test('sink: embeddings go through the measured vector path of the engine and rou
   const op = randomUUID();
   const owner = randomUUID();
   const embedding = float32Vector(7);
-  await sink.write(recordEmbeddings, [
-    { owner_kind: 'q_a_extraction', owner_id: owner, model: 'text-embedding-3-large', embedding, op_id: op },
-  ]);
+  await sink.write(
+    tableRows(recordEmbeddings, [
+      { owner_kind: 'q_a_extraction', owner_id: owner, model: 'text-embedding-3-large', embedding, op_id: op },
+    ]),
+  );
   const { rows } = await t.db.query<{ embedding: string }>(
     'SELECT embedding::text AS embedding FROM record_embeddings WHERE owner_id = $1',
     [owner],
@@ -361,10 +363,10 @@ test('sink: on the binary vector path a malformed embedding fails its own write;
   });
   const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
   const results = await Promise.allSettled([
-    sink.write(sourceDocuments, [documentRow(doc, op)]),
-    sink.write(recordEmbeddings, [embedding(a, float32Vector(1))]),
-    sink.write(recordEmbeddings, [embedding(b, [Number.NaN, ...new Array(1023).fill(0)])]),
-    sink.write(recordEmbeddings, [embedding(c, float32Vector(3)), embedding(a, float32Vector(4))]),
+    sink.write(tableRows(sourceDocuments, [documentRow(doc, op)])),
+    sink.write(tableRows(recordEmbeddings, [embedding(a, float32Vector(1))])),
+    sink.write(tableRows(recordEmbeddings, [embedding(b, [Number.NaN, ...new Array(1023).fill(0)])])),
+    sink.write(tableRows(recordEmbeddings, [embedding(c, float32Vector(3)), embedding(a, float32Vector(4))])),
   ]);
   assert.equal(
     results.map((r) => r.status),
@@ -384,13 +386,42 @@ test('sink: on the binary vector path a malformed embedding fails its own write;
   await sink.close();
 });
 
+test("sink: an item's rows land together or not at all: a bad embedding keeps its chunk out too", async () => {
+  const sink = new Sink(t.db, { batchRows: 1000, flushMs: 10 });
+  const op = randomUUID();
+  const [good, bad] = [randomUUID(), randomUUID()];
+  const item = (doc: string, vector: unknown) =>
+    new Map([
+      [sourceDocuments, [documentRow(doc, op)]],
+      [contentChunks, [chunkRow(doc, 0, doc, op)]],
+      [
+        recordEmbeddings,
+        [{ owner_kind: 'content_chunk', owner_id: doc, model: 'text-embedding-3-large', embedding: vector, op_id: op }],
+      ],
+    ]);
+  const results = await Promise.allSettled([
+    sink.write(item(good, float32Vector(2))),
+    sink.write(item(bad, [Number.NaN, ...new Array(1023).fill(0)])),
+  ]);
+  assert.equal(
+    results.map((r) => r.status),
+    ['fulfilled', 'rejected'],
+  );
+  const { rows } = await t.db.query<{ text: string }>('SELECT text FROM content_chunks');
+  assert.equal(rows, [{ text: good }], 'the failed item left no chunk behind');
+  assert.is(await count('source_documents'), 1);
+  assert.is(await count('record_embeddings'), 1);
+  assert.is(sink.rowsWritten.get('content_chunks'), 1, 'only committed rows are counted');
+  await sink.close();
+});
+
 test('sink: the same key written by two items in one batch lands once, last write wins', async () => {
   const sink = new Sink(t.db, { batchRows: 1000, flushMs: 10 });
   const id = randomUUID();
   const [op1, op2] = [randomUUID(), randomUUID()];
   await Promise.all([
-    sink.write(sourceDocuments, [documentRow(id, op1)]),
-    sink.write(sourceDocuments, [documentRow(id, op2)]),
+    sink.write(tableRows(sourceDocuments, [documentRow(id, op1)])),
+    sink.write(tableRows(sourceDocuments, [documentRow(id, op2)])),
   ]);
   const { rows } = await t.db.query<{ op_id: string }>('SELECT op_id FROM source_documents');
   assert.equal(rows, [{ op_id: op2 }]);

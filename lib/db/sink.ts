@@ -2,13 +2,17 @@
 // and await the returned promise, which settles only once those rows are durable: that is what
 // lets the walk commit an item's memo entry strictly after its rows landed.
 //
+// A write is one item's rows, every table at once: they land in one transaction or not at all,
+// so no row (an embedding above all, whose owner has no foreign key to keep it honest) is ever
+// durable without the rows it belongs with.
+//
 // Rows accumulate across items and are flushed when `batchRows` rows are pending or `flushMs`
 // after the first pending write. A flush writes every table in WALK_TABLES order (parents
-// first) inside one transaction. If that transaction fails, each pending write is retried on
-// its own, so one bad row fails only the write (the item) that carried it.
+// first) inside one transaction. If that transaction fails, each pending write is retried in a
+// transaction of its own, so one bad row fails only the write (the item) that carried it.
 
 import type { Database } from './database.ts';
-import { WALK_TABLES, type Row, type TableSpec } from './tables.ts';
+import { WALK_TABLES, type TableRows, type TableSpec } from './tables.ts';
 import { defaultStrategy, upsertRows, type UpsertStrategy } from './upsert-rows.ts';
 
 export interface SinkOptions {
@@ -19,8 +23,7 @@ export interface SinkOptions {
 }
 
 interface PendingWrite {
-  spec: TableSpec;
-  rows: readonly Row[];
+  rows: TableRows;
   resolve: () => void;
   reject: (error: unknown) => void;
 }
@@ -45,12 +48,14 @@ export class Sink {
     this.#options = options;
   }
 
-  /** Queues rows for `spec`; resolves when they are durable, rejects with the error that kept them out. */
-  write(spec: TableSpec, rows: readonly Row[]): Promise<void> {
-    if (!WALK_TABLES.includes(spec)) return Promise.reject(new Error(`the sink does not write table ${spec.name}`));
-    if (rows.length === 0) return Promise.resolve();
-    const done = new Promise<void>((resolve, reject) => this.#pending.push({ spec, rows, resolve, reject }));
-    this.#pendingRows += rows.length;
+  /** Queues one item's rows; resolves when all are durable, rejects (none written) with the error that kept them out. */
+  write(rows: TableRows): Promise<void> {
+    const foreign = [...rows.keys()].find((spec) => !WALK_TABLES.includes(spec));
+    if (foreign !== undefined) return Promise.reject(new Error(`the sink does not write table ${foreign.name}`));
+    const count = [...rows.values()].reduce((n, list) => n + list.length, 0);
+    if (count === 0) return Promise.resolve();
+    const done = new Promise<void>((resolve, reject) => this.#pending.push({ rows, resolve, reject }));
+    this.#pendingRows += count;
     if (this.#pendingRows >= this.#options.batchRows) void this.flush();
     else this.#timer ??= setTimeout(() => void this.flush(), this.#options.flushMs);
     return done;
@@ -75,34 +80,26 @@ export class Sink {
   async #writeBatch(batch: PendingWrite[]): Promise<void> {
     if (batch.length === 0) return;
     try {
-      const counts = await this.#db.transaction(async (tx) => {
-        const written = new Map<string, number>();
-        for (const spec of WALK_TABLES) {
-          const rows = batch.filter((w) => w.spec === spec).flatMap((w) => w.rows);
-          if (rows.length > 0) written.set(spec.name, await upsertRows(tx, spec, rows, this.#strategyFor(spec)));
-        }
-        return written;
-      });
-      for (const [table, n] of counts) this.#count(table, n);
+      await this.#writeInOneTransaction(batch);
       for (const write of batch) write.resolve();
     } catch {
-      await this.#writeOneByOne(batch);
+      for (const write of batch) {
+        await this.#writeInOneTransaction([write]).then(write.resolve, write.reject);
+      }
     }
   }
 
-  async #writeOneByOne(batch: PendingWrite[]): Promise<void> {
-    const ordered = [...batch].sort((a, b) => WALK_TABLES.indexOf(a.spec) - WALK_TABLES.indexOf(b.spec));
-    for (const write of ordered) {
-      try {
-        const n = await this.#db.transaction((tx) =>
-          upsertRows(tx, write.spec, write.rows, this.#strategyFor(write.spec)),
-        );
-        this.#count(write.spec.name, n);
-        write.resolve();
-      } catch (error) {
-        write.reject(error);
+  /** The writes' rows, table by table in WALK_TABLES order; counted only once committed. */
+  async #writeInOneTransaction(writes: readonly PendingWrite[]): Promise<void> {
+    const counts = await this.#db.transaction(async (tx) => {
+      const written = new Map<string, number>();
+      for (const spec of WALK_TABLES) {
+        const rows = writes.flatMap((w) => w.rows.get(spec) ?? []);
+        if (rows.length > 0) written.set(spec.name, await upsertRows(tx, spec, rows, this.#strategyFor(spec)));
       }
-    }
+      return written;
+    });
+    for (const [table, n] of counts) this.#count(table, n);
   }
 
   #strategyFor(spec: TableSpec): UpsertStrategy {

@@ -113,6 +113,9 @@ export const recordEmbeddings = table('record_embeddings', ['owner_kind', 'owner
   op_id: 'uuid',
 });
 
+/** Rows per table, as one unit: an item's rows land together or not at all. */
+export type TableRows = ReadonlyMap<TableSpec, readonly Row[]>;
+
 /** The text form of a row's key, as item memos store it ("owner_kind:owner_id" for composite keys). */
 export function rowKey(spec: TableSpec, row: Row): string {
   return spec.key.map((k) => String(row[k])).join(':');

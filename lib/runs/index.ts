@@ -25,7 +25,7 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
   if (pipelineTriggerSecret === null) {
     // Fail closed: the web app must never receive an unauthenticated run record.
     log.error('INGEST_APP_URL is set but PIPELINE_TRIGGER_SECRET is not: pipeline-run webhooks are not sent');
-    return { start: async () => {}, finish: async () => {} };
+    return { start: async () => {}, finish: async () => true };
   }
   return webhookRunRecorder({
     appUrl,

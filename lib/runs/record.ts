@@ -13,8 +13,11 @@ export interface RunWarning {
 
 export interface RunRecord {
   opId: string;
-  /** fence_busy: the invocation found the writer fence held and made no pass. */
-  status: 'in_progress' | 'completed' | 'failed' | 'fence_busy';
+  /**
+   * fence_busy: the invocation found the writer fence held and made no pass. abandoned: the
+   * walk's process ended before the walk did (killed, crashed); its row is closed by the next walk.
+   */
+  status: 'in_progress' | 'completed' | 'failed' | 'fence_busy' | 'abandoned';
   startedAt: string;
   finishedAt: string | null;
   result: {
@@ -28,10 +31,14 @@ export interface RunRecord {
   };
 }
 
-/** Emits the run's start and end. Neither call ever throws: a run record never fails a walk. */
+/**
+ * Emits the run's start and end. Neither call ever throws: a run record never fails a walk.
+ * `finish` resolves to false when the record could not be delivered and is worth sending again
+ * (the database or the web app unreachable), true once it landed or was refused for good.
+ */
 export interface RunRecorder {
   start(record: RunRecord): Promise<void>;
-  finish(record: RunRecord): Promise<void>;
+  finish(record: RunRecord): Promise<boolean>;
 }
 
 /** Writes pipeline_runs directly: INSERT at start, UPDATE of the same row (keyed by op_id) at the end. */
@@ -58,8 +65,10 @@ export function databaseRunRecorder(db: Database, onError: (phase: string, error
            ON CONFLICT (op_id) DO UPDATE SET status = EXCLUDED.status, finished_at = EXCLUDED.finished_at, result = EXCLUDED.result`,
           [record.opId, record.status, record.startedAt, record.finishedAt, JSON.stringify(record.result)],
         );
+        return true;
       } catch (error) {
         onError('finish', error);
+        return false;
       }
     },
   };

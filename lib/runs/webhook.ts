@@ -48,7 +48,8 @@ export function webhookRunRecorder(options: WebhookOptions): RunRecorder {
     authorization: `Bearer ${options.secret}`,
     ...(options.bypassToken === null ? {} : { 'x-vercel-protection-bypass': options.bypassToken }),
   };
-  const send = async (record: RunRecord): Promise<void> => {
+  /** True once delivered or refused for good; false when every attempt failed. */
+  const send = async (record: RunRecord): Promise<boolean> => {
     const body = JSON.stringify({
       op_id: record.opId,
       status: record.status,
@@ -64,11 +65,11 @@ export function webhookRunRecorder(options: WebhookOptions): RunRecorder {
           fetch(url, { method: 'POST', headers, body, signal }),
         );
         await response.body?.cancel();
-        if (response.ok) return;
+        if (response.ok) return true;
         reason = `HTTP ${response.status}`;
         if (response.status !== 429 && response.status < 500) {
           options.log.warn({ status: response.status, opId: record.opId }, 'pipeline-run webhook refused; not retried');
-          return;
+          return true;
         }
         retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
       } catch (error) {
@@ -79,13 +80,17 @@ export function webhookRunRecorder(options: WebhookOptions): RunRecorder {
           { opId: record.opId, status: record.status, attempts: attempt, reason },
           'pipeline-run webhook failed; giving up',
         );
-        return;
+        return false;
       }
       const backoff = Math.random() * Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** (attempt - 1));
       await sleep(Math.min(retry.maxDelayMs, retryAfterMs ?? backoff));
     }
+    return false;
   };
-  return { start: send, finish: send };
+  return {
+    start: async (record) => void (await send(record)),
+    finish: send,
+  };
 }
 
 /** Retry-After as seconds or an HTTP date, in milliseconds; null when absent or unreadable. */

@@ -2,7 +2,9 @@
 // the only module that imports lmdb.
 //
 // It keeps four things:
-//   - meta: the store's format version and the id of the database its memos describe;
+//   - meta: the store's format version, the database and corpus root its memos describe, and
+//     the run records not yet known to be in the ledger (a walk's own while it runs: one
+//     found in progress at the next walk is a walk that died);
 //   - items: the stamp of each source item's outer memo (identity -> bytes hash, stat, its
 //     document, the op_id of its last material change);
 //   - item_rows: the keys of the rows each item emitted, apart from its stamp because an
@@ -17,6 +19,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { sha256Hex } from '../hash.ts';
+import type { RunRecord } from '../runs/record.ts';
 import { open, type Database as LmdbDatabase, type RootDatabase } from 'lmdb';
 
 export const STATE_FORMAT_VERSION = 3;
@@ -96,6 +99,10 @@ export interface StateStore {
   /** The corpus directory (its real path) the item memos describe; undefined before the first walk. */
   boundCorpusRoot(): string | undefined;
   bindCorpusRoot(root: string): Promise<void>;
+  /** Run records not yet known to have reached the ledger: a walk's own while it runs, then any undelivered. */
+  unsettledRuns(): RunRecord[];
+  putUnsettledRun(record: RunRecord): Promise<void>;
+  removeUnsettledRun(opId: string): Promise<void>;
   getMemo(key: string): unknown;
   putMemo(key: string, value: unknown): Promise<void>;
   removeMemo(key: string): Promise<void>;
@@ -120,6 +127,10 @@ function stampOf(memo: ItemMemo): ItemStamp {
   const { rows: _rows, ...stamp } = memo;
   return stamp;
 }
+
+/** Meta keys of unsettled run records: the prefix, and the first key past every one of them. */
+const UNSETTLED_RUN = 'run:';
+const UNSETTLED_RUN_END = 'run;';
 
 type Dbs = Record<'meta' | 'items' | 'itemRows' | 'memos', LmdbDatabase<unknown, string>>;
 
@@ -292,6 +303,13 @@ function facade(
     },
     async bindCorpusRoot(root) {
       await meta.put('corpus_root', root);
+    },
+    unsettledRuns: () => [...meta.getRange({ start: UNSETTLED_RUN, end: UNSETTLED_RUN_END })].map((e) => e.value as RunRecord),
+    async putUnsettledRun(record) {
+      await meta.put(UNSETTLED_RUN + record.opId, record);
+    },
+    async removeUnsettledRun(opId) {
+      await meta.remove(UNSETTLED_RUN + opId);
     },
     getMemo: (key) => memos.get(key),
     async putMemo(key, value) {

@@ -6,9 +6,15 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { Database } from '../../lib/db/database.ts';
+import type { Row, TableRows, TableSpec } from '../../lib/db/tables.ts';
 import { migrate } from '../../lib/db/migrate.ts';
 import { openPglite } from '../../lib/db/pglite.ts';
 import { openPostgres } from '../../lib/db/postgres.ts';
+
+/** One table's rows as a sink write. */
+export function tableRows(spec: TableSpec, rows: readonly Row[]): TableRows {
+  return new Map([[spec, rows]]);
+}
 
 export const targetEngine = process.env.ENGINE_DB_DSN ? 'postgres' : 'pglite';
 
