@@ -159,4 +159,23 @@ test('blank answers minted before the gate are deleted by the migration', async 
   );
 });
 
+test('embeddings stranded without their owner by killed walks are deleted by the migration; owned ones stay', async () => {
+  const all = await loadMigrations();
+  await migrate(
+    t.db,
+    all.filter((m) => m.version < 8),
+  );
+  await insertAnswers(['kept']);
+  const vector = `[${new Array(1024).fill(0.5).join(',')}]`;
+  await t.db.query(
+    `INSERT INTO record_embeddings (owner_kind, owner_id, model, embedding, op_id)
+     SELECT 'q_a_extraction', id, 'm', $1::vector, $2::uuid FROM q_a_extractions
+     UNION ALL SELECT 'entity_mention', gen_random_uuid(), 'm', $1::vector, $2::uuid`,
+    [vector, OP],
+  );
+  await migrate(t.db, all);
+  const { rows } = await t.db.query<{ owner_kind: string }>('SELECT owner_kind FROM record_embeddings');
+  assert.equal(rows, [{ owner_kind: 'q_a_extraction' }]);
+});
+
 test.run();
