@@ -6,7 +6,11 @@
 
 import type { Database } from '../lib/db/database.ts';
 import type { Sink } from '../lib/db/sink.ts';
+import { recordEmbeddings } from '../lib/db/tables.ts';
+import { VectorSourceGoneError } from '../lib/db/upsert-rows.ts';
+import type { Models } from '../lib/models.ts';
 import type { ItemMemo, StateStore } from '../lib/state/store.ts';
+import { embedVectorCopies } from '../stages/embed.ts';
 import { upsertItemRows, type ItemRows, type RowKeys } from '../stages/upsert.ts';
 import { atStage } from './at-stage.ts';
 
@@ -14,6 +18,7 @@ export interface CommitDeps {
   db: Database;
   sink: Sink;
   store: StateStore;
+  models: Pick<Models, 'embedder' | 'queue'>;
 }
 
 export interface ItemCommit {
@@ -31,7 +36,18 @@ export async function commitItem(
   commit: ItemCommit,
   beforeMemo?: () => Promise<void>,
 ): Promise<void> {
-  await atStage('upsert', () => upsertItemRows(deps.sink, deps.db, commit.rows, commit.memo.rows, commit.previousKeys));
+  const upsert = (rows: ItemRows) => upsertItemRows(deps.sink, deps.db, rows, commit.memo.rows, commit.previousKeys);
+  await atStage('upsert', () =>
+    upsert(commit.rows).catch(async (error: unknown) => {
+      // The vector to copy went with another item's edit: those texts are embedded after all.
+      if (!(error instanceof VectorSourceGoneError)) throw error;
+      const embeddings = await embedVectorCopies(commit.rows.get(recordEmbeddings) ?? [], {
+        client: deps.models.embedder,
+        queue: deps.models.queue,
+      });
+      await upsert(new Map([...commit.rows, [recordEmbeddings, embeddings]]));
+    }),
+  );
   await beforeMemo?.();
   await atStage('memo', () => deps.store.putItem(commit.key, commit.memo));
 }

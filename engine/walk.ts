@@ -20,6 +20,7 @@ import { randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import PQueue from 'p-queue';
 import type { SyncReport } from '../lib/bucket/pull-sync.ts';
+import { isDatabaseUnavailable } from '../lib/db/database.ts';
 import { Sink } from '../lib/db/sink.ts';
 import type { FailStage5Mode } from '../lib/failure-directive.ts';
 import type { Logger } from '../lib/log.ts';
@@ -83,6 +84,19 @@ export interface WalkSummary {
   durationMs: number;
   /** Peak resident memory of this process so far (converter children are capped separately). */
   peakRssMb: number;
+}
+
+/** The database could not be reached during the walk. */
+export class DatabaseLostError extends Error {
+  readonly code = 'database_unavailable';
+  constructor(cause: unknown) {
+    super(
+      `the database could not be reached during the walk (${(cause as Error).message}); ` +
+        'the items it had not committed are redone by the next walk',
+      { cause },
+    );
+    this.name = 'DatabaseLostError';
+  }
 }
 
 export class WalkInProgressError extends Error {
@@ -186,11 +200,17 @@ async function walkCorpus(
     done += 1;
     options.onProgress?.({ seen: tally.items.seen, done });
   };
+  // Set when the database cannot be reached: the walk admits nothing more and fails. The items
+  // it met are not item failures; none of them committed a memo, so the next walk redoes them.
+  let databaseLost: unknown = null;
   const inSlot = async (path: string, life: () => Promise<void>): Promise<void> => {
     // Backpressure: the walk reads no further while every in-flight slot is taken.
     await untilNoneWaiting(slots);
     void slots.add(async () => {
-      await life().catch((error: unknown) => tally.failed(path, error));
+      await life().catch((error: unknown) => {
+        if (isDatabaseUnavailable(error)) databaseLost ??= error;
+        else tally.failed(path, error);
+      });
       finished();
     });
   };
@@ -228,6 +248,7 @@ async function walkCorpus(
 
   try {
     for await (const item of sourceItems(sourcePath, db, log, onSkip)) {
+      if (databaseLost !== null) break;
       tally.items.seen += 1;
       if (item.kind === 'file') {
         live.seen.add(fileIdentity(item.file.relPath));
@@ -244,6 +265,9 @@ async function walkCorpus(
     await sink.close();
     for (const [table, n] of sink.rowsWritten) tally.rows[table] = n;
   }
+  // No flow-scope pass without the database, and above all no cleanup: the walk saw only part
+  // of the corpus, and the rest would read as removed.
+  if (databaseLost !== null) throw new DatabaseLostError(databaseLost);
   const guard = {
     maxPercent: config.walk.maxRemovalPercent,
     minItems: config.walk.removalGuardMinDocs,

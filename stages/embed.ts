@@ -4,16 +4,16 @@
 //
 // The table is the memo, keyed by (model, dimensions, text hash): an owner whose row already
 // holds the vector of its text is only restamped (its item changed); an owner whose text some
-// other row already embeds gets a copy of that vector; only texts the table has never seen are
-// sent to the model. Vectors are stored once, in record_embeddings, never
-// again in the engine state store. full_reprocess re-embeds everything.
+// other row already embeds gets a copy of that vector (made inside the database when its rows
+// are written); only texts the table has never seen are sent to the model. Vectors are stored
+// once, in record_embeddings, never again in the engine state store. full_reprocess re-embeds
+// everything.
 // Requests are batched (many inputs each, bounded in count and size) and retried by the
 // service's wrapper.
 
 import type PQueue from 'p-queue';
 import type { Database } from '../lib/db/database.ts';
-import { decodeVectorBinary } from '../lib/db/copy-binary.ts';
-import type { Row } from '../lib/db/tables.ts';
+import { VectorCopy, type Row } from '../lib/db/tables.ts';
 import { EMBEDDING_DIMENSIONS, EMBEDDING_MODEL, type EmbeddingClient } from '../lib/embed/client.ts';
 import { sha256Hex } from '../lib/hash.ts';
 import { countEvent, currentRunContext } from '../lib/run-context.ts';
@@ -50,24 +50,52 @@ export async function embedOwners(inputs: readonly EmbeddingInput[], opId: strin
   const changed = wanted.filter((w) => current.get(`${w.ownerKind}:${w.ownerId}`) !== w.hash);
   const kept = wanted.filter((w) => current.get(`${w.ownerKind}:${w.ownerId}`) === w.hash);
   if (kept.length > 0) await restamp(deps.db, kept, opId);
-  const byHash: Map<string, ArrayLike<number>> = currentRunContext().fullReprocess
-    ? new Map()
-    : await knownVectors(
+  const known = currentRunContext().fullReprocess
+    ? new Set<string>()
+    : await knownTexts(
         deps.db,
         changed.map((w) => w.hash),
       );
-  // Each distinct new text is embedded once, whatever the number of owners sharing it.
-  const texts = new Map(changed.filter((w) => !byHash.has(w.hash)).map((w) => [w.hash, w.text]));
-  const vectors = await embedTexts([...texts.values()], deps);
-  [...texts.keys()].forEach((hash, i) => byHash.set(hash, vectors[i]!));
+  const vectors = await embedDistinct(
+    changed.filter((w) => !known.has(w.hash)),
+    deps,
+  );
   return changed.map((w) => ({
     owner_kind: w.ownerKind,
     owner_id: w.ownerId,
     model: EMBEDDING_MODEL,
-    embedding: byHash.get(w.hash)!,
+    embedding: vectors.get(w.hash) ?? new VectorCopy(w.text),
     content_sha256: w.hash,
     op_id: opId,
   }));
+}
+
+/** Each distinct text embedded once, whatever the number of owners sharing it; vectors by text hash. */
+async function embedDistinct(
+  inputs: readonly { text: string; hash: string }[],
+  deps: Pick<EmbedDeps, 'client' | 'queue' | 'retry'>,
+): Promise<Map<string, number[]>> {
+  const texts = new Map(inputs.map((w) => [w.hash, w.text]));
+  const vectors = await embedTexts([...texts.values()], deps);
+  return new Map([...texts.keys()].map((hash, i) => [hash, vectors[i]!]));
+}
+
+/**
+ * The rows with every VectorCopy replaced by a vector embedded now: for an item whose copies
+ * found no source row at commit (another item's edit deleted the last owner of that text
+ * meanwhile). Rare, and it costs only those texts' embedding.
+ */
+export async function embedVectorCopies(
+  rows: readonly Row[],
+  deps: Pick<EmbedDeps, 'client' | 'queue' | 'retry'>,
+): Promise<Row[]> {
+  const copies = rows.flatMap((row) =>
+    row.embedding instanceof VectorCopy ? [{ text: row.embedding.text, hash: String(row.content_sha256) }] : [],
+  );
+  const vectors = await embedDistinct(copies, deps);
+  return rows.map((row) =>
+    row.embedding instanceof VectorCopy ? { ...row, embedding: vectors.get(String(row.content_sha256)) } : row,
+  );
 }
 
 // The model is compared here, not in SQL: an owner has one row, and with `model = $3` in the
@@ -86,18 +114,18 @@ async function existingHashes(db: Database, wanted: readonly EmbeddingInput[]): 
 }
 
 /**
- * The vectors the table already holds for these texts, one per text, read in pgvector's binary
- * form. They are handed to the sink with their owners' rows, never written here: an embedding
- * must not become durable before (or without) the row it embeds.
+ * The texts whose vector the table already holds. Their owners' rows carry a VectorCopy: the
+ * sink copies the vector inside the database, in the transaction that writes the owners, so an
+ * embedding never becomes durable before (or without) the row it embeds.
  */
-async function knownVectors(db: Database, hashes: readonly string[]): Promise<Map<string, Float32Array>> {
-  if (hashes.length === 0) return new Map();
-  const { rows } = await db.query<{ content_sha256: string; vector: Uint8Array }>(
-    `SELECT DISTINCT ON (content_sha256) content_sha256, vector_send(embedding) AS vector FROM record_embeddings
-      WHERE model = $1 AND content_sha256 = ANY($2::text[])`,
+async function knownTexts(db: Database, hashes: readonly string[]): Promise<Set<string>> {
+  if (hashes.length === 0) return new Set();
+  const { rows } = await db.query<{ h: string }>(
+    `SELECT u.h FROM unnest($2::text[]) AS u(h)
+      WHERE EXISTS (SELECT 1 FROM record_embeddings WHERE model = $1 AND content_sha256 = u.h)`,
     [EMBEDDING_MODEL, [...new Set(hashes)]],
   );
-  return new Map(rows.map((r) => [r.content_sha256, decodeVectorBinary(r.vector)]));
+  return new Set(rows.map((r) => r.h));
 }
 
 async function restamp(db: Database, kept: readonly EmbeddingInput[], opId: string): Promise<void> {

@@ -6,16 +6,17 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../lib/config.ts';
 import { openDatabase } from '../lib/db/open.ts';
 import type { Database } from '../lib/db/database.ts';
+import { WALKED_TABLES, rowsInContentTerms } from './helpers/content.ts';
+import { BIN, generateCorpus } from './helpers/corpus.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
 
-const BIN = path.resolve(import.meta.dirname, '..', 'bin', 'ingest.ts');
 const FILES = 240;
 // Delays after the walk announced itself; seeded, not random, so a failure can be replayed.
 const KILL_AFTER_MS = [40, 250, 700];
@@ -27,12 +28,7 @@ const targets: TestDatabase[] = [];
 test.before(() => {
   root = mkdtempSync(path.join(tmpdir(), 'ingest-crash-'));
   corpus = path.join(root, 'corpus');
-  const made = spawnSync(
-    process.execPath,
-    [BIN, 'bench', 'corpus', '--docs', String(FILES), '--mix', 'md:90,html:10', '--seed', '3', corpus],
-    { encoding: 'utf8' },
-  );
-  assert.is(made.status, 0, made.stderr);
+  generateCorpus(corpus, FILES, { mix: 'md:90,html:10', seed: 3 });
 });
 test.after(async () => {
   for (const t of targets) await t.dispose();
@@ -86,36 +82,8 @@ async function withDatabase<T>(env: Record<string, string>, fn: (db: Database) =
   }
 }
 
-/** Each table's rows in content terms: ids are minted per deployment, so rows are named by path. */
-const CONTENT: Record<string, string> = {
-  source_documents: `SELECT rel_path || ' ' || content_sha256 || ' ' || md5(classification::text) FROM source_documents`,
-  content_chunks: `SELECT d.rel_path || '#' || c.idx || ' ' || md5(c.text)
-                     FROM content_chunks c JOIN source_documents d ON d.id = c.source_document_id`,
-  q_a_extractions: `SELECT d.rel_path || '#' || q.idx || ' ' || md5(q.question_text || coalesce(q.answer_text, ''))
-                      FROM q_a_extractions q JOIN source_documents d ON d.id = q.source_document_id`,
-  entity_mentions: `SELECT d.rel_path || ' ' || m.entity_type || ' ' || m.canonical_name || ' ' || m.surface_form
-                      FROM entity_mentions m JOIN source_documents d ON d.id = m.source_document_id`,
-  entity_relationships: `SELECT d.rel_path || ' ' || r.source_canonical || ' ' || r.predicate || ' ' || r.target_canonical
-                           FROM entity_relationships r JOIN source_documents d ON d.id = r.source_document_id`,
-  // An embedding named by its owner's row; one whose owner does not exist is named an orphan.
-  record_embeddings: `SELECT e.owner_kind || ' ' || coalesce(d.rel_path || '#' || coalesce(c.idx::text, q.idx::text, m.canonical_name), 'ORPHAN')
-                              || ' ' || e.content_sha256
-                        FROM record_embeddings e
-                        LEFT JOIN content_chunks c ON e.owner_kind = 'content_chunk' AND c.id = e.owner_id
-                        LEFT JOIN q_a_extractions q ON e.owner_kind = 'q_a_extraction' AND q.id = e.owner_id
-                        LEFT JOIN entity_mentions m ON e.owner_kind = 'entity_mention' AND m.id = e.owner_id
-                        LEFT JOIN source_documents d ON d.id = coalesce(c.source_document_id, q.source_document_id, m.source_document_id)`,
-};
-
 async function landed(env: Record<string, string>): Promise<Record<string, string[]>> {
-  return withDatabase(env, async (db) => {
-    const out: Record<string, string[]> = {};
-    for (const [table, sql] of Object.entries(CONTENT)) {
-      const { rows } = await db.query<{ row: string }>(`SELECT row FROM (${sql}) AS t(row) ORDER BY 1`);
-      out[table] = rows.map((r) => r.row);
-    }
-    return out;
-  });
+  return withDatabase(env, rowsInContentTerms);
 }
 
 async function runStatuses(env: Record<string, string>): Promise<Record<string, number>> {
@@ -145,7 +113,7 @@ test('a walk killed at several points and run again lands exactly the rows of an
     interrupted += killed;
     assert.is((await runWalk(env)).code, 0, `the walk after kill point ${delay} ms completes`);
     const got = await landed(env);
-    for (const table of Object.keys(CONTENT)) {
+    for (const table of WALKED_TABLES) {
       assert.equal(got[table], expected[table], `${table} after kill point ${delay} ms`);
     }
     // Every killed walk's row is closed as abandoned; only finished walks completed.

@@ -6,7 +6,20 @@ import * as assert from 'uvu/assert';
 import { cp, copyFile, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { EMBEDDING_MODEL } from '../lib/embed/client.ts';
-import { WALK_TABLES } from '../lib/db/tables.ts';
+import { randomUUID } from 'node:crypto';
+import {
+  contentChunks,
+  recordEmbeddings,
+  sourceDocuments,
+  VectorCopy,
+  WALK_TABLES,
+  type Row,
+  type TableSpec,
+} from '../lib/db/tables.ts';
+import { Sink } from '../lib/db/sink.ts';
+import { sha256Hex } from '../lib/hash.ts';
+import { publishRunContext } from '../lib/run-context.ts';
+import { commitItem } from '../engine/commit.ts';
 import { walk } from '../engine/walk.ts';
 import { extractorMemoKey } from '../lib/llm/run-extractor.ts';
 import { PROMPTS } from '../lib/llm/prompts.ts';
@@ -240,6 +253,73 @@ test('text the table has embedded before is never sent to the model again', asyn
     "SELECT count(*)::int AS vectors FROM record_embeddings e JOIN content_chunks c ON c.id = e.owner_id JOIN source_documents d ON d.id = c.source_document_id WHERE d.rel_path = 'ledger-extended.md'",
   )) as [{ vectors: number }];
   assert.is(vectors, 6);
+});
+
+test('an item whose vector copy lost its source (another edit deleted it meanwhile) embeds that text and commits', async () => {
+  await setUp();
+  const { db, store, models } = f.lifespan;
+  const sink = new Sink(db, { batchRows: 100, flushMs: 5 });
+  const [doc, op] = [randomUUID(), randomUUID()];
+  const rowsOf = new Map<TableSpec, Row[]>([
+    [
+      sourceDocuments,
+      [{ id: doc, rel_path: 'gone.md', content_sha256: 'g', byte_size: 1, media_type: 'text/markdown', op_id: op }],
+    ],
+    [
+      contentChunks,
+      [
+        {
+          id: doc,
+          source_document_id: doc,
+          reference_item_id: null,
+          idx: 0,
+          text: 'lost',
+          char_start: 0,
+          char_end: 4,
+          op_id: op,
+        },
+      ],
+    ],
+    [
+      recordEmbeddings,
+      [
+        {
+          owner_kind: 'content_chunk',
+          owner_id: doc,
+          model: EMBEDDING_MODEL,
+          embedding: new VectorCopy('lost'),
+          content_sha256: sha256Hex('lost'),
+          op_id: op,
+        },
+      ],
+    ],
+  ]);
+  const before = mock.stats.embeddedTexts;
+  publishRunContext(op, false);
+  await commitItem(
+    { db, sink, store, models },
+    {
+      key: 'file:gone.md',
+      rows: rowsOf,
+      memo: {
+        sha256: 'g',
+        size: 1,
+        mtimeNs: '0',
+        ino: '0',
+        mediaType: 'text/markdown',
+        sourceDocumentId: doc,
+        opId: op,
+        rows: {},
+      },
+      previousKeys: undefined,
+    },
+  );
+  await sink.close();
+  assert.is(mock.stats.embeddedTexts - before, 1, 'the text was embedded after all');
+  assert.equal(await rows('SELECT vector_dims(embedding) AS d FROM record_embeddings WHERE owner_id = $1', [doc]), [
+    { d: 1024 },
+  ]);
+  assert.ok(store.getItem('file:gone.md').memo !== undefined, 'and the item committed');
 });
 
 test('a vector another model made is embedded again, not kept', async () => {

@@ -10,9 +10,10 @@ import {
   recordEmbeddings,
   referenceItems,
   sourceDocuments,
+  VectorCopy,
   type Row,
 } from '../lib/db/tables.ts';
-import { UnknownColumnError, strategiesFor, upsertRows } from '../lib/db/upsert-rows.ts';
+import { UnknownColumnError, VectorSourceGoneError, strategiesFor, upsertRows } from '../lib/db/upsert-rows.ts';
 import { openTestDatabase, tableRows, targetEngine, type TestDatabase } from './helpers/db.ts';
 
 let t: TestDatabase;
@@ -413,6 +414,39 @@ test("sink: an item's rows land together or not at all: a bad embedding keeps it
   assert.is(await count('record_embeddings'), 1);
   assert.is(sink.rowsWritten.get('content_chunks'), 1, 'only committed rows are counted');
   await sink.close();
+});
+
+test('a vector copy takes the vector of a row with the same text, written in the same batch or before', async () => {
+  const op = randomUUID();
+  const [first, second, third] = [randomUUID(), randomUUID(), randomUUID()];
+  const row = (owner: string, embedding: unknown, hash: string) => ({
+    owner_kind: 'content_chunk',
+    owner_id: owner,
+    model: 'text-embedding-3-large',
+    embedding,
+    content_sha256: hash,
+    op_id: op,
+  });
+  // The source row and its copy in one statement's batch: the copy is written after it.
+  const written = await upsertRows(
+    t.db,
+    recordEmbeddings,
+    [row(second, new VectorCopy('text'), 'h1'), row(first, float32Vector(5), 'h1')],
+    strategiesFor(t.db.kind)[0]!,
+  );
+  assert.is(written, 2);
+  await upsertRows(t.db, recordEmbeddings, [row(third, new VectorCopy('text'), 'h1')], 'unnest');
+  const { rows } = await t.db.query<{ n: number }>(
+    "SELECT count(DISTINCT embedding::text)::int AS n FROM record_embeddings WHERE content_sha256 = 'h1'",
+  );
+  assert.is(rows[0]!.n, 1, 'three owners, one vector');
+  try {
+    await upsertRows(t.db, recordEmbeddings, [row(randomUUID(), new VectorCopy('other'), 'h-none')], 'unnest');
+    assert.unreachable('expected VectorSourceGoneError');
+  } catch (error) {
+    assert.instance(error, VectorSourceGoneError);
+  }
+  assert.is(await count('record_embeddings'), 3, 'nothing was written for the copy without a source');
 });
 
 test('sink: the same key written by two items in one batch lands once, last write wins', async () => {

@@ -131,16 +131,3 @@ export function encodeBinaryArray(
   for (const value of values) pushField(parts, table, column, value);
   return Buffer.concat(parts);
 }
-
-/** A vector from pgvector's binary form (`vector_send`): int16 dimensions, int16 unused, big-endian float4s. */
-export function decodeVectorBinary(bytes: Uint8Array): Float32Array {
-  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const dimensions = view.readInt16BE(0);
-  if (view.length !== 4 + 4 * dimensions)
-    throw new Error(`a binary vector of ${dimensions} dimensions has ${view.length} bytes`);
-  // Copied into a buffer of its own, so the float view is aligned, then swapped in one pass.
-  const floats = Buffer.allocUnsafeSlow(4 * dimensions);
-  view.copy(floats, 0, 4);
-  if (LITTLE_ENDIAN) floats.swap32();
-  return new Float32Array(floats.buffer, floats.byteOffset, dimensions);
-}

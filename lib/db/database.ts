@@ -55,3 +55,17 @@ export function copyStatement(
 export function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
+
+/**
+ * True when the error, or one it was caused by, says the database cannot be reached: the
+ * server's engine names it DatabaseUnavailableError (lib/db/postgres.ts), the embedded one
+ * EmbeddedDatabaseGoneError. Every item would fail the same way, so a walk stops instead of
+ * failing them one by one. Only the database layer's own errors count: a feed or a model API
+ * refusing a connection is that item's failure.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let e: unknown = error; e instanceof Error; e = e.cause) {
+    if (e.name === 'DatabaseUnavailableError' || e.name === 'EmbeddedDatabaseGoneError') return true;
+  }
+  return false;
+}

@@ -9,23 +9,46 @@ import { copyStatement, inTransaction, type Database, type Queryable, type Query
 
 type PgQueryable = pg.Pool | pg.PoolClient;
 
+// The errors that say the server, not the statement, is the problem: SQLSTATE class 08
+// (connection exception) and 57P01-57P03 (shutdown, crash, cannot connect now), a connection
+// refused or reset, or one pg saw end.
+const LOST_SQLSTATE = /^(08...|57P0[1-3])$/;
+const LOST_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
+
+function lostServer(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  if (typeof code === 'string' && (LOST_SQLSTATE.test(code) || LOST_SOCKET_CODES.has(code))) return true;
+  return error instanceof Error && /^Connection terminated/.test(error.message);
+}
+
+/** Runs `work`, naming a lost server DatabaseUnavailableError (isDatabaseUnavailable tells it apart). */
+async function reaching<T>(location: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw lostServer(error) ? new DatabaseUnavailableError(location, error) : error;
+  }
+}
+
 function wrap(
   target: PgQueryable,
+  location: string,
   withClient: <T>(fn: (client: pg.PoolClient) => Promise<T>) => Promise<T>,
 ): Queryable {
   return {
-    async query<R>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<R>> {
-      const result = await target.query(sql, params as unknown[]);
-      return { rows: result.rows as R[], rowCount: result.rowCount ?? result.rows.length };
-    },
-    async exec(sql: string): Promise<void> {
-      await target.query(sql);
-    },
-    copyIn: (table, columns, data) =>
-      withClient(async (client) => {
-        const chunk = typeof data === 'string' ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-        await pipeline(Readable.from([chunk]), client.query(copyFrom(copyStatement(table, columns, 'STDIN', data))));
+    query: <R>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<R>> =>
+      reaching(location, async () => {
+        const result = await target.query(sql, params as unknown[]);
+        return { rows: result.rows as R[], rowCount: result.rowCount ?? result.rows.length };
       }),
+    exec: (sql: string): Promise<void> => reaching(location, async () => void (await target.query(sql))),
+    copyIn: (table, columns, data) =>
+      withClient((client) =>
+        reaching(location, async () => {
+          const chunk = typeof data === 'string' ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+          await pipeline(Readable.from([chunk]), client.query(copyFrom(copyStatement(table, columns, 'STDIN', data))));
+        }),
+      ),
   };
 }
 
@@ -48,28 +71,38 @@ export async function openPostgres(dsn: string, options: PostgresOptions = {}): 
   // An idle client that loses its server emits 'error' on the pool; without a listener that
   // would crash the process. The next query reports the problem to its caller instead.
   pool.on('error', () => {});
+  const location = describeDsn(dsn);
   const withPoolClient = async <T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
-    const client = await pool.connect();
+    const client = await reaching(location, () => pool.connect());
+    // A checked-out client whose server goes emits 'error', and unheard that ends the process;
+    // its query in flight rejects on its own. A client so broken is discarded, not pooled.
+    const ignore = () => {};
+    client.on('error', ignore);
+    let broken: Error | undefined;
     try {
       return await fn(client);
+    } catch (error) {
+      if (error instanceof DatabaseUnavailableError) broken = error;
+      throw error;
     } finally {
-      client.release();
+      client.off('error', ignore);
+      client.release(broken);
     }
   };
   try {
     await pool.query('SELECT 1');
   } catch (error) {
     await pool.end().catch(() => {});
-    throw new DatabaseUnavailableError(describeDsn(dsn), error);
+    throw new DatabaseUnavailableError(location, error);
   }
   return {
-    ...wrap(pool, withPoolClient),
+    ...wrap(pool, location, withPoolClient),
     kind: 'postgres',
-    location: describeDsn(dsn),
+    location,
     transaction: (fn) =>
       withPoolClient((client) =>
         inTransaction(
-          wrap(client, (inner) => inner(client)),
+          wrap(client, location, (inner) => inner(client)),
           fn,
         ),
       ),

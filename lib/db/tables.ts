@@ -21,9 +21,23 @@ export interface TableSpec {
    * (SPEC.md 3 "Curation pinning"). Written against the table's own name.
    */
   readonly pinned?: string;
+  /**
+   * The columns naming what a vector was computed from. A row whose vector is a VectorCopy gets
+   * the vector of a row of the same table that matches it on these columns, copied inside the
+   * database: the vector never travels to this process and back.
+   */
+  readonly vectorSource?: readonly string[];
 }
 
 export type Row = Readonly<Record<string, unknown>>;
+
+/** The value of a vector column to be copied (see TableSpec.vectorSource); `text` is what it embeds. */
+export class VectorCopy {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
 
 function table(name: string, key: readonly string[], columns: Record<string, ColumnType>, pinned?: string): TableSpec {
   return Object.freeze({
@@ -104,13 +118,16 @@ export const entityRelationships = table('entity_relationships', ['id'], {
   op_id: 'uuid',
 });
 
-export const recordEmbeddings = table('record_embeddings', ['owner_kind', 'owner_id'], {
-  owner_kind: 'text',
-  owner_id: 'uuid',
-  model: 'text',
-  embedding: 'vector',
-  content_sha256: 'text',
-  op_id: 'uuid',
+export const recordEmbeddings: TableSpec = Object.freeze({
+  ...table('record_embeddings', ['owner_kind', 'owner_id'], {
+    owner_kind: 'text',
+    owner_id: 'uuid',
+    model: 'text',
+    embedding: 'vector',
+    content_sha256: 'text',
+    op_id: 'uuid',
+  }),
+  vectorSource: Object.freeze(['model', 'content_sha256']),
 });
 
 /** Rows per table, as one unit: an item's rows land together or not at all. */

@@ -16,7 +16,7 @@
 import { toSql as vectorToSql } from 'pgvector';
 import { encodeBinaryArray, encodeCopyBinary } from './copy-binary.ts';
 import { quoteIdent, type Database, type DatabaseKind, type Queryable } from './database.ts';
-import { rowKey, type Column, type ColumnType, type Row, type TableSpec } from './tables.ts';
+import { rowKey, VectorCopy, type Column, type ColumnType, type Row, type TableSpec } from './tables.ts';
 
 export type UpsertStrategy = 'values' | 'unnest' | 'copy' | 'binary' | 'binary-bind';
 export const UPSERT_STRATEGIES: readonly UpsertStrategy[] = ['values', 'unnest', 'copy', 'binary', 'binary-bind'];
@@ -58,7 +58,19 @@ export function dedupeByKey(spec: TableSpec, rows: readonly Row[]): Row[] {
   return [...byKey.values()];
 }
 
-/** Upserts rows (deduplicated by key) and returns how many distinct rows were written. */
+/** A row's vector was to be copied from another row, and no row holds that vector any more. */
+export class VectorSourceGoneError extends Error {
+  readonly code = 'vector_source_gone';
+  constructor(table: string, missing: number) {
+    super(`${missing} ${table} rows were to copy a vector that no row holds any more (deleted meanwhile)`);
+    this.name = 'VectorSourceGoneError';
+  }
+}
+
+/**
+ * Upserts rows (deduplicated by key) and returns how many distinct rows were written. Rows
+ * whose vector is a VectorCopy are written after the others, so that they can copy from them.
+ */
 export async function upsertRows(
   db: Queryable,
   spec: TableSpec,
@@ -68,6 +80,22 @@ export async function upsertRows(
   if (rows.length === 0) return 0;
   checkColumns(spec, rows);
   const unique = dedupeByKey(spec, rows);
+  const copies = unique.filter((row) => isCopy(spec, row));
+  const plain = copies.length === 0 ? unique : unique.filter((row) => !isCopy(spec, row));
+  await upsertWith(db, spec, plain, strategy);
+  if (copies.length > 0) await upsertCopies(db, spec, copies);
+  return unique.length;
+}
+
+const vectorColumn = (spec: TableSpec) => spec.columns.find((c) => c.type === 'vector');
+
+function isCopy(spec: TableSpec, row: Row): boolean {
+  const vector = vectorColumn(spec);
+  return vector !== undefined && row[vector.name] instanceof VectorCopy;
+}
+
+async function upsertWith(db: Queryable, spec: TableSpec, unique: readonly Row[], strategy: UpsertStrategy) {
+  if (unique.length === 0) return;
   switch (strategy) {
     case 'values':
       for (const batch of chunk(unique, Math.floor(MAX_PARAMETERS / spec.columns.length))) {
@@ -87,7 +115,31 @@ export async function upsertRows(
       await upsertUnnest(db, spec, unique, await vectorOid(db));
       break;
   }
-  return unique.length;
+}
+
+/** Rows whose vector is copied, inside the database, from a row matching them on spec.vectorSource. */
+async function upsertCopies(db: Queryable, spec: TableSpec, rows: readonly Row[]): Promise<void> {
+  const vector = vectorColumn(spec)!;
+  const source = spec.vectorSource;
+  if (source === undefined) throw new Error(`table ${spec.name} has no vectorSource: its vectors cannot be copied`);
+  const others = spec.columns.filter((c) => c !== vector);
+  const params = others.map((column) => rows.map((row) => encode(column.type, row[column.name])));
+  const aliases = others.map((_, i) => `c${i}`);
+  const unnest = others.map((_, i) => `$${i + 1}::text[]`).join(', ');
+  const value = (name: string) => {
+    const i = others.findIndex((c) => c.name === name);
+    return `${aliases[i]}::${cast(others[i]!)}`;
+  };
+  const select = spec.columns.map((c) => (c === vector ? 'src.v' : value(c.name))).join(', ');
+  const match = source.map((name) => `${quoteIdent(name)} = ${value(name)}`).join(' AND ');
+  const { rows: written } = await db.query(
+    `INSERT INTO ${quoteIdent(spec.name)} (${columnList(spec)})
+     SELECT ${select} FROM unnest(${unnest}) AS u(${aliases.join(', ')})
+     CROSS JOIN LATERAL (SELECT ${quoteIdent(vector.name)} AS v FROM ${quoteIdent(spec.name)} WHERE ${match} LIMIT 1) AS src
+     ${conflictClause(spec)} RETURNING 1`,
+    params,
+  );
+  if (written.length < rows.length) throw new VectorSourceGoneError(spec.name, rows.length - written.length);
 }
 
 function checkColumns(spec: TableSpec, rows: readonly Row[]): void {

@@ -304,7 +304,8 @@ function facade(
     async bindCorpusRoot(root) {
       await meta.put('corpus_root', root);
     },
-    unsettledRuns: () => [...meta.getRange({ start: UNSETTLED_RUN, end: UNSETTLED_RUN_END })].map((e) => e.value as RunRecord),
+    unsettledRuns: () =>
+      [...meta.getRange({ start: UNSETTLED_RUN, end: UNSETTLED_RUN_END })].map((e) => e.value as RunRecord),
     async putUnsettledRun(record) {
       await meta.put(UNSETTLED_RUN + record.opId, record);
     },

@@ -1,0 +1,139 @@
+// Reliability (iii): the database stops in the middle of a walk. The walk fails with a named
+// error, no item failures and no cleanup; no memo is committed for an item whose rows did not
+// land; and the next walk, with the database back, ends with exactly the rows of a walk that
+// was never interrupted. PostgreSQL is stopped by cutting a loopback proxy in front of it (to
+// the walk, a server gone: connections reset, then refused); the embedded database by killing
+// its process.
+
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { openLifespan, type Lifespan } from '../../engine/lifespan.ts';
+import { walk } from '../../engine/walk.ts';
+import { loadConfig } from '../../lib/config.ts';
+import { WALK_TABLES } from '../../lib/db/tables.ts';
+import { leaseHolder } from '../../lib/lease.ts';
+import { rowsInContentTerms, WALKED_TABLES } from '../helpers/content.ts';
+import { generateCorpus } from '../helpers/corpus.ts';
+import { openTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
+import { walkFixture } from '../helpers/walk.ts';
+
+const DOCS = 300;
+const log = pino({ level: 'silent' });
+
+let root: string;
+let corpus: string;
+test.before(() => {
+  root = mkdtempSync(path.join(tmpdir(), 'ingest-database-down-'));
+  corpus = path.join(root, 'corpus');
+  generateCorpus(corpus, DOCS, { mix: 'md:100', seed: 8 });
+});
+test.after(() => rmSync(root, { recursive: true, force: true }));
+
+interface StoppableDatabase {
+  env: Record<string, string>;
+  stop(): Promise<void>;
+  restart(): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+/** PostgreSQL behind a proxy that can be cut, or the embedded database in a data directory. */
+async function stoppableDatabase(dataDir: string): Promise<StoppableDatabase> {
+  if (!process.env.ENGINE_DB_DSN) {
+    const lock = path.join(loadConfig({ INGEST_DATA_DIR: dataDir }, root).database.embeddedDir, 'ingest.lock');
+    return {
+      env: {},
+      async stop() {
+        const holder = await leaseHolder(lock, Number.POSITIVE_INFINITY);
+        process.kill(holder!.pid, 'SIGKILL');
+      },
+      restart: async () => {},
+      dispose: async () => {},
+    };
+  }
+  const target: TestDatabase = await openTestDatabase();
+  const dsn = new URL(target.dsn!);
+  const proxy: TcpProxy = await startTcpProxy({ host: dsn.hostname, port: Number(dsn.port || 5432) });
+  dsn.host = `127.0.0.1:${proxy.port}`;
+  return {
+    env: { ENGINE_DB_DSN: dsn.toString() },
+    stop: () => proxy.cut(),
+    restart: () => proxy.resume(),
+    async dispose() {
+      await proxy.close();
+      await target.dispose();
+    },
+  };
+}
+
+test('a walk whose database stops mid-way fails cleanly, and the next walk lands exactly the rows', async () => {
+  const reference = await walkFixture();
+  let expected: Record<string, string[]>;
+  try {
+    const clean = await walk(reference.lifespan, { sourcePath: corpus });
+    assert.is(clean.items.failed, 0);
+    expected = await rowsInContentTerms(reference.target.db);
+  } finally {
+    await reference.dispose();
+  }
+
+  const dataDir = path.join(root, 'interrupted');
+  const database = await stoppableDatabase(dataDir);
+  const config = loadConfig({ INGEST_DATA_DIR: dataDir, INGEST_SINK_FLUSH_MS: '5', ...database.env }, root);
+  let lifespan: Lifespan = await openLifespan(config, log);
+  try {
+    let stopped: Promise<void> | null = null;
+    const interrupted = await walk(lifespan, {
+      sourcePath: corpus,
+      onProgress: ({ done }) => {
+        if (done === DOCS / 3) stopped = database.stop();
+      },
+    });
+    await stopped;
+    assert.is(interrupted.status, 'failed');
+    assert.match(interrupted.error ?? '', /the database could not be reached during the walk/);
+    assert.is(interrupted.items.failed, 0, 'no item is blamed for the database');
+    assert.ok(interrupted.items.changed >= DOCS / 3 && interrupted.items.changed < DOCS);
+    assert.equal(interrupted.passes, [], 'no flow-scope pass ran, cleanup least of all');
+    await lifespan.close();
+
+    await database.restart();
+    lifespan = await openLifespan(config, log);
+    // Every memo the interrupted walk committed names rows that landed.
+    for (const identity of lifespan.store.itemIdentities()) {
+      const { memo } = lifespan.store.getItem(identity);
+      for (const spec of WALK_TABLES) {
+        const keys = memo!.rows[spec.name] ?? [];
+        if (keys.length === 0) continue;
+        const key = spec.key.length === 1 ? `${spec.key[0]}::text` : `owner_kind || ':' || owner_id`;
+        const { rows } = await lifespan.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM ${spec.name} WHERE ${key} = ANY($1::text[])`,
+          [keys],
+        );
+        assert.is(rows[0]!.n, keys.length, `${identity}: its ${spec.name} rows landed`);
+      }
+    }
+    const resumed = await walk(lifespan, { sourcePath: corpus });
+    assert.is(resumed.status, 'completed', resumed.error);
+    assert.is(resumed.items.changed + resumed.items.unchanged, DOCS);
+    const got = await rowsInContentTerms(lifespan.db);
+    for (const table of WALKED_TABLES) assert.equal(got[table], expected[table], table);
+    const { rows } = await lifespan.db.query<{ status: string }>(
+      'SELECT status FROM pipeline_runs ORDER BY started_at',
+    );
+    assert.equal(
+      rows.map((r) => r.status),
+      ['failed', 'completed'],
+      'the interrupted walk is in the ledger, failed (delivered by the next walk)',
+    );
+  } finally {
+    await lifespan.close();
+    await database.dispose();
+  }
+});
+
+test.run();
