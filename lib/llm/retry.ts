@@ -14,8 +14,11 @@ export interface RetryPolicy {
   deadlineMs: number;
 }
 
+// Ten attempts: at a fault rate of 20 % (a rate-limited or overloaded API) a call fails all
+// six of six attempts once in 15,600, so a walk of 1,000 documents (about 6,300 calls) lost an
+// item one time in three; at ten, once in 10 million calls. The deadline still bounds the call.
 export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
-  attempts: 6,
+  attempts: 10,
   baseDelayMs: 500,
   maxDelayMs: 30_000,
   deadlineMs: 180_000,
