@@ -6,9 +6,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CorpusMixError, DEFAULT_MIX, parseMix, type CorpusType } from '../bench/corpus/generate.ts';
 import { corpusFiles } from '../bench/corpus/render.ts';
-
-const usageError = (message: string) =>
-  Object.assign(new TypeError(message), { code: 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' });
+import { usageError } from './usage.ts';
 
 export async function benchCorpusCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({

@@ -5,11 +5,11 @@
 import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';
 import { validateUrl } from '../lib/net/validate-url.ts';
+import { usageError } from './usage.ts';
 
 export async function checkUrlCommand(args: string[], { config }: { config: Config }): Promise<number> {
   const { positionals } = parseArgs({ args, options: {}, allowPositionals: true });
-  if (positionals.length === 0)
-    throw Object.assign(new TypeError('check-url needs at least one URL'), { code: 'ERR_PARSE_ARGS_MISSING_URL' });
+  if (positionals.length === 0) throw usageError('check-url needs at least one URL');
   let refused = 0;
   for (const url of positionals) {
     const verdict = await validateUrl(url, { allowCidrs: config.fetch.allowCidrs });

@@ -14,6 +14,7 @@ import { serveCommand } from './serve.ts';
 import { checkUrlCommand } from './check-url.ts';
 import { extractCommand } from './extract.ts';
 import { benchCorpusCommand } from './bench-corpus.ts';
+import { entitiesListCommand, entitiesMergeCommand, entitiesShowCommand } from './entities.ts';
 
 interface Command {
   usage: string;
@@ -75,6 +76,21 @@ const COMMANDS: Record<string, Command> = {
     usage: 'ingest bench corpus --docs N [--mix md:70,pdf:10,docx:10,xlsx:5,html:5] [--seed S] OUT',
     summary: 'write a deterministic synthetic corpus of N documents for the benchmarks (bench/README.md)',
     run: (args) => benchCorpusCommand(args),
+  },
+  'entities list': {
+    usage: 'ingest entities list [--pinned] [--limit N] [--json]',
+    summary: 'the entities stage 5 resolved: canonical names by mentions, pinned ones marked',
+    run: entitiesListCommand,
+  },
+  'entities show': {
+    usage: 'ingest entities show <mention id> [--json]',
+    summary: "one mention's entity: the names that chain under it and all its mentions",
+    run: entitiesShowCommand,
+  },
+  'entities merge': {
+    usage: 'ingest entities merge --into <mention id> <mention id>...',
+    summary: "merge the mentions' entities into the target's and pin the survivors (an admin merge)",
+    run: entitiesMergeCommand,
   },
   'state verify': {
     usage: 'ingest state verify',

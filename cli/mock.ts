@@ -4,6 +4,7 @@
 import { parseArgs } from 'node:util';
 import type { Logger } from '../lib/log.ts';
 import { DEFAULT_MOCK_PORT, startMockServer } from '../mock/server.ts';
+import { usageError } from './usage.ts';
 
 export async function mockCommand(args: string[], { log }: { log: Logger }): Promise<number> {
   const { values } = parseArgs({
@@ -19,9 +20,7 @@ export async function mockCommand(args: string[], { log }: { log: Logger }): Pro
   const latencyMs = Number(values['latency-ms']);
   const faultRate = Number(values['fault-rate']);
   if (!Number.isInteger(port) || port < 0 || port > 65535 || !(latencyMs >= 0) || !(faultRate >= 0 && faultRate <= 1)) {
-    throw Object.assign(new TypeError('--port must be 0-65535, --latency-ms >= 0, --fault-rate between 0 and 1'), {
-      code: 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE',
-    });
+    throw usageError('--port must be 0-65535, --latency-ms >= 0, --fault-rate between 0 and 1');
   }
   const mock = await startMockServer({ latencyMs, faultRate }, { host: values.host, port });
   log.info({ url: mock.url, latencyMs, faultRate }, 'mock model server listening');

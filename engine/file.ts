@@ -34,7 +34,7 @@ import {
 } from '../lib/db/tables.ts';
 import type { AliasSnapshot } from '../lib/aliases.ts';
 import type { DocumentIdentity } from './identity.ts';
-import { chunkRowsOf, embeddingInputs, itemKeys, mentionRowsOf, type RowOwner } from './item-rows.ts';
+import { chunkRowsOf, embeddingInputs, itemKeys, namedRowsOf, type RowOwner } from './item-rows.ts';
 import type { Models } from '../lib/models.ts';
 import type { ItemMemo, StateStore } from '../lib/state/store.ts';
 import { currentRunContext } from '../lib/run-context.ts';
@@ -138,9 +138,7 @@ export async function ingestFile(
   );
   const chunks = await atStage('chunk', () => chunkText(converted.text));
   const { models } = deps;
-  const extraction = await atStage('extract', () =>
-    extractDocument(converted.text, extractDeps(models, deps.store, deps.aliases)),
-  );
+  const extraction = await atStage('extract', () => extractDocument(converted.text, extractDeps(models, deps.store)));
 
   const owner: RowOwner = { column: 'source_document_id', id: sourceDocumentId };
   const chunkRows = chunkRowsOf(owner, chunks, opId);
@@ -157,8 +155,8 @@ export async function ingestFile(
       metadata: {},
       op_id: opId,
     }));
-  const mentionRows = mentionRowsOf(owner, extraction.entities, opId);
-  const relationshipRows = extraction.relationships.map((r) => ({
+  const { mentionRows, relationships } = await atStage('resolve', () => namedRowsOf(deps, owner, extraction, opId));
+  const relationshipRows = relationships.map((r) => ({
     id: entityRelationshipKey(sourceDocumentId, r.source, r.predicate, r.target),
     source_document_id: sourceDocumentId,
     source_canonical: r.source,

@@ -4,7 +4,10 @@
 
 import type { Chunk } from '../stages/chunk.ts';
 import type { EmbeddingInput } from '../stages/embed.ts';
+import type { AliasSnapshot } from '../lib/aliases.ts';
+import type { Queryable } from '../lib/db/database.ts';
 import type { DocumentExtraction } from '../stages/extract/index.ts';
+import { chainUnderRoots, pinnedMentions, type ResolvedEntity } from '../stages/resolve/known.ts';
 import { keysOf, type ItemRows, type RowKeys } from '../stages/upsert.ts';
 import { chunkKey, entityMentionKey } from '../lib/ids.ts';
 import { recordEmbeddings } from '../lib/db/tables.ts';
@@ -29,17 +32,45 @@ export function chunkRowsOf(owner: RowOwner, chunks: readonly Chunk[], opId: str
   }));
 }
 
-export function mentionRowsOf(owner: RowOwner, entities: DocumentExtraction['entities'], opId: string) {
-  return entities.map((e) => ({
-    id: entityMentionKey(owner.id, e.canonical_name, e.type),
-    ...ownedBy(owner),
-    canonical_name: e.canonical_name,
-    entity_type: e.type,
-    surface_form: e.surface_form,
-    confidence: e.confidence,
-    metadata: {},
-    op_id: opId,
-  }));
+/**
+ * The owner's mention rows: its pinned ones as they stand, then a row per extracted entity
+ * that no pinned row already stands for (same id, or same canonical name and type). A name
+ * no resolution has seen yet is flagged for stage 5.
+ */
+export function mentionRowsOf(
+  owner: RowOwner,
+  entities: readonly ResolvedEntity[],
+  pinned: readonly Record<string, unknown>[],
+  opId: string,
+) {
+  const standsFor = new Set(pinned.flatMap((p) => [String(p.id), `${p.canonical_name}\u0000${p.entity_type}`]));
+  const fresh = entities
+    .map((e) => ({
+      id: entityMentionKey(owner.id, e.canonical_name, e.type),
+      ...ownedBy(owner),
+      canonical_name: e.canonical_name,
+      entity_type: e.type,
+      surface_form: e.surface_form,
+      confidence: e.confidence,
+      metadata: e.resolved ? {} : { unresolved: true },
+      op_id: opId,
+    }))
+    .filter((row) => !standsFor.has(row.id) && !standsFor.has(`${row.canonical_name}\u0000${row.entity_type}`));
+  return [...(pinned as typeof fresh), ...fresh];
+}
+
+/** The owner's mention rows and its relationships, each name under its root canonical. */
+export async function namedRowsOf(
+  deps: { db: Queryable; aliases: AliasSnapshot },
+  owner: RowOwner,
+  extraction: Pick<DocumentExtraction, 'entities' | 'relationships'>,
+  opId: string,
+) {
+  const [named, pinned] = await Promise.all([
+    chainUnderRoots(deps.db, deps.aliases, extraction),
+    pinnedMentions(deps.db, owner),
+  ]);
+  return { mentionRows: mentionRowsOf(owner, named.entities, pinned, opId), relationships: named.relationships };
 }
 
 /** What is embedded: each chunk's text, each answered Q&A pair, each mention's canonical name. */

@@ -11,12 +11,14 @@ import type { Converter } from '../stages/convert/index.ts';
 import type { Models } from '../lib/models.ts';
 import type { RunRecorder } from '../lib/runs/record.ts';
 import type { StateStore } from '../lib/state/store.ts';
-import type { FlowPass } from './passes.ts';
+import { entityResolutionPass, type FlowPass } from './passes.ts';
 import type { Logger } from '../lib/log.ts';
 import { createRunRecorder } from '../lib/runs/index.ts';
 import { createConverter } from '../stages/convert/index.ts';
 import { AliasSnapshot } from '../lib/aliases.ts';
 import { createModels } from '../lib/models.ts';
+import { createLlmClient } from '../lib/llm/client.ts';
+import { createEmbeddingClient } from '../lib/embed/client.ts';
 import { startMockTierIfUnconfigured } from './tier1.ts';
 import { openStateStore } from '../lib/state/store.ts';
 
@@ -79,7 +81,15 @@ export async function openLifespan(
     models,
     runs,
     aliases,
-    passes: options.passes ?? [],
+    passes: options.passes ?? [
+      entityResolutionPass({
+        store,
+        model: config.models.extraction,
+        queue: models.queue,
+        llm: createLlmClient,
+        embedder: createEmbeddingClient,
+      }),
+    ],
     async close() {
       await converter.close();
       await models.close();

@@ -14,13 +14,15 @@ import type { RunContext } from '../lib/run-context.ts';
 import type { StateStore } from '../lib/state/store.ts';
 import { reconcileUrlBacklinks } from '../stages/backlink.ts';
 import { removeVanishedDocuments, type RemovalGuard } from '../stages/cleanup.ts';
+import { resolveEntities, type ResolveDeps } from '../stages/resolve/index.ts';
 import type { LiveItems } from './live-items.ts';
 import type { WalkTally } from './tally.ts';
 
 /** A flow-scope pass run after the settle barrier (stage 5, Q&A dedup, backlink, ...). */
 export interface FlowPass {
   readonly name: string;
-  run(context: { db: Database; log: Logger; run: RunContext }): Promise<void>;
+  /** May return counts of what it did: they join the walk's counts as <pass name>_<count>. */
+  run(context: { db: Database; log: Logger; run: RunContext }): Promise<object | void>;
 }
 
 export interface PassDeps {
@@ -39,19 +41,33 @@ export async function runFlowPasses(
   failStage5: FailStage5Mode | null,
 ): Promise<void> {
   await withFailureInjection(failStage5, async () => {
+    deps.tally.stage5FailureInjected = failStage5;
     for (const pass of [...passes, backlinkPass(deps), cleanupPass(deps)]) await runContained(pass, deps);
   });
 }
 
 async function runContained(pass: FlowPass, { db, log, run, tally }: PassDeps): Promise<void> {
   try {
-    await pass.run({ db, log, run });
-    tally.passes.push({ name: pass.name, ok: true });
+    const counts = await pass.run({ db, log, run });
+    tally.passes.push({ name: pass.name, ok: true, ...(counts ? { counts: counts as Record<string, number> } : {}) });
   } catch (error) {
-    tally.passes.push({ name: pass.name, ok: false, error: (error as Error).message });
+    const message = (error as Error).message;
+    tally.passes.push({ name: pass.name, ok: false, error: message });
+    // The operator hears of it where they look, the run record and /walk-status, not only in the log.
+    tally.warnings.push({ name: `${pass.name}_failed`, message });
     log.error({ pass: pass.name, err: error }, 'flow-scope pass failed; the walk goes on');
   }
 }
+
+/** Stage 5 (i): entity resolution over the names this walk met for the first time. */
+export const entityResolutionPass = (deps: ResolveDeps): FlowPass => ({
+  name: 'entity_resolution',
+  async run({ db, log, run }) {
+    const report = await resolveEntities(db, deps, run.opId);
+    if (report.names > 0) log.info(report, 'entity resolution');
+    return report;
+  },
+});
 
 const backlinkPass = ({ db, live, log }: PassDeps): FlowPass => ({
   name: 'url_backlink',

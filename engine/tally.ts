@@ -3,6 +3,7 @@
 // the pipeline_runs record and /walk-status carry.
 
 import type { SyncReport } from '../lib/bucket/pull-sync.ts';
+import type { FailStage5Mode } from '../lib/failure-directive.ts';
 import type { Logger } from '../lib/log.ts';
 import type { RunCounters } from '../lib/run-context.ts';
 import type { RunWarning } from '../lib/runs/record.ts';
@@ -31,6 +32,8 @@ export interface ItemFailure {
 export interface PassOutcome {
   name: string;
   ok: boolean;
+  /** What the pass did, when it says. */
+  counts?: Record<string, number>;
   error?: string;
 }
 
@@ -44,6 +47,8 @@ export class WalkTally {
   rowsDeleted = 0;
   readonly passes: PassOutcome[] = [];
   readonly warnings: RunWarning[] = [];
+  /** The failStage5 mode the flow-scope passes ran under; null when they ran clean or never ran. */
+  stage5FailureInjected: FailStage5Mode | null = null;
   readonly #counters: RunCounters;
   readonly #log: Logger;
 
@@ -64,18 +69,23 @@ export class WalkTally {
   }
 }
 
-/** The flat counts of a walk: items, rows_<table>, rows_deleted, and sync_<field> when a bucket was pulled. */
+/**
+ * The flat counts of a walk: items, rows_<table>, rows_deleted, sync_<field> when a bucket was
+ * pulled, and <pass>_<count> for each flow-scope pass that said what it did.
+ */
 export function walkCounts(walk: {
   items: ItemCounts;
   rows: Record<string, number>;
   rowsDeleted: number;
   sync: SyncReport | null;
+  passes: readonly PassOutcome[];
 }): Record<string, number> {
   return {
     ...walk.items,
     ...prefixed('rows_', walk.rows),
     rows_deleted: walk.rowsDeleted,
     ...(walk.sync === null ? {} : prefixed('sync_', walk.sync)),
+    ...Object.assign({}, ...walk.passes.map((p) => prefixed(`${p.name}_`, p.counts ?? {}))),
   };
 }
 

@@ -1,6 +1,7 @@
-// The main thread's handle on the engine worker: starts it, forwards walk requests, and knows
-// whether it is alive (GET /health answers 503 once it has died).
+// The main thread's handle on the engine worker: starts it, forwards walk and merge requests,
+// and knows whether it is alive (GET /health answers 503 once it has died).
 
+import { randomUUID } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
@@ -8,12 +9,15 @@ import type { FailStage5Mode } from '../lib/failure-directive.ts';
 import { ENGINE_THREAD_LIMITS } from '../lib/v8-flags.ts';
 import type { FromEngine, ToEngine } from './thread.ts';
 import type { WalkFlags } from './walk.ts';
+import type { MergeRequest } from '../stages/resolve/merge.ts';
 
 type WalkDone = Extract<FromEngine, { type: 'walk-done' }>;
+type MergeDone = Extract<FromEngine, { type: 'merge-done' }>;
 
 export class EngineThread {
   readonly #worker: Worker;
   readonly #pending = new Map<string, { onRunning: () => void; resolve: (done: WalkDone) => void }>();
+  readonly #merges = new Map<string, (done: MergeDone) => void>();
   #alive = true;
   readonly ready: Promise<void>;
 
@@ -26,7 +30,10 @@ export class EngineThread {
       this.#worker.on('message', (message: FromEngine) => {
         if (message.type === 'ready') resolve();
         else if (message.type === 'walk-running') this.#pending.get(message.requestId)?.onRunning();
-        else {
+        else if (message.type === 'merge-done') {
+          this.#merges.get(message.requestId)?.(message);
+          this.#merges.delete(message.requestId);
+        } else {
           this.#pending.get(message.requestId)?.resolve(message);
           this.#pending.delete(message.requestId);
         }
@@ -41,6 +48,9 @@ export class EngineThread {
         for (const [requestId, pending] of this.#pending)
           pending.resolve({ type: 'walk-done', requestId, state: 'failed', error: 'the engine worker exited' });
         this.#pending.clear();
+        for (const [requestId, resolve] of this.#merges)
+          resolve({ type: 'merge-done', requestId, error: { message: 'the engine worker exited' } });
+        this.#merges.clear();
       });
     });
     this.ready.catch(() => {});
@@ -67,6 +77,17 @@ export class EngineThread {
     return new Promise((resolve) => {
       this.#pending.set(requestId, { onRunning, resolve });
       this.#worker.postMessage({ type: 'walk', requestId, flags, failStage5 } satisfies ToEngine);
+    });
+  }
+
+  /** Asks for one admin merge; it runs after the walk in progress, if any. */
+  merge(request: MergeRequest): Promise<MergeDone> {
+    const requestId = randomUUID();
+    if (!this.#alive)
+      return Promise.resolve({ type: 'merge-done', requestId, error: { message: 'the engine worker is not running' } });
+    return new Promise((resolve) => {
+      this.#merges.set(requestId, resolve);
+      this.#worker.postMessage({ type: 'merge', requestId, request } satisfies ToEngine);
     });
   }
 

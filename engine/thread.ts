@@ -15,9 +15,13 @@ import { fencedWalk } from './fenced-walk.ts';
 import { openLifespan } from './lifespan.ts';
 import type { RunWarning } from '../lib/runs/record.ts';
 import { walkCounts } from './tally.ts';
+import { mergeUnderFence } from './entity-merge.ts';
+import type { MergeRequest, MergeResult } from '../stages/resolve/merge.ts';
 
 export type ToEngine =
-  { type: 'walk'; requestId: string; flags: WalkFlags; failStage5: FailStage5Mode | null } | { type: 'shutdown' };
+  | { type: 'walk'; requestId: string; flags: WalkFlags; failStage5: FailStage5Mode | null }
+  | { type: 'merge'; requestId: string; request: MergeRequest }
+  | { type: 'shutdown' };
 
 export type FromEngine =
   | { type: 'ready' }
@@ -29,8 +33,16 @@ export type FromEngine =
       opId?: string;
       counts?: Record<string, number>;
       stage5FailureInjected?: string;
+      stage5DirectiveConsumed?: string;
       warnings?: RunWarning[];
       error?: string;
+    }
+  | {
+      type: 'merge-done';
+      requestId: string;
+      result?: MergeResult;
+      /** A named refusal (EntityMergeError, WriterFenceBusyError) or, without a code, a failure. */
+      error?: { code?: string; message: string };
     };
 
 const port = parentPort!;
@@ -48,8 +60,23 @@ port.on('message', (message: ToEngine) => {
     void current.then(() => lifespan.close()).finally(() => port.close());
     return;
   }
-  current = walkOnRequest(message);
+  // One write at a time: a merge waits for the walk in progress, and the next walk for it.
+  current = current.then(() => (message.type === 'walk' ? walkOnRequest(message) : mergeOnRequest(message)));
 });
+
+async function mergeOnRequest({ requestId, request }: Extract<ToEngine, { type: 'merge' }>): Promise<void> {
+  try {
+    post({ type: 'merge-done', requestId, result: await mergeUnderFence(lifespan, request) });
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (typeof code !== 'string') log.error({ err: error, requestId }, 'entity merge failed');
+    post({
+      type: 'merge-done',
+      requestId,
+      error: { ...(typeof code === 'string' ? { code } : {}), message: (error as Error).message },
+    });
+  }
+}
 
 /** One walk request: the fenced walk on the open lifespan, and its terminal state posted back. */
 async function walkOnRequest({ requestId, flags, failStage5 }: Extract<ToEngine, { type: 'walk' }>): Promise<void> {
@@ -60,8 +87,10 @@ async function walkOnRequest({ requestId, flags, failStage5 }: Extract<ToEngine,
       { sourcePath: config.sourcePath, log, runs: lifespan.runs, onHeld },
       (sync) => walk(lifespan, { ...flags, failStage5, sync }),
     );
+    // A walk consumes an armed directive whatever becomes of it (SPEC.md 3), and says so.
+    const consumed = failStage5 === null ? {} : { stage5DirectiveConsumed: failStage5 };
     if (summary === null) {
-      post({ type: 'walk-done', requestId, state: 'fence_busy' });
+      post({ type: 'walk-done', requestId, state: 'fence_busy', ...consumed });
       return;
     }
     post({
@@ -70,7 +99,8 @@ async function walkOnRequest({ requestId, flags, failStage5 }: Extract<ToEngine,
       state: summary.status,
       opId: summary.opId,
       counts: walkCounts(summary),
-      ...(failStage5 === null ? {} : { stage5FailureInjected: failStage5 }),
+      ...consumed,
+      ...(summary.stage5FailureInjected === undefined ? {} : { stage5FailureInjected: summary.stage5FailureInjected }),
       ...(summary.warnings.length === 0 ? {} : { warnings: summary.warnings }),
       ...(summary.error === undefined ? {} : { error: summary.error }),
     });

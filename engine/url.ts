@@ -33,7 +33,7 @@ import { safeFetch, type FetchedPage, type FetchPolicy } from '../lib/net/safe-f
 import { sha256Hex } from '../lib/hash.ts';
 import { atStage } from './at-stage.ts';
 import { commitItem } from './commit.ts';
-import { chunkRowsOf, embeddingInputs, itemKeys, mentionRowsOf, type RowOwner } from './item-rows.ts';
+import { chunkRowsOf, embeddingInputs, itemKeys, namedRowsOf, type RowOwner } from './item-rows.ts';
 import type { AliasSnapshot } from '../lib/aliases.ts';
 import type { Models } from '../lib/models.ts';
 import { urlIdentity } from '../lib/state/keys.ts';
@@ -121,11 +121,11 @@ async function pageRows(
   const chunks = await atStage('chunk', () => chunkText(cleaned.text));
   const { models } = deps;
   const extraction = await atStage('extract', () =>
-    extractDocument(cleaned.text, extractDeps(models, deps.store, deps.aliases), URL_EXTRACTORS),
+    extractDocument(cleaned.text, extractDeps(models, deps.store), URL_EXTRACTORS),
   );
   const owner: RowOwner = { column: 'reference_item_id', id: referenceItemId };
   const chunkRows = chunkRowsOf(owner, chunks, opId);
-  const mentionRows = mentionRowsOf(owner, extraction.entities, opId);
+  const { mentionRows } = await atStage('resolve', () => namedRowsOf(deps, owner, extraction, opId));
   const toEmbed = embeddingInputs({ chunks: chunkRows, mentions: mentionRows });
   const embeddingRows = await atStage('embed', () =>
     embedOwners(toEmbed, opId, { client: models.embedder, db: deps.db, queue: models.queue }),

@@ -1,11 +1,12 @@
 // The walk, top to bottom as the data flows (SPEC.md 1, DESIGN.md 5):
 //
-//   single-flight -> earlier walks' run records settled -> run record (in_progress) -> idle check -> bind the state store to the
-//   database -> refresh the entity-alias snapshot -> for each source item (stage 1: files, then
-//   passed feed URLs):
+//   single-flight -> earlier walks' run records settled -> run record (in_progress) -> idle
+//   check -> bind the state store to the database -> refresh the entity-alias snapshot -> for
+//   each source item (stage 1: files, then passed feed URLs):
 //       a file: type by extension (else dropped) -> memo check by stat, inline (an unchanged
 //       file ends here and takes no slot) -> at most `walk.inFlight` at a time, its life in
-//       file.ts: admit (bytes hash) -> convert -> identity -> chunk -> extract -> embed ->
+//       file.ts: admit (bytes hash) -> convert -> identity -> chunk -> extract -> names under
+//       their roots (stage 5 at extraction) -> embed ->
 //       commit (rows durable -> stale keys deleted -> memo)
 //       a URL: its life in url.ts, in the same bounded queue
 //   -> settle barrier (every item done, the sink drained) -> the flow-scope passes, each
@@ -80,6 +81,8 @@ export interface WalkSummary {
   passes: PassOutcome[];
   /** What the operator must hear although the walk completed (a refused mass removal). */
   warnings: RunWarning[];
+  /** The failStage5 mode stage 5 ran under (SPEC.md 4 rule 4); absent when it ran clean or did not run. */
+  stage5FailureInjected?: FailStage5Mode;
   error?: string;
   durationMs: number;
   /** Peak resident memory of this process so far (converter children are capped separately). */
@@ -164,6 +167,7 @@ async function walkOnce(lifespan: Lifespan, options: WalkOptions): Promise<WalkS
     counters: run.counters,
     passes: tally.passes,
     warnings: tally.warnings,
+    ...(tally.stage5FailureInjected === null ? {} : { stage5FailureInjected: tally.stage5FailureInjected }),
     ...(error === undefined ? {} : { error }),
     durationMs: Date.now() - started,
     peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),

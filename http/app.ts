@@ -19,6 +19,7 @@ import { authFailureLimit, clientOf, perMinute, type RateLimit } from './rate-li
 import { stageRoute } from './stage.ts';
 import { openBucket } from '../lib/bucket/index.ts';
 import { walkRoute, walkStatusRoute } from './walk.ts';
+import { entitiesMergeRoute } from './entities.ts';
 
 export interface AppDeps {
   config: Config;
@@ -100,5 +101,6 @@ export function createApp(deps: AppDeps) {
         limit: perMinute(config.rateLimits.extract),
       }) as never,
     )
-    .post('/producer-run', handle(producerRunRoute(), trigger(perMinute(config.rateLimits.producerRun))) as never);
+    .post('/producer-run', handle(producerRunRoute(), trigger(perMinute(config.rateLimits.producerRun))) as never)
+    .post('/entities/merge', handle(entitiesMergeRoute(deps.engine), trigger()) as never);
 }

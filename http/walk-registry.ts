@@ -15,8 +15,10 @@ export interface WalkEntry {
   finishedAt?: string;
   /** Readable once the walk completed. */
   opId?: string;
-  /** The failStage5 mode the walk consumed, when an injection pass ran. */
+  /** The failStage5 mode stage 5 ran under, when it ran. */
   stage5FailureInjected?: string;
+  /** The failStage5 mode this walk consumed, whether or not stage 5 ran (a fence_busy walk consumes it too). */
+  stage5DirectiveConsumed?: string;
   counts?: Record<string, number>;
   /** Named warnings of a walk that completed (a refused mass removal). */
   warnings?: RunWarning[];
@@ -52,7 +54,9 @@ export class WalkRegistry {
   finish(
     requestId: string,
     state: 'completed' | 'failed' | 'fence_busy',
-    details: Partial<Pick<WalkEntry, 'opId' | 'stage5FailureInjected' | 'counts' | 'warnings'>> = {},
+    details: Partial<
+      Pick<WalkEntry, 'opId' | 'stage5FailureInjected' | 'stage5DirectiveConsumed' | 'counts' | 'warnings'>
+    > = {},
   ): void {
     this.#move(requestId, state, (e) => !TERMINAL.has(e.state), details);
   }

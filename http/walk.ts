@@ -78,11 +78,12 @@ function walkInBackground(
   return deps.engine
     .walk(requestId, flags, failStage5, () => deps.registry.start(requestId))
     .then((done) => {
-      const { state, opId, counts, stage5FailureInjected, warnings } = done;
+      const { state, opId, counts, stage5FailureInjected, stage5DirectiveConsumed, warnings } = done;
       deps.registry.finish(requestId, state, {
         ...(state === 'completed' && opId !== undefined ? { opId } : {}),
         ...(counts === undefined ? {} : { counts }),
         ...(stage5FailureInjected === undefined ? {} : { stage5FailureInjected }),
+        ...(stage5DirectiveConsumed === undefined ? {} : { stage5DirectiveConsumed }),
         ...(warnings === undefined ? {} : { warnings }),
       });
       deps.log.info({ requestId, state, opId }, 'walk request finished');

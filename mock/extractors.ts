@@ -3,10 +3,11 @@
 // module loads: a schema change that the mock no longer satisfies fails at boot, not mid-walk.
 // Canned output exercises the wiring; it does not judge extraction quality (SPEC.md 8).
 
-import { PROMPTS, type ExtractorName } from '../lib/llm/prompts.ts';
+import { PROMPTS, type PromptName } from '../lib/llm/prompts.ts';
 import {
   ClassificationSchema,
   EntitiesSchema,
+  PairResolutionSchema,
   QaSchema,
   RelationshipsSchema,
   TAXONOMY,
@@ -17,6 +18,7 @@ import {
   type Relationships,
 } from '../lib/llm/schemas.ts';
 import type { MessagesRequest, PromptResponder } from './messages.ts';
+import { resolvePair } from './pair-resolver.ts';
 
 function documentText(request: MessagesRequest): string {
   const first = request.messages[0]?.content;
@@ -49,9 +51,13 @@ export function qaPairs(text: string): QaPairs {
   return { pairs };
 }
 
-/** Capitalised multi-word names: a crude but deterministic stand-in for recognition. */
-function names(text: string): string[] {
-  return [...text.matchAll(/\b([A-Z][a-z]+(?:\s+[A-Z][a-z]+)+)\b/g)].map((m) => m[1]!);
+/**
+ * Capitalised multi-word names on one line: a crude but deterministic stand-in for
+ * recognition. A name never spans a line break, or a heading and the line after it would read
+ * as one name ("Contract" + "Northwind Traders").
+ */
+export function names(text: string): string[] {
+  return [...text.matchAll(/\b([A-Z][a-z]+(?:[ \t]+[A-Z][a-z]+)+)\b/g)].map((m) => m[1]!);
 }
 
 const ORGANISATION = /\b(Traders|Logistics|Corp|Inc|Ltd|Company|Group|Bank|University)\b/;
@@ -82,31 +88,33 @@ export function relationships(text: string): Relationships {
   return { relationships: [...out.values()] };
 }
 
-const BUILDERS: Record<ExtractorName, (text: string) => unknown> = {
+const BUILDERS: Record<PromptName, (text: string) => unknown> = {
   classification: classify,
   qa: qaPairs,
   entities,
   relationships,
+  pair_resolver: resolvePair,
 };
 const SCHEMAS = {
   classification: ClassificationSchema,
   qa: QaSchema,
   entities: EntitiesSchema,
   relationships: RelationshipsSchema,
+  pair_resolver: PairResolutionSchema,
 };
 
 // Revalidate the canned payloads against the real schemas now, at import.
 const SAMPLE =
   'Q: Who founded Northwind Traders?\nA: Ada Lovelace founded Northwind Traders with Grace Hopper.\n\nQ: Blank?\nA:\n';
-for (const name of Object.keys(BUILDERS) as ExtractorName[]) {
+for (const name of Object.keys(BUILDERS) as PromptName[]) {
   const valid = validator(SCHEMAS[name]);
   if (!valid(BUILDERS[name](SAMPLE)))
     throw new Error(`mock model server: canned ${name} output no longer fits its schema: ${valid.explain()}`);
 }
 
-/** The registry the mock serves: each extractor's exact system prompt -> its canned answer. */
+/** The registry the mock serves: each registered prompt's exact system text -> its canned answer. */
 export const EXTRACTOR_RESPONDERS: ReadonlyMap<string, PromptResponder> = new Map(
-  (Object.keys(BUILDERS) as ExtractorName[]).map((name) => [
+  (Object.keys(BUILDERS) as PromptName[]).map((name) => [
     PROMPTS[name].system,
     (request: MessagesRequest) => BUILDERS[name](documentText(request)),
   ]),

@@ -12,7 +12,7 @@
 // service's wrapper.
 
 import type PQueue from 'p-queue';
-import type { Database } from '../lib/db/database.ts';
+import type { Database, Queryable } from '../lib/db/database.ts';
 import { VectorCopy, type Row } from '../lib/db/tables.ts';
 import { EMBEDDING_DIMENSIONS, EMBEDDING_MODEL, type EmbeddingClient } from '../lib/embed/client.ts';
 import { sha256Hex } from '../lib/hash.ts';
@@ -118,7 +118,7 @@ async function existingHashes(db: Database, wanted: readonly EmbeddingInput[]): 
  * sink copies the vector inside the database, in the transaction that writes the owners, so an
  * embedding never becomes durable before (or without) the row it embeds.
  */
-async function knownTexts(db: Database, hashes: readonly string[]): Promise<Set<string>> {
+export async function knownTexts(db: Queryable, hashes: readonly string[]): Promise<Set<string>> {
   if (hashes.length === 0) return new Set();
   const { rows } = await db.query<{ h: string }>(
     `SELECT u.h FROM unnest($2::text[]) AS u(h)

@@ -10,12 +10,15 @@ import path from 'node:path';
 import {
   buildDocument,
   CorpusMixError,
+  DEFAULT_MIX,
   mixPattern,
   parseMix,
   relPathOf,
+  trueEntities,
   type CorpusType,
 } from '../bench/corpus/generate.ts';
 import { corpusFiles, renderDocument, type CorpusFile } from '../bench/corpus/render.ts';
+import { entities, names } from '../mock/extractors.ts';
 import { createConverter, mediaTypeFor } from '../stages/convert/index.ts';
 
 const ALL_TYPES = parseMix('md:1,pdf:1,docx:1,xlsx:1,html:1');
@@ -129,6 +132,70 @@ test('ingest bench corpus writes N files and refuses a bad mix with exit 2', () 
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
+});
+
+const DEFAULT_PATTERN = mixPattern(parseMix(DEFAULT_MIX));
+const SAMPLE = Array.from({ length: 300 }, (_, i) => buildDocument(1, i, DEFAULT_PATTERN[i % DEFAULT_PATTERN.length]!));
+const OCCURRENCES = SAMPLE.flatMap((doc) => doc.entities);
+const ALIASES = OCCURRENCES.filter((o) => o.surface !== o.entity);
+
+test('about a quarter of the entity occurrences are aliases, of every kind', () => {
+  const share = ALIASES.length / OCCURRENCES.length;
+  assert.ok(share >= 0.15 && share <= 0.4, `alias share ${share.toFixed(3)}`);
+  const kinds = new Set(
+    ALIASES.map((o) => {
+      if (/ (Ltd|Inc)$/.test(o.surface)) return 'legal suffix';
+      if (/ Corp$/.test(o.surface)) return 'Corp for Company';
+      const typoIn = o.surface.split(' ')[0] === o.entity.split(' ')[0] ? 'second' : 'first';
+      return `${o.type} typo in the ${typoIn} word`;
+    }),
+  );
+  assert.equal(
+    kinds,
+    new Set([
+      'legal suffix',
+      'Corp for Company',
+      'organization typo in the first word',
+      'person typo in the first word',
+      'person typo in the second word',
+    ]),
+  );
+});
+
+test('the occurrences are exactly the names written: in the text as the mock reads them, and in table cells', async () => {
+  for (const doc of SAMPLE) {
+    // Every type renders its title, sections and Q&A as the markdown does, tables aside.
+    const markdown = (await renderDocument({ ...doc, type: 'md' })).toString('utf8');
+    const read = names(markdown);
+    const cells = doc.tables.flatMap((t) => t.rows.flatMap((row) => [String(row[1]), String(row[2])]));
+    assert.equal([...read, ...cells].sort(), doc.entities.map((o) => o.surface).sort(), `document ${doc.index}`);
+  }
+});
+
+test('every surface is one whole name to the mock extractor, of its true type', () => {
+  for (const { surface, type } of new Map(OCCURRENCES.map((o) => [o.surface, o])).values()) {
+    assert.equal(names(surface), [surface]);
+    assert.is(entities(surface).entities[0]!.type, type, surface);
+  }
+});
+
+test("an alias names one true entity only and is never another entity's canonical name", () => {
+  const canonical = new Map(trueEntities().map((e) => [e.entity, e.type]));
+  const entityOf = new Map<string, string>();
+  for (const o of OCCURRENCES) {
+    assert.is(canonical.get(o.entity), o.type, o.entity);
+    if (o.surface !== o.entity) assert.not.ok(canonical.has(o.surface), `${o.surface} (for ${o.entity})`);
+    assert.is(entityOf.get(o.surface) ?? o.entity, o.entity, o.surface);
+    entityOf.set(o.surface, o.entity);
+  }
+});
+
+test('the same seed and index give the same document and occurrences; another seed others', () => {
+  const first = SAMPLE.slice(0, 20);
+  for (const doc of first) assert.equal(buildDocument(1, doc.index, doc.type), doc);
+  const placed = first.map((doc) => doc.entities);
+  const reseeded = first.map((doc) => buildDocument(2, doc.index, doc.type).entities);
+  assert.not.equal(reseeded, placed);
 });
 
 test.run();

@@ -8,7 +8,8 @@ import { cp, readFile, writeFile, mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import { loadConfig } from '../lib/config.ts';
+import { loadConfig, type Config } from '../lib/config.ts';
+import { openDatabase } from '../lib/db/open.ts';
 import { startSidecar, type Sidecar } from '../http/server.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
 import { markdown } from './helpers/walk.ts';
@@ -22,13 +23,14 @@ let root: string;
 let corpus: string;
 let target: TestDatabase;
 let sidecar: Sidecar | null = null;
+let config: Config;
 
 async function start(env: Record<string, string> = {}) {
   root = mkdtempSync(path.join(tmpdir(), 'ingest-http-'));
   corpus = path.join(root, 'corpus');
   await cp(EXAMPLES, corpus, { recursive: true });
   target = await openTestDatabase();
-  const config = loadConfig(
+  config = loadConfig(
     {
       INGEST_DATA_DIR: path.join(root, 'data'),
       ENGINE_SOURCE_PATH: corpus,
@@ -188,12 +190,17 @@ test('a busy writer fence ends the walk as fence_busy with no pass', async () =>
       acquiredAt: new Date().toISOString(),
     }),
   );
+  const staged = await post('/stage', { body: stageForm('inbox/note.md?failStage5=embedder') });
+  assert.is(staged.status, 201);
   const status = await walkToEnd();
   assert.is(status.state, 'fence_busy');
   assert.is(status.opId, undefined);
+  // The directive goes with the request that consumed it (SPEC.md 3), and the entry says so.
+  assert.equal([status.stage5DirectiveConsumed, status.stage5FailureInjected], ['embedder', undefined]);
   await (await import('node:fs/promises')).unlink(path.join(stateDir, 'writer.fence'));
   const after = await walkToEnd();
-  assert.is((after.counts as Record<string, number>).changed, 8, 'the fence_busy request performed no pass');
+  assert.is((after.counts as Record<string, number>).changed, 9, 'the fence_busy request performed no pass');
+  assert.equal([after.stage5DirectiveConsumed, after.warnings], [undefined, undefined], 'nor left the directive armed');
 });
 
 test('/stage during a walk answers at once and loses nothing: each staged file is walked by this walk or the next', async () => {
@@ -227,9 +234,42 @@ test('/stage writes atomically, echoes the path, keeps # and punctuation verbati
     'no temp file left behind',
   );
   const injected = await walkToEnd();
-  assert.is(injected.stage5FailureInjected, 'embedder');
+  assert.equal([injected.state, injected.stage5FailureInjected], ['completed', 'embedder']);
+  assert.equal(
+    (injected.warnings as { name: string }[]).map((w) => w.name),
+    ['entity_resolution_failed'],
+    'stage 5 failed on the embedder and the walk completed',
+  );
+  assert.is((injected.counts as Record<string, number>).entity_resolution_names, undefined);
   const next = await walkToEnd();
   assert.is(next.stage5FailureInjected, undefined, 'one-shot: the next walk runs clean');
+  assert.is(next.warnings, undefined);
+  assert.ok(
+    (next.counts as Record<string, number>).entity_resolution_names! > 0,
+    'the next walk resolved the names the failed pass left',
+  );
+});
+
+test('failStage5=pair_resolver fails stage 5 on the pair resolver for one walk; the credentials come back', async () => {
+  await start();
+  // Two spellings of one firm that only the pair resolver can join.
+  await post('/stage', { body: stageForm('acme-a.md', '# Lease\n\nAcme Trading Company signed the lease.\n') });
+  const staged = await post('/stage', {
+    body: stageForm('acme-b.md?failStage5=pair_resolver', '# Rent\n\nAcme Tradng Company paid the rent.\n'),
+  });
+  assert.is(staged.status, 201);
+  const injected = await walkToEnd();
+  assert.equal([injected.state, injected.stage5FailureInjected], ['completed', 'pair_resolver']);
+  const warning = (injected.warnings as { name: string; message: string }[])[0]!;
+  assert.is(warning.name, 'entity_resolution_failed');
+  assert.match(warning.message, /401|auth/i);
+  const next = await walkToEnd();
+  assert.equal([next.stage5FailureInjected, next.warnings], [undefined, undefined]);
+  const counts = next.counts as Record<string, number>;
+  assert.ok(
+    counts.entity_resolution_joined_by_resolver! >= 1,
+    'the next walk asked the resolver, credentials restored',
+  );
 });
 
 test('/stage refuses a peer that is not on loopback with a named 403 and writes nothing', async () => {
@@ -406,6 +446,64 @@ test('unknown routes are a JSON 404', async () => {
   const response = await fetch(`${sidecar!.url}/nope`);
   assert.is(response.status, 404);
   assert.is(((await response.json()) as { error: string }).error, 'not_found');
+});
+
+/** Reads the sidecar's database with the sidecar stopped (an embedded one is open in one process only), then restarts it. */
+async function readWhileStopped<T>(read: (db: Awaited<ReturnType<typeof openDatabase>>) => Promise<T>): Promise<T> {
+  await sidecar!.stop(5_000);
+  const db = await openDatabase(config);
+  try {
+    return await read(db);
+  } finally {
+    await db.close();
+    sidecar = await startSidecar(config, pino({ level: 'silent' }));
+  }
+}
+
+const merge = (body: unknown, headers: Record<string, string> = trigger) =>
+  post('/entities/merge', { headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+test('POST /entities/merge merges and pins over HTTP; bad requests are named 4xx', async () => {
+  await start();
+  await post('/stage', { body: stageForm('acme-a.md', '# a\n\nAcme Trading Company signed the lease.\n') });
+  await post('/stage', { body: stageForm('acme-b.md', '# b\n\nWestfield Holdings Group paid the rent.\n') });
+  assert.is((await walkToEnd()).state, 'completed');
+  const ids = await readWhileStopped(async (db) => {
+    const { rows } = await db.query<{ canonical_name: string; id: string }>(
+      "SELECT canonical_name, id::text FROM entity_mentions WHERE canonical_name IN ('Acme Trading Company', 'Westfield Holdings Group')",
+    );
+    return Object.fromEntries(rows.map((r) => [r.canonical_name, r.id]));
+  });
+  const into = ids['Acme Trading Company']!;
+  const other = ids['Westfield Holdings Group']!;
+  assert.is((await merge({ into, mentions: [other] }, {})).status, 401);
+  const refused = [
+    [{ into, mentions: [] }, 400, 'invalid_field'],
+    [{ into: 'nope', mentions: [other] }, 400, 'invalid_field'],
+    [{ into, mentions: [other], also: 1 }, 400, 'unknown_field'],
+    [{ into, mentions: ['00000000-0000-4000-8000-000000000000'] }, 404, 'mention_not_found'],
+  ] as const;
+  for (const [body, status, error] of refused) {
+    const res = await merge(body);
+    assert.equal([res.status, ((await res.json()) as { error: string }).error], [status, error], JSON.stringify(body));
+  }
+  const merged = await merge({ into, mentions: [other] });
+  assert.is(merged.status, 200);
+  assert.equal(await merged.json(), { merged: 1, mentions_pinned: 2 });
+  const after = await readWhileStopped(async (db) => {
+    const { rows } = await db.query<{ canonical_name: string; pinned: boolean }>(
+      `SELECT canonical_name, (metadata ->> 'curation_pinned')::boolean AS pinned FROM entity_mentions m
+         JOIN source_documents d ON d.id = m.source_document_id WHERE d.rel_path = 'acme-b.md'`,
+    );
+    return rows;
+  });
+  assert.equal(after, [{ canonical_name: 'Acme Trading Company', pinned: true }]);
+  // Not publicly routed: a peer off loopback is refused even with the bearer.
+  sidecar!.server.prependListener('connection', (socket) =>
+    Object.defineProperty(socket, 'remoteAddress', { value: '192.0.2.10' }),
+  );
+  const far = await merge({ into, mentions: [other] });
+  assert.equal([far.status, ((await far.json()) as { error: string }).error], [403, 'loopback_only']);
 });
 
 test.run();

@@ -5,6 +5,8 @@ import * as assert from 'uvu/assert';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { mockEmbedding } from '../mock/embeddings.ts';
+import { names } from '../mock/extractors.ts';
+import { editDistance, resolvePair } from '../mock/pair-resolver.ts';
 import type { MessagesRequest } from '../mock/messages.ts';
 import { FAILURE_SENTINEL, startMockServer, type MockServer } from '../mock/server.ts';
 
@@ -132,6 +134,26 @@ test('embeddings refuse empty strings and oversized batches', async () => {
         (error: unknown) => assert.instance(error, OpenAI.BadRequestError),
       );
   }
+});
+
+test('the mock entity extractor finds names within a line, never across a heading and the next line', () => {
+  assert.equal(names('# Contract\n\nNorthwind Traders signed with Ada Lovelace.\nGrace Hopper\nagreed.'), [
+    'Northwind Traders',
+    'Ada Lovelace',
+    'Grace Hopper',
+  ]);
+});
+
+test('the mock pair resolver decides from the names: the closest within an edit per eight letters, or none', () => {
+  const ask = (name: string, candidates: string[]) =>
+    resolvePair(
+      `Type: organization\nName: ${name}\nCandidates:\n${candidates.map((c, i) => `${i + 1}. ${c}`).join('\n')}`,
+    );
+  assert.is(ask('Nortwind Traders', ['Northwind Bank', 'Northwind Traders']).match, 2);
+  assert.is(ask('Northwind Traders Ltd', ['Northwind Traders']).match, 1);
+  assert.is(ask('Northwind Bank', ['Northwind Traders', 'Contoso Bank']).match, null);
+  assert.is(ask('Ada Lovelace', []).match, null);
+  assert.is(editDistance('northwind', 'nrothwind'), 1, 'an adjacent swap is one edit');
 });
 
 test('counters record the calls served', async () => {

@@ -7,6 +7,10 @@
 // gate); named people and organisations drawn from one pool with a skewed popularity, so the
 // same names recur across many documents (stage 5 has mentions to resolve); tables (a sheet
 // per table in workbooks, a table in DOCX).
+//
+// About a quarter of the name occurrences are written as an alias of the true name (a legal
+// suffix, Corp for Company, a one-letter typo), and each document lists what it placed
+// (`entities`): the ground truth that entity resolution is scored against offline.
 
 export type CorpusType = 'md' | 'pdf' | 'docx' | 'xlsx' | 'html';
 export const CORPUS_TYPES: readonly CorpusType[] = ['md', 'pdf', 'docx', 'xlsx', 'html'];
@@ -23,6 +27,14 @@ export interface Table {
   rows: (string | number)[][];
 }
 
+export interface EntityOccurrence {
+  /** The name as written in the document: the canonical name or an alias of it. */
+  surface: string;
+  /** The canonical name of the true entity, e.g. "Northwind Traders" or "Ada Lovelace". */
+  entity: string;
+  type: 'organization' | 'person';
+}
+
 export interface CorpusDocument {
   index: number;
   type: CorpusType;
@@ -30,6 +42,8 @@ export interface CorpusDocument {
   sections: Section[];
   qa: { question: string; answer: string | null }[];
   tables: Table[];
+  /** Every person and organisation placed in the title, text, Q&A and tables, in the order drawn. */
+  entities: EntityOccurrence[];
 }
 
 export class CorpusMixError extends Error {
@@ -182,39 +196,137 @@ const skewed = (random: () => number, n: number) => Math.min(n - 1, Math.floor(n
 const pick = <T>(random: () => number, list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
 const between = (random: () => number, lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
 
-function person(random: () => number): string {
-  return `${FIRST[skewed(random, FIRST.length)]} ${LAST[skewed(random, LAST.length)]}`;
+/** Every true entity of the corpus by its canonical name: the universe resolved clusters are scored against. */
+export function trueEntities(): { entity: string; type: EntityOccurrence['type'] }[] {
+  return [
+    ...ORG_STEM.flatMap((stem) =>
+      ORG_KIND.map((kind) => ({ entity: `${stem} ${kind}`, type: 'organization' as const })),
+    ),
+    ...FIRST.flatMap((first) => LAST.map((last) => ({ entity: `${first} ${last}`, type: 'person' as const }))),
+  ];
 }
 
-function organisation(random: () => number): string {
-  return `${ORG_STEM[skewed(random, ORG_STEM.length)]} ${ORG_KIND[skewed(random, ORG_KIND.length)]}`;
+// Enough aliases that most documents give resolution work, few enough that the canonical
+// spelling stays the commonest one of every entity.
+const VARIANT_RATE = 0.27;
+const LEGAL_SUFFIX = ['Ltd', 'Inc'];
+
+/**
+ * The one-letter typos of a word by kind (deletions, substitutions, adjacent transpositions).
+ * The first letter is left alone, so the typo still reads as a Capitalised word to a recogniser.
+ */
+function typosOf(word: string): string[][] {
+  const deletions: string[] = [];
+  const substitutions: string[] = [];
+  const transpositions: string[] = [];
+  for (let i = 1; i < word.length; i++) {
+    deletions.push(word.slice(0, i) + word.slice(i + 1));
+    for (const letter of 'abcdefghijklmnopqrstuvwxyz')
+      if (letter !== word[i]) substitutions.push(word.slice(0, i) + letter + word.slice(i + 1));
+    if (i + 1 < word.length && word[i] !== word[i + 1])
+      transpositions.push(word.slice(0, i) + word[i + 1] + word[i] + word.slice(i + 2));
+  }
+  return [deletions, substitutions, transpositions];
 }
 
-function sentence(random: () => number): string {
+/**
+ * The typos of each word of a list that can only be that word misspelt. Every first name goes
+ * with every surname and every stem with every kind, so a typo equal to another word of the
+ * list would be another true entity's canonical name, and one shared with another word's typos
+ * would be an alias of two entities at once.
+ */
+function unambiguousTypos(words: readonly string[]): Map<string, string[][]> {
+  const typos = new Map(words.map((word) => [word, typosOf(word)]));
+  const sources = new Map<string, Set<string>>();
+  for (const [word, kinds] of typos)
+    for (const typo of kinds.flat()) sources.set(typo, (sources.get(typo) ?? new Set()).add(word));
+  return new Map(
+    [...typos].map(([word, kinds]) => [
+      word,
+      kinds.map((list) => list.filter((typo) => !words.includes(typo) && sources.get(typo)!.size === 1)),
+    ]),
+  );
+}
+
+const FIRST_TYPOS = unambiguousTypos(FIRST);
+const LAST_TYPOS = unambiguousTypos(LAST);
+const STEM_TYPOS = unambiguousTypos(ORG_STEM);
+
+/**
+ * One of a word's two usual misspellings. Misspellings recur in a real corpus (a template, a
+ * habit, a copied line), and a fresh random typo at every occurrence would make nearly every
+ * variant a name never seen before, which no corpus does.
+ */
+function misspell(random: () => number, typos: Map<string, string[][]>, word: string): string {
+  const all = typos.get(word)!.flat();
+  let h = 0;
+  for (const c of word) h = (Math.imul(h, 31) + c.charCodeAt(0)) >>> 0;
+  const usual = [all[h % all.length]!, all[(h >>> 8) % all.length]!];
+  return pick(random, usual);
+}
+
+function person(random: () => number, placed: EntityOccurrence[]): string {
+  const first = FIRST[skewed(random, FIRST.length)]!;
+  const last = LAST[skewed(random, LAST.length)]!;
+  const entity = `${first} ${last}`;
+  let surface = entity;
+  if (random() < VARIANT_RATE)
+    surface =
+      random() < 2 / 3
+        ? `${first} ${misspell(random, LAST_TYPOS, last)}`
+        : `${misspell(random, FIRST_TYPOS, first)} ${last}`;
+  placed.push({ surface, entity, type: 'person' });
+  return surface;
+}
+
+/** Every alias keeps a word the extractor types as an organisation: Corp, Ltd, Inc or the kind itself. */
+function organisation(random: () => number, placed: EntityOccurrence[]): string {
+  const stem = ORG_STEM[skewed(random, ORG_STEM.length)]!;
+  const kind = ORG_KIND[skewed(random, ORG_KIND.length)]!;
+  const entity = `${stem} ${kind}`;
+  let surface = entity;
+  if (random() < VARIANT_RATE) {
+    const aliases = [
+      () => `${entity} ${pick(random, LEGAL_SUFFIX)}`,
+      () => `${misspell(random, STEM_TYPOS, stem)} ${kind}`,
+      ...(kind === 'Company' ? [() => `${stem} Corp`] : []),
+    ];
+    surface = pick(random, aliases)();
+  }
+  placed.push({ surface, entity, type: 'organization' });
+  return surface;
+}
+
+function sentence(random: () => number, placed: EntityOccurrence[]): string {
   const words = Array.from({ length: between(random, 8, 18) }, () => pick(random, WORDS));
-  const named = random() < 0.5 ? person(random) : organisation(random);
-  words.splice(between(random, 1, words.length - 1), 0, named);
+  const named = () => (random() < 0.5 ? person(random, placed) : organisation(random, placed));
+  // Never right after the capitalised first word, which would read as part of the name.
+  const at = between(random, 2, words.length - 1);
+  words.splice(at, 0, named());
+  // A third of sentences name a second entity, a word or more later: what relationships are made of.
+  if (random() < 0.3) words.splice(between(random, at + 2, words.length), 0, named());
   const text = words.join(' ');
   return `${text[0]!.toUpperCase()}${text.slice(1)}.`;
 }
 
-function paragraph(random: () => number): string {
-  return Array.from({ length: between(random, 3, 7) }, () => sentence(random)).join(' ');
+function paragraph(random: () => number, placed: EntityOccurrence[]): string {
+  return Array.from({ length: between(random, 3, 7) }, () => sentence(random, placed)).join(' ');
 }
 
 /** The content of document `index`; its type comes from the mix. */
 export function buildDocument(seed: number, index: number, type: CorpusType): CorpusDocument {
   const random = documentRandom(seed, index);
+  const entities: EntityOccurrence[] = [];
   const topic = pick(random, TOPICS);
-  const org = organisation(random);
+  const org = organisation(random, entities);
   const sections = Array.from({ length: between(random, 2, 6) }, (_, s) => ({
     heading: `${s + 1}. ${pick(random, ['Scope', 'Background', 'Details', 'Decisions', 'Figures', 'Next steps'])}`,
-    paragraphs: Array.from({ length: between(random, 1, 4) }, () => paragraph(random)),
+    paragraphs: Array.from({ length: between(random, 1, 4) }, () => paragraph(random, entities)),
   }));
   const qa = Array.from({ length: between(random, 0, 5) }, () => ({
-    question: `${pick(random, QUESTIONS)} for ${organisation(random)}?`,
+    question: `${pick(random, QUESTIONS)} for ${organisation(random, entities)}?`,
     // About one in ten answers is left blank, as in a half-filled form.
-    answer: random() < 0.1 ? null : sentence(random),
+    answer: random() < 0.1 ? null : sentence(random, entities),
   }));
   const tables =
     type === 'xlsx' || type === 'docx'
@@ -223,14 +335,14 @@ export function buildDocument(seed: number, index: number, type: CorpusType): Co
           header: ['Item', 'Owner', 'Partner', 'Quantity', 'Amount'],
           rows: Array.from({ length: type === 'xlsx' ? between(random, 20, 150) : between(random, 3, 10) }, (_, r) => [
             `Item ${r + 1}`,
-            person(random),
-            organisation(random),
+            person(random, entities),
+            organisation(random, entities),
             between(random, 1, 500),
             Math.round(random() * 1e6) / 100,
           ]),
         }))
       : [];
-  return { index, type, title: `${org} ${topic} ${index}`, sections, qa, tables };
+  return { index, type, title: `${org} ${topic} ${index}`, sections, qa, tables, entities };
 }
 
 export interface CorpusOptions {

@@ -1,4 +1,4 @@
-// The extractor prompts, in one registry. A prompt's version is part of every memo key of its
+// The model prompts, in one registry: the four extractors and stage 5's pair resolver. A prompt's version is part of every memo key of its
 // extractor: editing the text without bumping the version would serve stale memos, so the
 // version is derived from the text itself.
 
@@ -11,12 +11,14 @@ import {
   RelationshipsSchema,
   TAXONOMY,
   ENTITY_TYPES,
+  PairResolutionSchema,
 } from './schemas.ts';
 
 export type ExtractorName = 'classification' | 'qa' | 'entities' | 'relationships';
+export type PromptName = ExtractorName | 'pair_resolver';
 
 export interface ExtractorPrompt {
-  name: ExtractorName;
+  name: PromptName;
   /** The tool the model must call; its input_schema is `schema`. */
   tool: string;
   description: string;
@@ -25,18 +27,12 @@ export interface ExtractorPrompt {
   version: string;
 }
 
-function prompt(
-  name: ExtractorName,
-  tool: string,
-  description: string,
-  schema: TSchema,
-  system: string,
-): ExtractorPrompt {
+function prompt(name: PromptName, tool: string, description: string, schema: TSchema, system: string): ExtractorPrompt {
   const version = sha256Hex(system + JSON.stringify(schema)).slice(0, 12);
   return Object.freeze({ name, tool, description, system, schema, version });
 }
 
-export const PROMPTS: Readonly<Record<ExtractorName, ExtractorPrompt>> = Object.freeze({
+export const PROMPTS: Readonly<Record<PromptName, ExtractorPrompt>> = Object.freeze({
   classification: prompt(
     'classification',
     'record_classification',
@@ -73,5 +69,16 @@ export const PROMPTS: Readonly<Record<ExtractorName, ExtractorPrompt>> = Object.
       'relationship the document states: source and target as canonical entity names, a snake_case ' +
       'predicate such as works_for, founded, partner_of or located_in, and a confidence between 0 and ' +
       '1.',
+  ),
+  pair_resolver: prompt(
+    'pair_resolver',
+    'record_match',
+    'Record which candidate names the same entity.',
+    PairResolutionSchema,
+    'You resolve entity names. The message gives an entity type, a name found in a document, and ' +
+      'numbered candidate names already known. Call record_match with the number of the candidate ' +
+      'that names the same real-world entity (a variant spelling, abbreviation, legal form or typo ' +
+      'of it), or null when none does; and a confidence between 0 and 1. Similar names of ' +
+      'different entities (another branch, another person with the same surname) are not a match.',
   ),
 });

@@ -82,10 +82,20 @@ export const RelationshipsSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** The pair resolver's answer: which candidate names the same entity as the name, if any. */
+export const PairResolutionSchema = Type.Object(
+  {
+    match: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
+    confidence: Confidence,
+  },
+  { additionalProperties: false },
+);
+
 export type Classification = Static<typeof ClassificationSchema>;
 export type QaPairs = Static<typeof QaSchema>;
 export type Entities = Static<typeof EntitiesSchema>;
 export type Relationships = Static<typeof RelationshipsSchema>;
+export type PairResolution = Static<typeof PairResolutionSchema>;
 
 const ajv = new Ajv({ allErrors: true, strict: true });
 

@@ -4,10 +4,9 @@
 // window a separate memoised call, so an edit re-extracts only the windows it touched.
 // Classification reads the first window (where a document says what it is); Q&A pairs are
 // enumerated across windows in document order, so a pair's idx (and key) is stable; entities
-// and relationships are merged across windows. Mentions of admin-curated entities take their
-// curated canonical name from the alias snapshot, and relationships follow their endpoints.
+// and relationships are merged across windows. Which canonical each name chains under is
+// stage 5's business (stages/resolve/known.ts), applied to what this returns.
 
-import type { AliasSnapshot } from '../../lib/aliases.ts';
 import type { Models } from '../../lib/models.ts';
 import { countEvent } from '../../lib/run-context.ts';
 import { runExtractor, type ExtractorContext } from '../../lib/llm/run-extractor.ts';
@@ -32,9 +31,7 @@ export interface DocumentExtraction {
   relationships: Relationships['relationships'];
 }
 
-export interface ExtractDeps extends ExtractorContext {
-  aliases?: AliasSnapshot;
-}
+export type ExtractDeps = ExtractorContext;
 
 /** The answered predicate of SPEC.md 1 rule 7, as schema/0002 spells it in SQL. */
 export function isAnswered(answer: string | null): answer is string {
@@ -42,8 +39,8 @@ export function isAnswered(answer: string | null): answer is string {
 }
 
 /** What the extractors need from an open engine, for one item. */
-export function extractDeps(models: Models, store: ExtractorContext['store'], aliases: AliasSnapshot): ExtractDeps {
-  return { client: models.llm, model: models.model, identity: models.identity, store, queue: models.queue, aliases };
+export function extractDeps(models: Models, store: ExtractorContext['store']): ExtractDeps {
+  return { client: models.llm, model: models.model, identity: models.identity, store, queue: models.queue };
 }
 
 export function extractionWindows(text: string): string[] {
@@ -80,33 +77,15 @@ export async function extractDocument(
   return {
     classification: classification === null ? null : { ...classification, in_taxonomy: inTaxonomy },
     qa: qaPerWindow.flatMap((w) => w.pairs).map((pair, idx) => ({ idx, ...pair })),
-    ...curated(
+    ...mergeMentions(
       entitiesPerWindow.flatMap((w) => w.entities),
       relationshipsPerWindow.flatMap((w) => w.relationships),
-      deps.aliases,
     ),
   };
 }
 
-function curated(
-  entities: Entities['entities'],
-  relationships: Relationships['relationships'],
-  aliases: AliasSnapshot | undefined,
-) {
-  const renamed = new Map<string, string>();
-  if (aliases !== undefined && aliases.size > 0) {
-    entities = entities.map((e) => {
-      const canonical = aliases.canonicalFor(e.type, e.surface_form) ?? aliases.canonicalFor(e.type, e.canonical_name);
-      if (canonical === undefined || canonical === e.canonical_name) return e;
-      renamed.set(e.canonical_name, canonical);
-      return { ...e, canonical_name: canonical };
-    });
-    relationships = relationships.map((r) => ({
-      ...r,
-      source: renamed.get(r.source) ?? r.source,
-      target: renamed.get(r.target) ?? r.target,
-    }));
-  }
+/** One entity per (canonical name, type) and one relationship per (source, predicate, target). */
+export function mergeMentions(entities: Entities['entities'], relationships: Relationships['relationships']) {
   return {
     entities: mergeBy(entities, (e) => `${e.canonical_name}\u0000${e.type}`),
     relationships: mergeBy(relationships, (r) => `${r.source}\u0000${r.predicate}\u0000${r.target}`),

@@ -1,0 +1,226 @@
+// Stage 5 (i), entity resolution (SPEC.md 1 stage 5; 3 "Curation pinning"): a flow-scope pass
+// after the settle barrier. Extraction already chained every known name under its root
+// (known.ts); this pass decides the names met for the first time (their mentions flagged
+// unresolved), most frequent first, a batch at a time:
+//
+//   candidates  the roots of the same type (entity_names rows naming themselves) that share
+//               the normalised name, a trigram band or an embedding band (names.ts), and the
+//               names this batch has just founded; the best MAX_CANDIDATES by similarity
+//   decision    an identical normalised name joins its root with no model call; otherwise
+//               the pair resolver (a memoised model call, pair-resolver.ts) picks a candidate
+//               or none; a name without candidates founds a root of its own
+//   write-back  write-back.ts, one transaction per batch
+//
+// A walk never re-points a root (that is an admin merge), and every name maps to a root, so no
+// mention chains through another name. Pinned canonicals are roots from the start (seeds), so
+// new mentions chain under them. The model clients are built when the pass runs, inside the
+// failStage5 swap (SPEC.md 4 rule 4), never at engine start.
+
+import type PQueue from 'p-queue';
+import type { Database, Queryable } from '../../lib/db/database.ts';
+import type { EmbeddingClient } from '../../lib/embed/client.ts';
+import { llmIdentity, type LlmClient } from '../../lib/llm/client.ts';
+import type { StateStore } from '../../lib/state/store.ts';
+import { embedTexts } from '../embed.ts';
+import { bandKeys, jaccard, normaliseName, trigrams, vectorBandKeys } from './names.ts';
+import { resolvePair, type Candidate } from './pair-resolver.ts';
+import { writeBack, type Decision } from './write-back.ts';
+
+export const BATCH_NAMES = 200;
+export const MAX_CANDIDATES = 5;
+
+export interface ResolveDeps {
+  store: StateStore;
+  model: string;
+  queue: PQueue;
+  /** Zero-argument factories: the clients read the environment as the pass finds it. */
+  llm: () => LlmClient;
+  embedder: () => EmbeddingClient;
+}
+
+/** What the pass did, as counts of the walk (snake_case, as the run record carries them). */
+export interface ResolutionReport {
+  names: number;
+  /** Joined a root by an identical normalised name, with no model call. */
+  joined_exact: number;
+  /** Joined a root on the pair resolver's word. */
+  joined_by_resolver: number;
+  founded: number;
+  resolver_asked: number;
+  mentions_moved: number;
+}
+
+export interface Pending {
+  type: string;
+  name: string;
+}
+
+export async function resolveEntities(db: Database, deps: ResolveDeps, opId: string): Promise<ResolutionReport> {
+  const report: ResolutionReport = {
+    names: 0,
+    joined_exact: 0,
+    joined_by_resolver: 0,
+    founded: 0,
+    resolver_asked: 0,
+    mentions_moved: 0,
+  };
+  let pending = await pendingNames(db);
+  if (pending.length === 0) return report;
+  const llm = deps.llm();
+  const embedder = deps.embedder();
+  const embed = (names: string[]) => embedTexts(names, { client: embedder, queue: deps.queue });
+  const context = {
+    client: llm,
+    model: deps.model,
+    identity: llmIdentity(llm, deps.model),
+    store: deps.store,
+    queue: deps.queue,
+  };
+  await seedPinnedRoots(db, embed, opId);
+  while (pending.length > 0) {
+    const vectors = await embed(pending.map((p) => p.name));
+    const decisions: Decision[] = [];
+    // Questions to the pair resolver run concurrently. A name put to it may yet join another
+    // root, so until its answer is in (and drained, so the outcome never depends on the order
+    // answers come in) it is no candidate; a later name near it waits for the questions out.
+    const unanswered = new Set<Decision>();
+    let questions: Promise<void>[] = [];
+    // Held here, not left to reject unheard while the loop still runs: an unhandled rejection
+    // ends the engine thread.
+    let failure: { error: unknown } | null = null;
+    const drain = async () => {
+      await Promise.all(questions);
+      questions = [];
+      unanswered.clear();
+    };
+    for (const [i, p] of pending.entries()) {
+      if (failure !== null) break;
+      const self = rootOf(p, vectors[i]!);
+      if ([...unanswered].some((d) => isNear(self, d))) await drain();
+      const settled = decisions.filter((d) => d.how === 'founded' && !unanswered.has(d));
+      const candidates = await candidatesFor(db, self, settled);
+      const exact = candidates.find((c) => c.normalised === self.normalised);
+      if (exact !== undefined) Object.assign(self, { root: exact.name, how: 'exact' });
+      decisions.push(self);
+      if (exact !== undefined || candidates.length === 0) continue;
+      unanswered.add(self);
+      report.resolver_asked += 1;
+      questions.push(
+        resolvePair(p, candidates, context).then(
+          (match) => {
+            if (match !== null) Object.assign(self, { root: match, how: 'resolver' });
+          },
+          (error: unknown) => {
+            failure ??= { error };
+          },
+        ),
+      );
+    }
+    await drain();
+    if (failure !== null) throw (failure as { error: unknown }).error;
+    for (const d of decisions) {
+      report.names += 1;
+      if (d.how === 'exact') report.joined_exact += 1;
+      else if (d.how === 'resolver') report.joined_by_resolver += 1;
+      else report.founded += 1;
+    }
+    report.mentions_moved += await writeBack(db, deps.store, decisions, opId, embed);
+    pending = await pendingNames(db);
+  }
+  return report;
+}
+
+/** The next batch of unresolved names, the most mentioned first. */
+async function pendingNames(db: Queryable): Promise<Pending[]> {
+  const { rows } = await db.query<{ entity_type: string; canonical_name: string }>(
+    `SELECT entity_type, canonical_name FROM entity_mentions WHERE metadata ? 'unresolved'
+      GROUP BY entity_type, canonical_name ORDER BY count(*) DESC, entity_type, canonical_name LIMIT $1`,
+    [BATCH_NAMES],
+  );
+  return rows.map((r) => ({ type: r.entity_type, name: r.canonical_name }));
+}
+
+/** Pinned canonicals not yet known as roots become roots, so that new mentions can chain under them. */
+async function seedPinnedRoots(
+  db: Database,
+  embed: (names: string[]) => Promise<number[][]>,
+  opId: string,
+): Promise<void> {
+  const { rows } = await db.query<{ entity_type: string; canonical_name: string }>(
+    `SELECT DISTINCT m.entity_type, m.canonical_name FROM entity_mentions m
+      WHERE (m.metadata ->> 'curation_pinned')::boolean
+        AND NOT EXISTS (SELECT 1 FROM entity_names n WHERE n.entity_type = m.entity_type AND n.name = m.canonical_name)`,
+  );
+  if (rows.length === 0) return;
+  const vectors = await embed(rows.map((r) => r.canonical_name));
+  const seeds = rows.map((r, i) => rootOf({ type: r.entity_type, name: r.canonical_name }, vectors[i]!));
+  await db.query(
+    `INSERT INTO entity_names (entity_type, name, canonical_name, normalised, bands, op_id)
+     SELECT t, n, n, z, ARRAY(SELECT jsonb_array_elements_text(b::jsonb)), $5::uuid
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS u(t, n, z, b)
+     ON CONFLICT (entity_type, name) DO NOTHING`,
+    [
+      seeds.map((s) => s.type),
+      seeds.map((s) => s.name),
+      seeds.map((s) => s.normalised),
+      seeds.map((s) => JSON.stringify(s.bands)),
+      opId,
+    ],
+  );
+}
+
+/** A name as a root: its normalised key and band keys. */
+export function rootOf(p: Pending, vector: ArrayLike<number>): Decision {
+  const normalised = normaliseName(p.name);
+  const bands = [...bandKeys(trigrams(normalised)), ...vectorBandKeys(vector)];
+  return { ...p, root: p.name, normalised, bands, how: 'founded' };
+}
+
+/** Whether `other` could be a candidate of `self`: the same type, and the normalised name or a band shared. */
+function isNear(self: Decision, other: Candidate & { type: string }): boolean {
+  return (
+    other.type === self.type &&
+    (other.normalised === self.normalised || other.bands.some((b) => self.bands.includes(b)))
+  );
+}
+
+/** The best MAX_CANDIDATES roots for a name: from the database, and this batch's settled roots. */
+async function candidatesFor(db: Queryable, self: Decision, batch: readonly Decision[]): Promise<Candidate[]> {
+  const grams = trigrams(self.normalised);
+  const bands = new Set(self.bands);
+  const found = [
+    ...(await rootsNear(db, self.type, self.normalised, self.bands)),
+    ...batch.filter((d) => isNear(self, d)),
+  ];
+  const score = (c: Candidate) =>
+    c.normalised === self.normalised ? 2 : Math.max(jaccard(grams, trigrams(c.normalised)), shared(c.bands, bands));
+  return [...new Map(found.map((c) => [c.name, c])).values()]
+    .map((c) => ({ c, s: score(c) }))
+    .sort((a, b) => b.s - a.s || (a.c.name < b.c.name ? -1 : 1))
+    .slice(0, MAX_CANDIDATES)
+    .map(({ c }) => c);
+}
+
+/** The share of the embedding bands two names share: a rough cosine, for ranking only. */
+function shared(candidate: readonly string[], bands: ReadonlySet<string>): number {
+  const vector = candidate.filter((b) => b.startsWith('v'));
+  return vector.length === 0 ? 0 : vector.filter((b) => bands.has(b)).length / vector.length;
+}
+
+/** Roots of the type that share the normalised name or a band, the most bands shared first. */
+export async function rootsNear(
+  db: Queryable,
+  type: string,
+  normalised: string,
+  bands: readonly string[],
+): Promise<Candidate[]> {
+  const { rows } = await db.query<{ name: string; normalised: string; bands: string[] }>(
+    `SELECT name, normalised, bands FROM entity_names
+      WHERE entity_type = $1 AND name = canonical_name AND (normalised = $2 OR bands && $3::text[])
+      ORDER BY normalised = $2 DESC,
+               cardinality(ARRAY(SELECT unnest(bands) INTERSECT SELECT unnest($3::text[]))) DESC, name
+      LIMIT 50`,
+    [type, normalised, bands],
+  );
+  return rows;
+}

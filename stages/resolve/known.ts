@@ -1,0 +1,78 @@
+// Stage 5 (i) at extraction time: every extracted name chains under its root canonical before
+// its mention is written, so the pass after the walk has only never-seen names to decide.
+// Curated names come first (the alias snapshot of admin merges), then what resolution decided
+// before (entity_names). A name neither knows is written as it came, flagged unresolved for
+// the pass. Relationships follow their endpoints.
+//
+// Curation pin, site 3 (SPEC.md 3): an item re-declares its document's pinned mentions
+// verbatim (their stored canonical name, metadata and op_id), and a fresh mention of the same
+// entity gives way to the pinned one, so a pinned row keeps its key, its embedding and its
+// place through any re-walk, full_reprocess included.
+
+import type { AliasSnapshot } from '../../lib/aliases.ts';
+import type { Queryable } from '../../lib/db/database.ts';
+import type { Entities, Relationships } from '../../lib/llm/schemas.ts';
+import { mergeMentions } from '../extract/index.ts';
+
+export type ResolvedEntity = Entities['entities'][number] & { resolved: boolean };
+
+const pairKey = (type: string, name: string) => `${type}\u0000${name}`;
+
+/** The root canonical of each (type, name) that resolution has seen. */
+async function knownRoots(db: Queryable, entities: Entities['entities']): Promise<Map<string, string>> {
+  if (entities.length === 0) return new Map();
+  const { rows } = await db.query<{ entity_type: string; name: string; canonical_name: string }>(
+    `SELECT entity_type, name, canonical_name FROM entity_names
+      WHERE (entity_type, name) IN (SELECT t, n FROM unnest($1::text[], $2::text[]) AS u(t, n))`,
+    [entities.map((e) => e.type), entities.map((e) => e.canonical_name)],
+  );
+  return new Map(rows.map((r) => [pairKey(r.entity_type, r.name), r.canonical_name]));
+}
+
+/** The extraction with each entity under its root and each relationship between roots, merged again. */
+export async function chainUnderRoots(
+  db: Queryable,
+  aliases: AliasSnapshot,
+  extraction: { entities: Entities['entities']; relationships: Relationships['relationships'] },
+): Promise<{ entities: ResolvedEntity[]; relationships: Relationships['relationships'] }> {
+  const curated = extraction.entities.map(
+    (e) => aliases.canonicalFor(e.type, e.surface_form) ?? aliases.canonicalFor(e.type, e.canonical_name),
+  );
+  const roots = await knownRoots(
+    db,
+    extraction.entities.filter((_, i) => curated[i] === undefined),
+  );
+  const renamed = new Map<string, string>();
+  const resolved = new Set<string>();
+  const entities = extraction.entities.map((e, i) => {
+    const root = curated[i] ?? roots.get(pairKey(e.type, e.canonical_name));
+    if (root !== undefined) resolved.add(pairKey(e.type, root));
+    if (root === undefined || root === e.canonical_name) return e;
+    renamed.set(e.canonical_name, root);
+    return { ...e, canonical_name: root };
+  });
+  const relationships = extraction.relationships.map((r) => ({
+    ...r,
+    source: renamed.get(r.source) ?? r.source,
+    target: renamed.get(r.target) ?? r.target,
+  }));
+  const merged = mergeMentions(entities, relationships);
+  return {
+    entities: merged.entities.map((e) => ({ ...e, resolved: resolved.has(pairKey(e.type, e.canonical_name)) })),
+    relationships: merged.relationships,
+  };
+}
+
+/** An owner's pinned mention rows, verbatim, as the sink writes them. */
+export async function pinnedMentions(
+  db: Queryable,
+  owner: { column: 'source_document_id' | 'reference_item_id'; id: string },
+): Promise<Record<string, unknown>[]> {
+  const { rows } = await db.query<Record<string, unknown>>(
+    `SELECT id::text, source_document_id::text, reference_item_id::text, canonical_name, entity_type, surface_form,
+            confidence, metadata, op_id::text
+       FROM entity_mentions WHERE ${owner.column} = $1 AND (metadata ->> 'curation_pinned')::boolean IS TRUE`,
+    [owner.id],
+  );
+  return rows;
+}

@@ -1,0 +1,139 @@
+// The admin merge (SPEC.md 3 "Curation pinning"): the canonicals of the named mentions merge
+// into the target mention's, everywhere. Every mention of a merged canonical moves under the
+// target's (re-keyed, its embedding and its document's relationships with it, as the pass
+// moves them: write-back.ts), and entity_names re-points the merged names and every name that
+// chained under them to the target's canonical, so extraction chains them there from now on
+// and no name is left pointing at a name that is no root. That is one transaction.
+//
+// Then, apart, the pin step: the surviving rows of the target canonical are marked
+// curation_pinned, the merged names kept as their aliases (the alias snapshot reads them). The
+// merge has committed by then, so a fault in the pin step is reported, never raised.
+
+import { randomUUID } from 'node:crypto';
+import type { Database, Queryable } from '../../lib/db/database.ts';
+import type { StateStore } from '../../lib/state/store.ts';
+import { bandKeys, normaliseName, trigrams, vectorBandKeys } from './names.ts';
+import { applyMove, mentionsNamed, planMove, withItemKeys } from './write-back.ts';
+
+export class EntityMergeError extends Error {
+  readonly code: 'mention_not_found' | 'type_mismatch';
+  constructor(code: EntityMergeError['code'], message: string) {
+    super(message);
+    this.name = 'EntityMergeError';
+    this.code = code;
+  }
+}
+
+export interface MergeRequest {
+  /** The mention whose canonical survives. */
+  into: string;
+  /** Mentions whose canonicals merge into it. */
+  mentions: readonly string[];
+}
+
+export interface MergeResult {
+  /** Mentions moved under the target's canonical. */
+  merged: number;
+  mentions_pinned?: number;
+  mentions_pin_error?: string;
+}
+
+interface Named {
+  id: string;
+  canonical_name: string;
+  entity_type: string;
+}
+
+export async function mergeEntities(
+  db: Database,
+  store: StateStore,
+  embed: (texts: string[]) => Promise<number[][]>,
+  request: MergeRequest,
+): Promise<MergeResult> {
+  const named = await namedMentions(db, [request.into, ...request.mentions]);
+  const target = named.get(request.into)!;
+  const sources = request.mentions.map((id) => named.get(id)!);
+  const wrong = sources.find((s) => s.entity_type !== target.entity_type);
+  if (wrong !== undefined) {
+    throw new EntityMergeError(
+      'type_mismatch',
+      `mention ${wrong.id} is a ${wrong.entity_type}, the target ${request.into} a ${target.entity_type}: only one type merges`,
+    );
+  }
+  const type = target.entity_type;
+  const root = target.canonical_name;
+  const names = [...new Set(sources.map((s) => s.canonical_name))].filter((n) => n !== root);
+  const moving = await mentionsNamed(
+    db,
+    names.map((name) => ({ type, name })),
+    'true',
+  );
+  const move = await planMove(db, moving, new Map(names.map((n) => [`${type}\u0000${n}`, root])), embed);
+  const [vector] = await embed([root]);
+  const normalised = normaliseName(root);
+  const bands = [...bandKeys(trigrams(normalised)), ...vectorBandKeys(vector!)];
+  await withItemKeys(store, move, () =>
+    db.transaction(async (tx) => {
+      // The admin's word moves pinned rows of the merged canonicals too.
+      await applyMove(tx, move, 'true');
+      await repointNames(tx, { type, root, normalised, bands, names });
+    }),
+  );
+  try {
+    return { merged: moving.length, mentions_pinned: await pinSurvivors(db, type, root, names) };
+  } catch (error) {
+    return { merged: moving.length, mentions_pin_error: (error as Error).message };
+  }
+}
+
+async function namedMentions(db: Queryable, ids: readonly string[]): Promise<Map<string, Named>> {
+  const valid = ids.filter((id) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id));
+  const { rows } = await db.query<Named>(
+    'SELECT id::text, canonical_name, entity_type FROM entity_mentions WHERE id = ANY($1::uuid[])',
+    [valid],
+  );
+  const found = new Map(rows.map((r) => [r.id, r]));
+  const missing = ids.filter((id) => !found.has(id.toLowerCase()));
+  if (missing.length > 0) throw new EntityMergeError('mention_not_found', `no entity mention ${missing.join(', ')}`);
+  return new Map(ids.map((id) => [id, found.get(id.toLowerCase())!]));
+}
+
+/** The root is a root; the merged names, and every name under them, point at it directly. */
+async function repointNames(
+  tx: Queryable,
+  r: { type: string; root: string; normalised: string; bands: string[]; names: string[] },
+): Promise<void> {
+  const op = randomUUID();
+  await tx.query(
+    `INSERT INTO entity_names (entity_type, name, canonical_name, normalised, bands, op_id)
+     VALUES ($1, $2, $2, $3, $4::text[], $5)
+     ON CONFLICT (entity_type, name) DO UPDATE SET canonical_name = EXCLUDED.canonical_name,
+       normalised = EXCLUDED.normalised, bands = EXCLUDED.bands, updated_at = now()`,
+    [r.type, r.root, r.normalised, r.bands, op],
+  );
+  await tx.query(
+    `UPDATE entity_names SET canonical_name = $2, bands = '{}', updated_at = now()
+      WHERE entity_type = $1 AND name <> $2 AND (canonical_name = ANY($3::text[]) OR name = ANY($3::text[]))`,
+    [r.type, r.root, r.names],
+  );
+  await tx.query(
+    `INSERT INTO entity_names (entity_type, name, canonical_name, normalised, bands, op_id)
+     SELECT $1, n, $2, n, '{}', $4 FROM unnest($3::text[]) AS u(n)
+     ON CONFLICT (entity_type, name) DO NOTHING`,
+    [r.type, r.root, r.names, op],
+  );
+}
+
+/** Pins the target canonical's rows, its merged names recorded as their aliases; returns how many. */
+async function pinSurvivors(db: Queryable, type: string, root: string, names: readonly string[]): Promise<number> {
+  const { rowCount } = await db.query(
+    `UPDATE entity_mentions
+        SET metadata = metadata || jsonb_build_object('curation_pinned', true, 'aliases',
+              (SELECT coalesce(jsonb_agg(DISTINCT a), '[]'::jsonb)
+                 FROM jsonb_array_elements_text(coalesce(metadata -> 'aliases', '[]'::jsonb) || $3::jsonb) AS a)),
+            updated_at = now()
+      WHERE entity_type = $1 AND canonical_name = $2`,
+    [type, root, JSON.stringify(names)],
+  );
+  return rowCount;
+}

@@ -1,0 +1,147 @@
+// Stage 5 (i), the names side of entity resolution: what two spellings of one entity have in
+// common. A normalised key (exact block) meets variants of case, width, punctuation, spacing
+// and legal form; character trigrams meet typos and abbreviations (shingle block); a MinHash
+// signature of the trigrams, cut into bands, turns "shares many trigrams" into a few exact
+// keys, so candidates are looked up by key, never by scanning every canonical.
+
+/**
+ * Legal-form words dropped from the end of an organisation's name: "Acme Trading Co." and
+ * "ACME Trading Company Ltd" are one firm. Only at the end, and never the whole name.
+ */
+const LEGAL_FORMS = new Set([
+  'ag',
+  'bv',
+  'co',
+  'company',
+  'corp',
+  'corporation',
+  'gmbh',
+  'inc',
+  'incorporated',
+  'limited',
+  'llc',
+  'llp',
+  'lp',
+  'ltd',
+  'nv',
+  'plc',
+  'pty',
+  'sa',
+  'sarl',
+  'spa',
+]);
+
+/** Lower case, compatibility forms folded, accents and punctuation dropped, legal forms cut. */
+export function normaliseName(name: string): string {
+  const words = name
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase()
+    .replace(/&/g, ' and ')
+    // Dots go without a space, so that "S.A." is the legal form "sa" and not two letters.
+    .replace(/\./g, '')
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim()
+    .split(' ')
+    .filter((w) => w !== '');
+  while (words.length > 1 && LEGAL_FORMS.has(words[words.length - 1]!)) words.pop();
+  return words.join(' ');
+}
+
+/** The character trigrams of a normalised name, padded so that its first and last letters count. */
+export function trigrams(normalised: string): Set<string> {
+  const padded = `  ${normalised} `;
+  const out = new Set<string>();
+  for (let i = 0; i + 3 <= padded.length; i++) out.add(padded.slice(i, i + 3));
+  return out;
+}
+
+export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
+  if (a.size === 0 && b.size === 0) return 1;
+  let shared = 0;
+  for (const x of a) if (b.has(x)) shared += 1;
+  return shared / (a.size + b.size - shared);
+}
+
+/**
+ * Banding of the MinHash signature: two names whose trigram sets have Jaccard similarity J
+ * share at least one band with probability 1 - (1 - J^ROWS)^BANDS: 0.9998 at J = 0.7 (a one-
+ * letter typo in a 12-letter name), 0.63 at J = 0.3. Candidates are ranked by their true
+ * Jaccard afterwards, so the false ones cost a comparison, not a decision.
+ */
+export const BANDS = 16;
+export const ROWS = 2;
+
+/** 32-bit FNV-1a of a string with a seed: a fixed, portable hash, so band keys are stable on disk. */
+function hash32(text: string, seed: number): number {
+  let h = (0x811c9dc5 ^ seed) >>> 0;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  // A final avalanche, so that seeds differing in a bit give unrelated permutations.
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b) >>> 0;
+  h ^= h >>> 13;
+  return h >>> 0;
+}
+
+/** The band keys of a name's trigram set: BANDS strings, equal for two names that share that band. */
+export function bandKeys(grams: ReadonlySet<string>): string[] {
+  const keys: string[] = [];
+  for (let band = 0; band < BANDS; band++) {
+    const mins: number[] = [];
+    for (let row = 0; row < ROWS; row++) {
+      const seed = band * ROWS + row + 1;
+      let min = 0xffffffff;
+      for (const gram of grams) min = Math.min(min, hash32(gram, seed));
+      mins.push(min);
+    }
+    keys.push(`t${band}:${mins.map((m) => m.toString(36)).join('.')}`);
+  }
+  return keys;
+}
+
+/**
+ * SimHash bands of a name's embedding: its signs against fixed random hyperplanes, cut into
+ * VECTOR_BANDS bands of VECTOR_ROWS bits. Two vectors at angle t share a band with probability
+ * 1 - (1 - (1 - t/pi)^ROWS)^BANDS: 0.9997 at cosine 0.9, 0.5 at cosine 0.3. This is the
+ * nearest-neighbour block: a name that means the same but is spelled apart ("International
+ * Business Machines", "IBM") shares no trigram and may still share a band.
+ */
+export const VECTOR_BANDS = 16;
+export const VECTOR_ROWS = 6;
+
+const hyperplanes = new Map<number, Float32Array[]>();
+
+/** VECTOR_BANDS x VECTOR_ROWS unit-free normals of `dimensions`, the same on every machine (a seeded generator). */
+function planesFor(dimensions: number): Float32Array[] {
+  let planes = hyperplanes.get(dimensions);
+  if (planes !== undefined) return planes;
+  let s = 0x5eed;
+  const next = () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(s ^ (s >>> 15), s | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296 - 0.5;
+  };
+  planes = Array.from({ length: VECTOR_BANDS * VECTOR_ROWS }, () => Float32Array.from({ length: dimensions }, next));
+  hyperplanes.set(dimensions, planes);
+  return planes;
+}
+
+export function vectorBandKeys(vector: ArrayLike<number>): string[] {
+  const planes = planesFor(vector.length);
+  const keys: string[] = [];
+  for (let band = 0; band < VECTOR_BANDS; band++) {
+    let bits = 0;
+    for (let row = 0; row < VECTOR_ROWS; row++) {
+      const plane = planes[band * VECTOR_ROWS + row]!;
+      let dot = 0;
+      for (let i = 0; i < vector.length; i++) dot += plane[i]! * vector[i]!;
+      bits = (bits << 1) | (dot >= 0 ? 1 : 0);
+    }
+    keys.push(`v${band}:${bits.toString(36)}`);
+  }
+  return keys;
+}

@@ -1,0 +1,396 @@
+// Stage 5 (i) write-back: the decisions of one batch land in one transaction, or none of them
+// does (the names stay unresolved and the next walk decides them again).
+//
+//   entity_names  every decided name -> its root, a founded root with its normalised key and bands
+//   mentions      a name that founded its root only loses its unresolved flag; a mention of a
+//                 name that joined another root is re-keyed to em:{owner}:{root}:{type}. Two
+//                 mentions meeting on one key collapse into one, the higher confidence's
+//                 surface form kept. Curation pin, sites 1 and 2 (SPEC.md 3): no statement here
+//                 updates or deletes a pinned row; a pinned holder of the new key wins over any
+//                 confidence, and the moved row collapses into it by the DELETE of the rows
+//                 this batch selected, which re-asserts the pin predicate.
+//   embeddings    a moved mention's embedding moves with it, now of its root's name (copied in
+//                 the database from a row of that text; embedded only if none exists)
+//   relationships of the owners whose mentions moved: endpoints renamed, re-keyed, collapsed
+//
+// Item memos list the keys their rows are deleted by. Before the transaction the new keys are
+// added to the owners' memos, after it the old ones are dropped: a crash on either side leaves a
+// memo listing a key with no row (a delete that deletes nothing), never a row no memo lists.
+
+import type { Database, Queryable } from '../../lib/db/database.ts';
+import { recordEmbeddings, VectorCopy, type Row } from '../../lib/db/tables.ts';
+import { upsertRows } from '../../lib/db/upsert-rows.ts';
+import { EMBEDDING_MODEL } from '../../lib/embed/client.ts';
+import { sha256Hex } from '../../lib/hash.ts';
+import { entityMentionKey, entityRelationshipKey } from '../../lib/ids.ts';
+import type { StateStore } from '../../lib/state/store.ts';
+import { knownTexts } from '../embed.ts';
+
+export interface Decision {
+  type: string;
+  name: string;
+  root: string;
+  normalised: string;
+  bands: string[];
+  how: 'exact' | 'resolver' | 'founded';
+}
+
+export interface MentionRow {
+  id: string;
+  source_document_id: string | null;
+  reference_item_id: string | null;
+  canonical_name: string;
+  entity_type: string;
+  surface_form: string;
+  confidence: number | null;
+  metadata: Record<string, unknown>;
+  op_id: string;
+}
+
+interface RelationshipRow {
+  id: string;
+  source_document_id: string;
+  source_canonical: string;
+  predicate: string;
+  target_canonical: string;
+  confidence: number | null;
+  metadata: Record<string, unknown>;
+  op_id: string;
+}
+
+/** Rows under their new keys, and the rows they were before. */
+interface Moving<T> {
+  rows: T[];
+  old: T[];
+}
+
+/** Per owner (document or reference item): the keys its items' memos gain, and the keys they lose. */
+type KeyChanges = Map<string, { add: Record<string, string[]>; drop: Record<string, string[]> }>;
+
+const PINNED = `(entity_mentions.metadata ->> 'curation_pinned')::boolean IS TRUE`;
+
+/** Lands one batch of decisions; returns how many mentions moved to another root. */
+export async function writeBack(
+  db: Database,
+  store: StateStore,
+  decisions: readonly Decision[],
+  opId: string,
+  embed: (texts: string[]) => Promise<number[][]>,
+): Promise<number> {
+  const joined = decisions.filter((d) => d.root !== d.name);
+  const rootOf = new Map(joined.map((d) => [`${d.type}\u0000${d.name}`, d.root]));
+  const move = await planMove(db, await mentionsOf(db, joined), rootOf, embed);
+  await withItemKeys(store, move, () =>
+    db.transaction(async (tx) => {
+      await recordNames(tx, decisions, opId);
+      await clearFlags(
+        tx,
+        decisions.filter((d) => d.root === d.name),
+      );
+      // The rows this batch selected, and only if they are still as selected.
+      await applyMove(tx, move, `metadata ? 'unresolved' AND NOT (${PINNED})`);
+    }),
+  );
+  return move.moving.length;
+}
+
+/** Mention rows going under other roots: where they land, what moves with them, what memos must list. */
+export interface MentionMove {
+  moving: MentionRow[];
+  /** The moved rows under their new keys, collapsed, without those a pinned row already holds. */
+  landing: MentionRow[];
+  relationships: Moving<RelationshipRow>;
+  embeddings: Row[];
+  changes: KeyChanges;
+}
+
+/** Plans moving `moving` under the roots `rootOf` names for their (type, canonical name). */
+export async function planMove(
+  db: Queryable,
+  moving: MentionRow[],
+  rootOf: ReadonlyMap<string, string>,
+  embed: (texts: string[]) => Promise<number[][]>,
+): Promise<MentionMove> {
+  const mentions = collapse(
+    moving.map((m) => {
+      const root = rootOf.get(`${m.entity_type}\u0000${m.canonical_name}`)!;
+      const owner = (m.source_document_id ?? m.reference_item_id)!;
+      const { unresolved: _unresolved, ...metadata } = m.metadata;
+      return { ...m, id: entityMentionKey(owner, root, m.entity_type), canonical_name: root, metadata };
+    }),
+  );
+  // A pinned holder of a new key wins whatever the confidence: the moved row only goes.
+  const held = await pinnedAmong(
+    db,
+    mentions.map((m) => m.id),
+  );
+  const landing = mentions.filter((m) => !held.has(m.id));
+  const relationships = await relationshipsMoving(db, moving, rootOf);
+  return {
+    moving,
+    landing,
+    relationships,
+    embeddings: await embeddingRows(db, landing, embed),
+    changes: keyChanges(moving, mentions, relationships),
+  };
+}
+
+/**
+ * Runs `work`, the transaction applying `move`, with the owners' item memos listing the new keys
+ * before it and no longer the old ones after it.
+ */
+export async function withItemKeys<T>(store: StateStore, move: MentionMove, work: () => Promise<T>): Promise<T> {
+  await changeItemKeys(store, move.changes, 'add');
+  const result = await work();
+  await changeItemKeys(store, move.changes, 'drop');
+  return result;
+}
+
+/** Applies `move` in `tx`; the old rows go where `guard` (an SQL predicate on entity_mentions) still holds. */
+export async function applyMove(tx: Queryable, move: MentionMove, guard: string): Promise<void> {
+  if (move.moving.length === 0) return;
+  const oldIds = move.moving.map((m) => m.id);
+  await upsertMentions(tx, move.landing);
+  await tx.query(`DELETE FROM entity_mentions WHERE id = ANY($1::uuid[]) AND ${guard}`, [oldIds]);
+  await tx.query(`DELETE FROM record_embeddings WHERE owner_kind = 'entity_mention' AND owner_id = ANY($1::uuid[])`, [
+    oldIds,
+  ]);
+  await upsertRows(tx, recordEmbeddings, move.embeddings, 'unnest');
+  await moveRelationships(tx, move.relationships);
+}
+
+/** The unresolved, unpinned mentions of the names that joined another root. */
+function mentionsOf(db: Queryable, joined: readonly Decision[]): Promise<MentionRow[]> {
+  return mentionsNamed(db, joined, `metadata ? 'unresolved' AND NOT (${PINNED})`);
+}
+
+/** The mentions of these (type, canonical name) pairs that `filter` (SQL on entity_mentions) admits. */
+export async function mentionsNamed(
+  db: Queryable,
+  names: readonly { type: string; name: string }[],
+  filter: string,
+): Promise<MentionRow[]> {
+  if (names.length === 0) return [];
+  const { rows } = await db.query<MentionRow>(
+    `SELECT id::text, source_document_id::text, reference_item_id::text, canonical_name, entity_type, surface_form,
+            confidence, metadata, op_id::text
+       FROM entity_mentions
+      WHERE (entity_type, canonical_name) IN (SELECT t, n FROM unnest($1::text[], $2::text[]) AS u(t, n)) AND ${filter}`,
+    [names.map((d) => d.type), names.map((d) => d.name)],
+  );
+  return rows;
+}
+
+async function pinnedAmong(db: Queryable, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT id::text FROM entity_mentions WHERE id = ANY($1::uuid[]) AND ${PINNED}`,
+    [ids],
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
+/** One row per key: the highest confidence's surface form, and that confidence. */
+function collapse<T extends { id: string; confidence: number | null }>(rows: readonly T[]): T[] {
+  const byId = new Map<string, T>();
+  for (const row of rows) {
+    const kept = byId.get(row.id);
+    if (kept === undefined || (row.confidence ?? 0) > (kept.confidence ?? 0)) byId.set(row.id, row);
+  }
+  return [...byId.values()];
+}
+
+/** The relationships of the moving mentions' documents, between their roots, collapsed; with the ids they leave. */
+async function relationshipsMoving(
+  db: Queryable,
+  moving: readonly MentionRow[],
+  rootOf: ReadonlyMap<string, string>,
+): Promise<Moving<RelationshipRow>> {
+  const renames = new Map<string, Map<string, string>>();
+  for (const m of moving) {
+    if (m.source_document_id === null) continue;
+    const renamed = renames.get(m.source_document_id) ?? new Map<string, string>();
+    renamed.set(m.canonical_name, rootOf.get(`${m.entity_type}\u0000${m.canonical_name}`)!);
+    renames.set(m.source_document_id, renamed);
+  }
+  if (renames.size === 0) return { rows: [], old: [] };
+  const names = [...new Set([...renames.values()].flatMap((r) => [...r.keys()]))];
+  const { rows: old } = await db.query<RelationshipRow>(
+    `SELECT id::text, source_document_id::text, source_canonical, predicate, target_canonical, confidence, metadata,
+            op_id::text
+       FROM entity_relationships
+      WHERE source_document_id = ANY($1::uuid[]) AND (source_canonical = ANY($2::text[]) OR target_canonical = ANY($2::text[]))`,
+    [[...renames.keys()], names],
+  );
+  const affected = old.filter((r) => {
+    const renamed = renames.get(r.source_document_id)!;
+    return renamed.has(r.source_canonical) || renamed.has(r.target_canonical);
+  });
+  const rows = affected.map((r) => {
+    const renamed = renames.get(r.source_document_id)!;
+    const source = renamed.get(r.source_canonical) ?? r.source_canonical;
+    const target = renamed.get(r.target_canonical) ?? r.target_canonical;
+    return {
+      ...r,
+      id: entityRelationshipKey(r.source_document_id, source, r.predicate, target),
+      source_canonical: source,
+      target_canonical: target,
+    };
+  });
+  return { rows: collapse(rows), old: affected };
+}
+
+/** Each moved mention's embedding: a copy of its root's vector, or one embedded now when no row holds it. */
+async function embeddingRows(
+  db: Queryable,
+  mentions: readonly MentionRow[],
+  embed: (texts: string[]) => Promise<number[][]>,
+): Promise<Row[]> {
+  const roots = [...new Set(mentions.map((m) => m.canonical_name))];
+  const held = await knownTexts(
+    db,
+    roots.map((r) => sha256Hex(r)),
+  );
+  const missing = roots.filter((r) => !held.has(sha256Hex(r)));
+  const vectors = new Map((await (missing.length === 0 ? [] : embed(missing))).map((v, i) => [missing[i]!, v]));
+  return mentions.map((m) => ({
+    owner_kind: 'entity_mention',
+    owner_id: m.id,
+    model: EMBEDDING_MODEL,
+    embedding: vectors.get(m.canonical_name) ?? new VectorCopy(m.canonical_name),
+    content_sha256: sha256Hex(m.canonical_name),
+    op_id: m.op_id,
+  }));
+}
+
+function keyChanges(
+  moving: readonly MentionRow[],
+  mentions: readonly MentionRow[],
+  relationships: Moving<RelationshipRow>,
+): KeyChanges {
+  const changes: KeyChanges = new Map();
+  const entry = (owner: string) => {
+    let change = changes.get(owner);
+    if (change === undefined) changes.set(owner, (change = { add: {}, drop: {} }));
+    return change;
+  };
+  const push = (keys: Record<string, string[]>, table: string, key: string) => (keys[table] ??= []).push(key);
+  for (const m of moving) {
+    const change = entry((m.source_document_id ?? m.reference_item_id)!);
+    push(change.drop, 'entity_mentions', m.id);
+    push(change.drop, 'record_embeddings', `entity_mention:${m.id}`);
+  }
+  for (const m of mentions) {
+    const change = entry((m.source_document_id ?? m.reference_item_id)!);
+    push(change.add, 'entity_mentions', m.id);
+    push(change.add, 'record_embeddings', `entity_mention:${m.id}`);
+  }
+  for (const r of relationships.old) push(entry(r.source_document_id).drop, 'entity_relationships', r.id);
+  for (const r of relationships.rows) push(entry(r.source_document_id).add, 'entity_relationships', r.id);
+  return changes;
+}
+
+/** Adds the new keys to, or drops the old ones from, the memos of every item of each owner. */
+async function changeItemKeys(store: StateStore, changes: KeyChanges, step: 'add' | 'drop'): Promise<void> {
+  for (const [owner, { add, drop }] of changes) {
+    for (const identity of store.itemsOfDocument(owner)) {
+      const { memo } = store.getItem(identity);
+      if (memo === undefined) continue;
+      const rows = { ...memo.rows };
+      for (const [table, keys] of Object.entries(step === 'add' ? add : drop)) {
+        const listed = new Set(rows[table] ?? []);
+        if (step === 'add') for (const key of keys) listed.add(key);
+        // A key both left and gained (a collision with a row already there) stays.
+        else for (const key of keys) if (!add[table]?.includes(key)) listed.delete(key);
+        rows[table] = [...listed];
+      }
+      await store.putItem(identity, { ...memo, rows });
+    }
+  }
+}
+
+async function recordNames(tx: Queryable, decisions: readonly Decision[], opId: string): Promise<void> {
+  await tx.query(
+    `INSERT INTO entity_names (entity_type, name, canonical_name, normalised, bands, op_id)
+     SELECT t, n, c, z, ARRAY(SELECT jsonb_array_elements_text(b::jsonb)), $6::uuid
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS u(t, n, c, z, b)
+     ON CONFLICT (entity_type, name) DO NOTHING`,
+    [
+      decisions.map((d) => d.type),
+      decisions.map((d) => d.name),
+      decisions.map((d) => d.root),
+      decisions.map((d) => d.normalised),
+      // A name that joined a root is never a candidate: only roots carry bands.
+      decisions.map((d) => JSON.stringify(d.root === d.name ? d.bands : [])),
+      opId,
+    ],
+  );
+}
+
+async function clearFlags(tx: Queryable, roots: readonly Decision[]): Promise<void> {
+  if (roots.length === 0) return;
+  await tx.query(
+    `UPDATE entity_mentions SET metadata = metadata - 'unresolved', updated_at = now()
+      WHERE (entity_type, canonical_name) IN (SELECT t, n FROM unnest($1::text[], $2::text[]) AS u(t, n))
+        AND metadata ? 'unresolved' AND NOT (${PINNED})`,
+    [roots.map((d) => d.type), roots.map((d) => d.name)],
+  );
+}
+
+/** The moved mentions under their new keys; a pinned holder of a key is left as it is. */
+async function upsertMentions(tx: Queryable, rows: readonly MentionRow[]): Promise<void> {
+  await tx.query(
+    `INSERT INTO entity_mentions (id, source_document_id, reference_item_id, canonical_name, entity_type, surface_form,
+                                  confidence, metadata, op_id)
+     SELECT i::uuid, d::uuid, r::uuid, c, t, s, f::real, m::jsonb, o::uuid
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
+            AS u(i, d, r, c, t, s, f, m, o)
+     ON CONFLICT (id) DO UPDATE SET
+       surface_form = CASE WHEN EXCLUDED.confidence > entity_mentions.confidence
+                           THEN EXCLUDED.surface_form ELSE entity_mentions.surface_form END,
+       confidence = GREATEST(entity_mentions.confidence, EXCLUDED.confidence),
+       metadata = entity_mentions.metadata - 'unresolved',
+       updated_at = now()
+     WHERE NOT (${PINNED})`,
+    [
+      rows.map((m) => m.id),
+      rows.map((m) => m.source_document_id),
+      rows.map((m) => m.reference_item_id),
+      rows.map((m) => m.canonical_name),
+      rows.map((m) => m.entity_type),
+      rows.map((m) => m.surface_form),
+      rows.map((m) => (m.confidence === null ? null : String(m.confidence))),
+      rows.map((m) => JSON.stringify(m.metadata)),
+      rows.map((m) => m.op_id),
+    ],
+  );
+}
+
+/** Relationships under their renamed endpoints (the higher confidence kept on a collision), the old keys gone. */
+async function moveRelationships(tx: Queryable, moving: Moving<RelationshipRow>): Promise<void> {
+  if (moving.old.length === 0) return;
+  const { rows } = moving;
+  await tx.query(
+    `INSERT INTO entity_relationships (id, source_document_id, source_canonical, predicate, target_canonical,
+                                       confidence, metadata, op_id)
+     SELECT i::uuid, d::uuid, s, p, t, f::real, m::jsonb, o::uuid
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+            AS u(i, d, s, p, t, f, m, o)
+     ON CONFLICT (id) DO UPDATE SET
+       confidence = GREATEST(entity_relationships.confidence, EXCLUDED.confidence), updated_at = now()`,
+    [
+      rows.map((r) => r.id),
+      rows.map((r) => r.source_document_id),
+      rows.map((r) => r.source_canonical),
+      rows.map((r) => r.predicate),
+      rows.map((r) => r.target_canonical),
+      rows.map((r) => (r.confidence === null ? null : String(r.confidence))),
+      rows.map((r) => JSON.stringify(r.metadata)),
+      rows.map((r) => r.op_id),
+    ],
+  );
+  const kept = new Set(rows.map((r) => r.id));
+  await tx.query('DELETE FROM entity_relationships WHERE id = ANY($1::uuid[])', [
+    moving.old.map((r) => r.id).filter((id) => !kept.has(id)),
+  ]);
+}

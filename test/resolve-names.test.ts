@@ -1,0 +1,52 @@
+// Stage 5 (i) names: normalisation, trigram similarity and the MinHash bands that block on it.
+
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { bandKeys, jaccard, normaliseName, trigrams, vectorBandKeys } from '../stages/resolve/names.ts';
+import { mockEmbedding } from '../mock/embeddings.ts';
+
+test('spellings of one firm meet on one normalised key; different firms do not', () => {
+  const acme = ['Acme Trading Company', 'ACME Trading Co.', 'Acme  Trading Co Ltd', 'acme trading', 'Ａｃｍｅ Trading'];
+  assert.equal([...new Set(acme.map(normaliseName))], ['acme trading']);
+  assert.is(normaliseName('Société Générale S.A.'), 'societe generale');
+  assert.is(normaliseName('Marks & Spencer plc'), 'marks and spencer');
+  assert.is.not(normaliseName('Acme Bank'), normaliseName('Acme Trading'));
+  // A legal form is only cut from the end, and never leaves the name empty.
+  assert.is(normaliseName('Company'), 'company');
+  assert.is(normaliseName('Co Operative Group'), 'co operative group');
+});
+
+test('a one-letter typo keeps most trigrams; another name shares few', () => {
+  const base = trigrams(normaliseName('Northwind Traders'));
+  assert.ok(jaccard(base, trigrams(normaliseName('Nortwind Traders'))) >= 0.65);
+  assert.ok(jaccard(base, trigrams(normaliseName('Northwind Tradres'))) >= 0.6);
+  assert.ok(jaccard(base, trigrams(normaliseName('Contoso Logistics'))) < 0.1);
+  assert.is(jaccard(base, base), 1);
+});
+
+test('band keys: stable, shared by near spellings, rarely by unrelated names', () => {
+  const keys = (name: string) => bandKeys(trigrams(normaliseName(name)));
+  assert.equal(keys('Northwind Traders'), keys('NORTHWIND TRADERS Ltd'), 'the same normalised name, the same keys');
+  assert.is(keys('Ada Lovelace').length, 16);
+  const shares = (a: string, b: string) => keys(a).some((k) => keys(b).includes(k));
+  const typos = ['Nortwind Traders', 'Northwnd Traders', 'Northwind Tarders', 'Northwind Trader', 'Nrothwind Traders'];
+  assert.ok(
+    typos.every((t) => shares('Northwind Traders', t)),
+    'every one-letter variant shares a band',
+  );
+  const unrelated = ['Contoso Logistics', 'Fabrikam Bank', 'Grace Hopper', 'Alan Turing', 'Wingtip University'];
+  assert.ok(unrelated.filter((u) => shares('Northwind Traders', u)).length <= 1);
+});
+
+test('vector bands: near vectors share a band, far ones mostly do not', () => {
+  const keys = (text: string) => vectorBandKeys(mockEmbedding(text, 1024));
+  assert.is(keys('Northwind Traders').length, 16);
+  assert.equal(keys('Northwind Traders'), keys('Northwind Traders'));
+  const shares = (a: string, b: string) => keys(a).some((k) => keys(b).includes(k));
+  assert.ok(shares('Northwind Traders', 'Northwind Traders Ltd'));
+  assert.ok(shares('Northwind Traders', 'Nortwind Traders'));
+  const far = ['Grace Hopper', 'Alan Turing', 'Contoso Logistics', 'Fabrikam Bank', 'Litware University'];
+  assert.ok(far.filter((u) => shares('Northwind Traders', u)).length <= 2);
+});
+
+test.run();

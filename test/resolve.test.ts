@@ -1,0 +1,367 @@
+// Stage 5 (i), entity resolution, over real walks on tier 1: alias variants across documents
+// chain under one root canonical, mentions and relationships re-keyed, embeddings moved with
+// them, item memos following, and an unchanged walk spends nothing.
+
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { walk } from '../engine/walk.ts';
+import { sha256Hex } from '../lib/hash.ts';
+import { entityMentionKey } from '../lib/ids.ts';
+import { startMockServer, type MockServer } from '../mock/server.ts';
+import { walkFixture, type WalkFixture } from './helpers/walk.ts';
+import { embedTexts } from '../stages/embed.ts';
+import { EntityMergeError, mergeEntities } from '../stages/resolve/merge.ts';
+
+const VARS = ['ANTHROPIC_BASE_URL', 'ANTHROPIC_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_API_KEY'] as const;
+let mock: MockServer;
+let f: WalkFixture;
+let saved: (readonly [string, string | undefined])[];
+
+test.before.each(async () => {
+  saved = VARS.map((name) => [name, process.env[name]] as const);
+  mock = await startMockServer();
+  Object.assign(process.env, {
+    ANTHROPIC_BASE_URL: mock.url,
+    ANTHROPIC_API_KEY: 'k',
+    OPENAI_BASE_URL: `${mock.url}/v1`,
+    OPENAI_API_KEY: 'k',
+  });
+  f = await walkFixture();
+});
+test.after.each(async () => {
+  await f.dispose();
+  await mock.close();
+  for (const [name, value] of saved) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
+});
+
+async function rows<T>(sql: string, params: unknown[] = []): Promise<T[]> {
+  return (await f.target.db.query<T>(sql, params)).rows;
+}
+
+const DOCUMENTS: Record<string, string> = {
+  'a.md': '# Supply\n\nNorthwind Traders signed the supply contract with Ada Lovelace in spring.\n',
+  'b.md': '# Shipping\n\nThe order left with Nortwind Traders on Monday, said Grace Hopper.\n',
+  'c.md': '# Invoice\n\nNorthwind Traders Ltd sent the invoice for the spring order.\n',
+  'd.md': '# Minutes\n\nNorthwind Traders will review the route plan next quarter.\n',
+};
+
+async function writeAll(): Promise<void> {
+  for (const [name, text] of Object.entries(DOCUMENTS)) await f.write(name, text);
+}
+
+/** Every organisation mention by document, with its canonical and whether its id and embedding follow it. */
+async function organisations() {
+  return rows<{
+    rel_path: string;
+    id: string;
+    doc: string;
+    canonical_name: string;
+    surface_form: string;
+    hash: string | null;
+  }>(
+    `SELECT d.rel_path, m.id::text, d.id::text AS doc, m.canonical_name, m.surface_form, e.content_sha256 AS hash
+       FROM entity_mentions m JOIN source_documents d ON d.id = m.source_document_id
+       LEFT JOIN record_embeddings e ON e.owner_kind = 'entity_mention' AND e.owner_id = m.id
+      WHERE m.entity_type = 'organization' ORDER BY d.rel_path`,
+  );
+}
+
+test('alias variants across documents chain under one root, re-keyed, their embeddings moved with them', async () => {
+  await writeAll();
+  const summary = await walk(f.lifespan, { sourcePath: f.corpus });
+  assert.is(summary.items.failed, 0, JSON.stringify(summary.failures));
+  assert.equal(
+    summary.passes.map((p) => [p.name, p.ok]),
+    [
+      ['entity_resolution', true],
+      ['url_backlink', true],
+      ['cleanup', true],
+    ],
+  );
+  const orgs = await organisations();
+  assert.equal(
+    orgs.map((m) => [m.rel_path, m.canonical_name, m.surface_form]),
+    [
+      ['a.md', 'Northwind Traders', 'Northwind Traders'],
+      ['b.md', 'Northwind Traders', 'Nortwind Traders'],
+      ['c.md', 'Northwind Traders', 'Northwind Traders Ltd'],
+      ['d.md', 'Northwind Traders', 'Northwind Traders'],
+    ],
+  );
+  for (const m of orgs) {
+    assert.is(m.id, entityMentionKey(m.doc, 'Northwind Traders', 'organization'), `${m.rel_path}: re-keyed`);
+    assert.is(m.hash, sha256Hex('Northwind Traders'), `${m.rel_path}: its embedding is of the root's name`);
+  }
+  const [{ orphans, unresolved }] = (await rows<{ orphans: number; unresolved: number }>(
+    `SELECT (SELECT count(*)::int FROM record_embeddings e WHERE e.owner_kind = 'entity_mention'
+               AND NOT EXISTS (SELECT 1 FROM entity_mentions m WHERE m.id = e.owner_id)) AS orphans,
+            (SELECT count(*)::int FROM entity_mentions WHERE metadata ? 'unresolved') AS unresolved`,
+  )) as [{ orphans: number; unresolved: number }];
+  assert.equal([orphans, unresolved], [0, 0]);
+  // No merge chain: every name maps straight to a root, and every mention names a root.
+  const [{ chains, strays }] = (await rows<{ chains: number; strays: number }>(
+    `SELECT (SELECT count(*)::int FROM entity_names n JOIN entity_names r
+               ON r.entity_type = n.entity_type AND r.name = n.canonical_name WHERE r.canonical_name <> r.name) AS chains,
+            (SELECT count(*)::int FROM entity_mentions m WHERE NOT EXISTS (SELECT 1 FROM entity_names r
+               WHERE r.entity_type = m.entity_type AND r.name = m.canonical_name AND r.canonical_name = r.name)) AS strays`,
+  )) as [{ chains: number; strays: number }];
+  assert.equal([chains, strays], [0, 0]);
+});
+
+test('relationships follow their endpoints to the root; the item memos follow the new keys', async () => {
+  await f.write('b.md', '# Shipping\n\nNorthwind Traders shipped it.\n');
+  await f.write('e.md', '# Hiring\n\nNortwind Traders hired Grace Hopper in May.\n');
+  await walk(f.lifespan, { sourcePath: f.corpus });
+  const relations = await rows<{ source_canonical: string; target_canonical: string }>(
+    `SELECT r.source_canonical, r.target_canonical FROM entity_relationships r
+       JOIN source_documents d ON d.id = r.source_document_id WHERE d.rel_path = 'e.md'`,
+  );
+  assert.equal(relations, [{ source_canonical: 'Northwind Traders', target_canonical: 'Grace Hopper' }]);
+  // The document goes: every row it owned goes with it, the re-keyed ones included.
+  await rm(path.join(f.corpus, 'e.md'));
+  await walk(f.lifespan, { sourcePath: f.corpus });
+  const left = await rows<{ n: number }>(
+    `SELECT (SELECT count(*)::int FROM entity_mentions m JOIN source_documents d ON d.id = m.source_document_id
+              WHERE d.rel_path = 'e.md')
+          + (SELECT count(*)::int FROM entity_relationships r JOIN source_documents d ON d.id = r.source_document_id
+              WHERE d.rel_path = 'e.md')
+          + (SELECT count(*)::int FROM record_embeddings e WHERE e.owner_kind = 'entity_mention'
+              AND NOT EXISTS (SELECT 1 FROM entity_mentions m WHERE m.id = e.owner_id)) AS n`,
+  );
+  assert.equal(left, [{ n: 0 }]);
+});
+
+test('an unchanged walk resolves nothing and calls no model; a new variant later joins the root', async () => {
+  await writeAll();
+  await walk(f.lifespan, { sourcePath: f.corpus });
+  const calls = { ...mock.stats };
+  const again = await walk(f.lifespan, { sourcePath: f.corpus });
+  assert.is(again.items.unchanged, 4);
+  assert.equal([mock.stats.messages, mock.stats.embeddings], [calls.messages, calls.embeddings]);
+  await f.write('f.md', '# Later\n\nNorthwnd Traders opened a depot.\n');
+  await walk(f.lifespan, { sourcePath: f.corpus });
+  const orgs = await organisations();
+  assert.equal(orgs.find((m) => m.rel_path === 'f.md')?.canonical_name, 'Northwind Traders');
+  // A changed document's mention of a decided name chains at extraction, with no pass work.
+  await f.write('b.md', '# Shipping\n\nThe order left with Nortwind Traders on Tuesday.\n');
+  const before = mock.stats.messages;
+  await walk(f.lifespan, { sourcePath: f.corpus });
+  const b = (await organisations()).find((m) => m.rel_path === 'b.md')!;
+  assert.equal([b.canonical_name, b.surface_form], ['Northwind Traders', 'Nortwind Traders']);
+  assert.ok(mock.stats.messages - before <= 4, 'the extractors only: no pair resolver call');
+});
+
+test('a pass that fails leaves no half-written resolution; the next walk resolves what it could not', async () => {
+  await writeAll();
+  // The write-back's last step refused: its transaction must leave nothing behind.
+  await f.target.db.exec(`
+    CREATE FUNCTION refuse_names() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN RAISE EXCEPTION 'write-back refused by a test trigger'; END $$;
+    CREATE TRIGGER refuse_names BEFORE INSERT ON entity_names FOR EACH ROW EXECUTE FUNCTION refuse_names();`);
+  let failed;
+  try {
+    failed = await walk(f.lifespan, { sourcePath: f.corpus });
+  } finally {
+    await f.target.db.exec('DROP TRIGGER refuse_names ON entity_names; DROP FUNCTION refuse_names()');
+  }
+  assert.is(failed.status, 'completed');
+  assert.equal(
+    failed.warnings.map((w) => w.name),
+    ['entity_resolution_failed'],
+  );
+  const [{ names, unresolved }] = (await rows<{ names: number; unresolved: number }>(
+    `SELECT (SELECT count(*)::int FROM entity_names) AS names,
+            (SELECT count(*)::int FROM entity_mentions WHERE metadata ? 'unresolved') AS unresolved`,
+  )) as [{ names: number; unresolved: number }];
+  assert.is(names, 0);
+  assert.ok(unresolved >= 4, 'every mention still waits, under the name it came with');
+  assert.equal(
+    (await organisations()).map((m) => m.canonical_name),
+    ['Northwind Traders', 'Nortwind Traders', 'Northwind Traders Ltd', 'Northwind Traders'],
+  );
+  const next = await walk(f.lifespan, { sourcePath: f.corpus });
+  assert.is(next.items.unchanged, 4, 'the items are not redone');
+  assert.ok(next.passes[0]!.counts!.names! >= 3);
+  assert.equal(
+    (await organisations()).map((m) => m.canonical_name),
+    ['Northwind Traders', 'Northwind Traders', 'Northwind Traders', 'Northwind Traders'],
+  );
+});
+
+test('a pair resolver that fails while the pass still has names to read fails the pass, never the walk', async () => {
+  // The question goes out first (the most mentioned names lead) and is refused at once, while
+  // the pass still reads candidates for the many names after it.
+  for (let i = 0; i < 3; i++) await f.write(`acme-${i}.md`, `# a\n\nAcme Trading Company signed lease ${i}.\n`);
+  for (let i = 0; i < 2; i++) await f.write(`typo-${i}.md`, `# t\n\nAcme Tradng Company paid rent ${i}.\n`);
+  const stems = ['Alder', 'Birch', 'Cedar', 'Elm', 'Fir', 'Hazel', 'Larch', 'Maple', 'Oak', 'Pine', 'Rowan', 'Yew'];
+  const kinds = ['Traders', 'Logistics', 'Bank', 'University', 'Group'];
+  const others = stems.flatMap((stem) => kinds.map((kind) => `${stem} ${kind}`));
+  await f.write('others.md', `# o\n\n${others.map((name) => `We met ${name} today.`).join('\n\n')}\n`);
+  const summary = await walk(f.lifespan, { sourcePath: f.corpus, failStage5: 'pair_resolver' });
+  assert.is(summary.status, 'completed');
+  assert.equal(summary.stage5FailureInjected, 'pair_resolver');
+  assert.equal(
+    summary.warnings.map((w) => w.name),
+    ['entity_resolution_failed'],
+  );
+  const next = await walk(f.lifespan, { sourcePath: f.corpus });
+  assert.ok(next.passes[0]!.counts!.joined_by_resolver! >= 1, 'the next walk asks again, credentials restored');
+  assert.equal(
+    (await mentionsOf('typo-0.md')).map((m) => [m.canonical_name, m.surface_form]),
+    [['Acme Trading Company', 'Acme Tradng Company']],
+  );
+});
+
+const PIN = `metadata = metadata || '{"curation_pinned": true}'::jsonb`;
+
+async function mentionsOf(relPath: string) {
+  return rows<{
+    id: string;
+    canonical_name: string;
+    surface_form: string;
+    confidence: number;
+    op_id: string;
+    embedded: boolean;
+  }>(
+    `SELECT m.id::text, m.canonical_name, m.surface_form, m.confidence, m.op_id::text,
+            EXISTS (SELECT 1 FROM record_embeddings e WHERE e.owner_kind = 'entity_mention' AND e.owner_id = m.id) AS embedded
+       FROM entity_mentions m JOIN source_documents d ON d.id = m.source_document_id
+      WHERE d.rel_path = $1 AND m.entity_type = 'organization' ORDER BY m.canonical_name`,
+    [relPath],
+  );
+}
+
+test('pin site 3: after an admin rename, full_reprocess keeps the one pinned row verbatim, with its embedding', async () => {
+  await f.write('first.md', '# first\n\nAcme Traders signed with Jane Doe last spring.\n');
+  await walk(f.lifespan, { sourcePath: f.corpus });
+  // An admin merge that renamed the mention in place (its id still of the old name) and pinned it.
+  await f.target.db.query(
+    `UPDATE entity_mentions SET canonical_name = 'Acme Trading Company', ${PIN} WHERE canonical_name = 'Acme Traders'`,
+  );
+  const [pinned] = await mentionsOf('first.md');
+  const full = await walk(f.lifespan, { sourcePath: f.corpus, fullReprocess: true });
+  assert.is(full.items.failed, 0);
+  assert.equal(await mentionsOf('first.md'), [{ ...pinned!, embedded: true }], 'one row, the pinned one, untouched');
+});
+
+test('pin site 2: a moved mention meeting a pinned key-holder of another op collapses into it', async () => {
+  await f.write('x.md', '# x\n\nNorthwind Traders signed the lease.\n');
+  await walk(f.lifespan, { sourcePath: f.corpus });
+  await f.target.db.query(
+    `UPDATE entity_mentions SET confidence = 0.1, ${PIN} WHERE canonical_name = 'Northwind Traders'`,
+  );
+  const [pinned] = await mentionsOf('x.md');
+  await f.write('x.md', '# x\n\nNorthwind Traders signed the lease.\n\nThe rent was paid by Nortwind Traders.\n');
+  const summary = await walk(f.lifespan, { sourcePath: f.corpus });
+  assert.is(summary.passes[0]!.counts?.joined_by_resolver, 1, 'the typo went to the pair resolver and joined');
+  assert.equal(await mentionsOf('x.md'), [pinned], 'the pinned holder won over confidence, unchanged');
+});
+
+test('pin site 1: pinned canonicals reach the resolver as seeds, and new mentions chain under them', async () => {
+  await f.write('p.md', '# p\n\nThe depot was sold.\n');
+  await walk(f.lifespan, { sourcePath: f.corpus });
+  // A curated mention the platform wrote itself, under a name no resolution has seen.
+  const [{ id: doc }] = (await rows<{ id: string }>(
+    "SELECT id::text FROM source_documents WHERE rel_path = 'p.md'",
+  )) as [{ id: string }];
+  await f.target.db.query(
+    `INSERT INTO entity_mentions (id, source_document_id, canonical_name, entity_type, surface_form, confidence, metadata, op_id)
+     VALUES ($1, $2, 'Fabrikam Bank Group', 'organization', 'Fabrikam', 1, '{"curation_pinned": true}', gen_random_uuid())`,
+    [entityMentionKey(doc, 'Fabrikam Bank Group', 'organization'), doc],
+  );
+  await f.write('q.md', '# q\n\nFabrikam Bnk Group bought the depot.\n');
+  const summary = await walk(f.lifespan, { sourcePath: f.corpus });
+  assert.equal(
+    (await mentionsOf('q.md')).map((m) => [m.canonical_name, m.surface_form]),
+    [['Fabrikam Bank Group', 'Fabrikam Bnk Group']],
+  );
+  assert.is(summary.passes[0]!.counts?.joined_by_resolver, 1);
+  const pinned = await rows('SELECT canonical_name, surface_form FROM entity_mentions WHERE source_document_id = $1', [
+    doc,
+  ]);
+  assert.equal(
+    pinned,
+    [{ canonical_name: 'Fabrikam Bank Group', surface_form: 'Fabrikam' }],
+    'the curated row is untouched',
+  );
+});
+
+const embed = (texts: string[]) =>
+  embedTexts(texts, { client: f.lifespan.models.embedder, queue: f.lifespan.models.queue });
+const merge = (into: string, mentions: string[]) =>
+  mergeEntities(f.target.db, f.lifespan.store, embed, { into, mentions });
+
+async function acmeCorpus(): Promise<{ a: string; b: string }> {
+  await f.write('a.md', '# a\n\nAcme Trading Company signed the lease with Ada Lovelace.\n');
+  await f.write('b.md', '# b\n\nWestfield Holdings Group paid the rent.\n');
+  await f.write('c.md', '# c\n\nWestfield Holdings Group shipped the goods.\n');
+  await walk(f.lifespan, { sourcePath: f.corpus });
+  const [a] = await mentionsOf('a.md');
+  const [b] = await mentionsOf('b.md');
+  return { a: a!.id, b: b!.id };
+}
+
+test('admin merge: every mention of the merged canonical moves under the target, pinned, its name an alias', async () => {
+  const { a, b } = await acmeCorpus();
+  const result = await merge(a, [b]);
+  assert.equal(result, { merged: 2, mentions_pinned: 3 });
+  for (const doc of ['a.md', 'b.md', 'c.md']) {
+    const [m] = await mentionsOf(doc);
+    assert.is(m!.canonical_name, 'Acme Trading Company', doc);
+    assert.ok(m!.embedded, `${doc}: its embedding moved with it`);
+  }
+  const [meta] = await rows<{ metadata: { curation_pinned: boolean; aliases: string[] } }>(
+    "SELECT metadata FROM entity_mentions m JOIN source_documents d ON d.id = m.source_document_id WHERE d.rel_path = 'c.md'",
+  );
+  assert.equal(meta!.metadata, { curation_pinned: true, aliases: ['Westfield Holdings Group'] });
+  assert.equal(await rows("SELECT canonical_name FROM entity_names WHERE name = 'Westfield Holdings Group'"), [
+    { canonical_name: 'Acme Trading Company' },
+  ]);
+  // A later mention of the merged name chains under the target at extraction.
+  await f.write('d.md', '# d\n\nWestfield Holdings Group opened a depot.\n');
+  const later = await walk(f.lifespan, { sourcePath: f.corpus });
+  assert.is(later.passes[0]!.counts?.names, 0, 'nothing left for the pass to decide');
+  assert.is((await mentionsOf('d.md'))[0]!.canonical_name, 'Acme Trading Company');
+});
+
+test('admin merge: an unknown mention or another type is a named error, and nothing changes', async () => {
+  const { a } = await acmeCorpus();
+  const missing = await merge(a, ['00000000-0000-4000-8000-000000000000']).catch((e: unknown) => e);
+  assert.instance(missing, EntityMergeError);
+  assert.is((missing as EntityMergeError).code, 'mention_not_found');
+  const [person] = await rows<{ id: string }>(
+    "SELECT id::text FROM entity_mentions WHERE entity_type = 'person' LIMIT 1",
+  );
+  if (person !== undefined) {
+    const mismatch = await merge(a, [person.id]).catch((e: unknown) => e);
+    assert.is((mismatch as EntityMergeError).code, 'type_mismatch');
+  }
+  assert.is((await mentionsOf('b.md'))[0]!.canonical_name, 'Westfield Holdings Group');
+});
+
+test('admin merge: a fault in the pin step is reported as mentions_pin_error; the merge stands', async () => {
+  const { a, b } = await acmeCorpus();
+  await f.target.db.exec(`
+    CREATE FUNCTION refuse_pin() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF NEW.metadata ? 'curation_pinned' THEN RAISE EXCEPTION 'pin refused by a test trigger'; END IF;
+      RETURN NEW;
+    END $$;
+    CREATE TRIGGER refuse_pin BEFORE UPDATE ON entity_mentions FOR EACH ROW EXECUTE FUNCTION refuse_pin();`);
+  try {
+    const result = await merge(a, [b]);
+    assert.is(result.merged, 2);
+    assert.match(result.mentions_pin_error ?? '', /pin refused by a test trigger/);
+    assert.is(result.mentions_pinned, undefined);
+    assert.is((await mentionsOf('b.md'))[0]!.canonical_name, 'Acme Trading Company', 'the merge committed');
+  } finally {
+    await f.target.db.exec('DROP TRIGGER refuse_pin ON entity_mentions; DROP FUNCTION refuse_pin()');
+  }
+});
+
+test.run();
