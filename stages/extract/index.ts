@@ -87,18 +87,35 @@ export async function extractDocument(
 /** One entity per (canonical name, type) and one relationship per (source, predicate, target). */
 export function mergeMentions(entities: Entities['entities'], relationships: Relationships['relationships']) {
   return {
-    entities: mergeBy(entities, (e) => `${e.canonical_name}\u0000${e.type}`),
-    relationships: mergeBy(relationships, (r) => `${r.source}\u0000${r.predicate}\u0000${r.target}`),
+    entities: mergeBy(entities, (e) => `${e.canonical_name}\u0000${e.type}`, outranks),
+    relationships: mergeBy(
+      relationships,
+      (r) => `${r.source}\u0000${r.predicate}\u0000${r.target}`,
+      (a, b) => a.confidence > b.confidence,
+    ),
   };
 }
 
-/** One item per key: the first seen, with the highest confidence seen. */
-function mergeBy<T extends { confidence: number }>(items: T[], keyOf: (item: T) => string): T[] {
+/**
+ * Of two mentions on one key, whether `a` is the one kept: the higher confidence, then the
+ * smaller surface form, so the survivor never depends on the order the two came in (a re-walk
+ * after a crash meets them in another order). The write-back's SQL applies the same rule.
+ */
+export function outranks(
+  a: { confidence: number | null; surface_form: string },
+  b: { confidence: number | null; surface_form: string },
+): boolean {
+  const [ca, cb] = [a.confidence ?? 0, b.confidence ?? 0];
+  return ca !== cb ? ca > cb : a.surface_form < b.surface_form;
+}
+
+/** One item per key: the one no other item of its key outranks. */
+function mergeBy<T>(items: T[], keyOf: (item: T) => string, isBetter: (a: T, b: T) => boolean): T[] {
   const merged = new Map<string, T>();
   for (const item of items) {
     const key = keyOf(item);
     const kept = merged.get(key);
-    merged.set(key, kept === undefined ? item : { ...kept, confidence: Math.max(kept.confidence, item.confidence) });
+    if (kept === undefined || isBetter(item, kept)) merged.set(key, item);
   }
   return [...merged.values()];
 }

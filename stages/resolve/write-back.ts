@@ -4,9 +4,9 @@
 //   entity_names  every decided name -> its root, a founded root with its normalised key and bands
 //   mentions      a name that founded its root only loses its unresolved flag; a mention of a
 //                 name that joined another root is re-keyed to em:{owner}:{root}:{type}. Two
-//                 mentions meeting on one key collapse into one, the higher confidence's
-//                 surface form kept. Curation pin, sites 1 and 2 (SPEC.md 3): no statement here
-//                 updates or deletes a pinned row; a pinned holder of the new key wins over any
+//                 mentions meeting on one key collapse into one by confidence (outranks).
+//                 Curation pin, sites 1 and 2 (SPEC.md 3): no statement here updates or
+//                 deletes a pinned row; a pinned holder of the new key wins over any
 //                 confidence, and the moved row collapses into it by the DELETE of the rows
 //                 this batch selected, which re-asserts the pin predicate.
 //   embeddings    a moved mention's embedding moves with it, now of its root's name (copied in
@@ -25,6 +25,7 @@ import { sha256Hex } from '../../lib/hash.ts';
 import { entityMentionKey, entityRelationshipKey } from '../../lib/ids.ts';
 import type { StateStore } from '../../lib/state/store.ts';
 import { knownTexts } from '../embed.ts';
+import { outranks } from '../extract/index.ts';
 
 export interface Decision {
   type: string;
@@ -118,6 +119,7 @@ export async function planMove(
       const { unresolved: _unresolved, ...metadata } = m.metadata;
       return { ...m, id: entityMentionKey(owner, root, m.entity_type), canonical_name: root, metadata };
     }),
+    outranks,
   );
   // A pinned holder of a new key wins whatever the confidence: the moved row only goes.
   const held = await pinnedAmong(
@@ -190,12 +192,12 @@ async function pinnedAmong(db: Queryable, ids: readonly string[]): Promise<Set<s
   return new Set(rows.map((r) => r.id));
 }
 
-/** One row per key: the highest confidence's surface form, and that confidence. */
-function collapse<T extends { id: string; confidence: number | null }>(rows: readonly T[]): T[] {
+/** One row per key: the one `isBetter` keeps over every other row of its key. */
+function collapse<T extends { id: string }>(rows: readonly T[], isBetter: (a: T, b: T) => boolean): T[] {
   const byId = new Map<string, T>();
   for (const row of rows) {
     const kept = byId.get(row.id);
-    if (kept === undefined || (row.confidence ?? 0) > (kept.confidence ?? 0)) byId.set(row.id, row);
+    if (kept === undefined || isBetter(row, kept)) byId.set(row.id, row);
   }
   return [...byId.values()];
 }
@@ -237,7 +239,7 @@ async function relationshipsMoving(
       target_canonical: target,
     };
   });
-  return { rows: collapse(rows), old: affected };
+  return { rows: collapse(rows, (a, b) => (a.confidence ?? 0) > (b.confidence ?? 0)), old: affected };
 }
 
 /** Each moved mention's embedding: a copy of its root's vector, or one embedded now when no row holds it. */
@@ -347,6 +349,8 @@ async function upsertMentions(tx: Queryable, rows: readonly MentionRow[]): Promi
             AS u(i, d, r, c, t, s, f, m, o)
      ON CONFLICT (id) DO UPDATE SET
        surface_form = CASE WHEN EXCLUDED.confidence > entity_mentions.confidence
+                                 OR (EXCLUDED.confidence = entity_mentions.confidence
+                                     AND EXCLUDED.surface_form < entity_mentions.surface_form COLLATE "C")
                            THEN EXCLUDED.surface_form ELSE entity_mentions.surface_form END,
        confidence = GREATEST(entity_mentions.confidence, EXCLUDED.confidence),
        metadata = entity_mentions.metadata - 'unresolved',
