@@ -9,7 +9,7 @@
 //              outside the ground truth (other capitalised phrases) are counted and left out.
 //   blocking   for every variant name (not its entity's canonical spelling): is the root its
 //              canonical spelling chained under among the MAX_CANDIDATES candidates the pass
-//              offers (the same search and ranking as candidatesFor in stages/resolve/index.ts), run
+//              offers (the same search and ranking as the pass: rootsNear and rankCandidates in stages/resolve/index.ts), run
 //              again after the walk against the final roots
 //   cost       pair-resolver calls per mention (goal <= 0.05), the pass's model calls, its
 //              share of the cold walk (goal <= 25 %); on the unchanged walk its duration (goal
@@ -33,12 +33,12 @@ import { openLifespan, type Lifespan } from '../engine/lifespan.ts';
 import { entityResolutionPass, type FlowPass } from '../engine/passes.ts';
 import { walk, type WalkSummary } from '../engine/walk.ts';
 import { loadConfig } from '../lib/config.ts';
-import type { Queryable } from '../lib/db/database.ts';
+import type { Database, Queryable } from '../lib/db/database.ts';
 import { createEmbeddingClient } from '../lib/embed/client.ts';
 import { createLlmClient } from '../lib/llm/client.ts';
 import { embedTexts } from '../stages/embed.ts';
-import { MAX_CANDIDATES, rootOf, rootsNear, type ResolutionReport } from '../stages/resolve/index.ts';
-import { jaccard, trigrams } from '../stages/resolve/names.ts';
+import { MAX_CANDIDATES, rankCandidates, type ResolutionReport } from '../stages/resolve/index.ts';
+import { MIN_COSINE, rootOf, rootsNear, type Root } from '../stages/resolve/roots.ts';
 import type { Candidate } from '../stages/resolve/pair-resolver.ts';
 import { startMockServer, type MockServer } from '../mock/server.ts';
 import { openTestDatabase, type TestDatabase } from '../test/helpers/db.ts';
@@ -441,59 +441,40 @@ interface Blocking {
   variantRoots: number;
   /** Mean ms of one candidate search (rootsNear and the ranking) after the walk: the pass pays one per name. */
   searchMs: number;
-  /** Mean roots per searched variant: in its block (before rootsNear's LIMIT 50), caught by a trigram band, by an embedding band; roots of its type. */
+  /** Mean roots per searched variant: in its blocks before any cut, caught by a trigram band, by the embedding block (cosine >= MIN_COSINE, before its cut to the nearest); roots of its type. */
   block: { all: number; trigram: number; vector: number; roots: number };
 }
 
-/**
- * The candidate search and ranking of candidatesFor (stages/resolve/index.ts), copied so that the
- * name itself can be left out (a variant that founded a root would otherwise find itself), the
- * batch aside: final roots only.
- */
+/** The pass's candidate search and ranking, the name itself left out (a variant that founded a root would otherwise find itself), against the final roots only. */
 async function candidatesFor(
-  db: Queryable,
+  db: Database,
   type: string,
   name: string,
-  vector: ArrayLike<number>,
-): Promise<{ ranked: Candidate[]; found: Candidate[]; bands: string[]; normalised: string }> {
+  vector: readonly number[],
+): Promise<{ ranked: Candidate[]; found: Candidate[]; self: Root }> {
   const self = rootOf({ type, name }, vector);
-  const grams = trigrams(self.normalised);
-  const bands = new Set(self.bands);
-  const shared = (candidate: readonly string[]) => {
-    const v = candidate.filter((b) => b.startsWith('v'));
-    return v.length === 0 ? 0 : v.filter((b) => bands.has(b)).length / v.length;
-  };
-  const score = (c: Candidate) =>
-    c.normalised === self.normalised ? 2 : Math.max(jaccard(grams, trigrams(c.normalised)), shared(c.bands));
-  const found = (await rootsNear(db, type, self.normalised, self.bands)).filter((c) => c.name !== name);
-  const ranked = [...new Map(found.map((c) => [c.name, c])).values()]
-    .map((c) => ({ c, s: score(c) }))
-    .sort((a, b) => b.s - a.s || (a.c.name < b.c.name ? -1 : 1))
-    .slice(0, MAX_CANDIDATES)
-    .map(({ c }) => c);
-  return { ranked, found, bands: self.bands, normalised: self.normalised };
+  const [near] = await rootsNear(db, [self]);
+  const found = near!.filter((c) => c.name !== name);
+  return { ranked: rankCandidates(self, found), found, self };
 }
 
-/** How many roots of the type the block holds for a name, in all (uncut) and by the kind of key that caught them. */
+/** How many roots of the type the blocks hold for a name before any cut, in all and by block. */
 async function blockSize(
   db: Queryable,
-  type: string,
-  name: string,
-  normalised: string,
-  bands: readonly string[],
+  self: Root,
 ): Promise<{ all: number; trigram: number; vector: number; roots: number }> {
   const { rows } = await db.query<{ all: number; trigram: number; vector: number; roots: number }>(
-    `SELECT count(*) FILTER (WHERE normalised = $3 OR bands && $4::text[] OR bands && $5::text[])::int AS all,
+    `SELECT count(*) FILTER (WHERE normalised = $3 OR bands && $4::text[] OR embedding <=> $5::vector <= $6)::int AS all,
             count(*) FILTER (WHERE bands && $4::text[])::int AS trigram,
-            count(*) FILTER (WHERE bands && $5::text[])::int AS vector,
+            count(*) FILTER (WHERE embedding <=> $5::vector <= $6)::int AS vector,
             count(*)::int AS roots
        FROM entity_names WHERE entity_type = $1 AND name = canonical_name AND name <> $2`,
-    [type, name, normalised, bands.filter((b) => b.startsWith('t')), bands.filter((b) => b.startsWith('v'))],
+    [self.type, self.name, self.normalised, self.bands, `[${self.vector.join(',')}]`, 1 - MIN_COSINE],
   );
   return rows[0]!;
 }
 
-async function blocking(db: Queryable, lifespan: Lifespan, names: Map<string, NameResult>): Promise<Blocking> {
+async function blocking(db: Database, lifespan: Lifespan, names: Map<string, NameResult>): Promise<Blocking> {
   const variants = [...names.values()].filter((n) => n.name !== n.entity);
   const vectors = await embedTexts(
     variants.map((v) => v.name),
@@ -520,9 +501,9 @@ async function blocking(db: Queryable, lifespan: Lifespan, names: Map<string, Na
     }
     const group = v.root === v.name ? groups.founded : groups.joined;
     const started = performance.now();
-    const { ranked, found, bands, normalised } = await candidatesFor(db, v.type, v.name, vectors[i]!);
+    const { ranked, found, self } = await candidatesFor(db, v.type, v.name, vectors[i]!);
     searchMs += performance.now() - started;
-    const size = await blockSize(db, v.type, v.name, normalised, bands);
+    const size = await blockSize(db, self);
     block.all += size.all;
     block.trigram += size.trigram;
     block.vector += size.vector;
@@ -771,10 +752,10 @@ function report(results: EngineResult[]): void {
     console.log(
       `Blocking recall is measured after the walk against the final roots, not the roots as they stood when each ` +
         `name was decided (later roots may crowd a candidate list, and the batch's own new roots are among them). ` +
-        `The true root was blocked (in rootsNear's up-to-50) for ${b.joined.blocked} of ${b.joined.names} joined and ` +
+        `The true root was blocked (among what rootsNear returned) for ${b.joined.blocked} of ${b.joined.names} joined and ` +
         `${b.founded.blocked} of ${b.founded.names} founded variants; one search took ${fmt(b.searchMs, 2)} ms on average. ` +
         `A variant's block held ${fmt(b.block.all, 1)} roots on average (${fmt(b.block.trigram, 1)} by a trigram band, ` +
-        `${fmt(b.block.vector, 1)} by an embedding band) of ${fmt(b.block.roots, 1)} roots of its type. Not counted: ${b.variantRoots} variants that are ` +
+        `${fmt(b.block.vector, 1)} at cosine >= ${MIN_COSINE}) of ${fmt(b.block.roots, 1)} roots of its type. Not counted: ${b.variantRoots} variants that are ` +
         `their entity's root (decided first; its canonical spelling joined them), ${b.noTrueRoot} whose canonical spelling never occurred.`,
     );
     const byMethod = (spent: Spent) =>

@@ -1,8 +1,8 @@
-// Stage 5 (i) names: normalisation, trigram similarity and the MinHash bands that block on it.
+// Stage 5 (i) names: normalisation, trigram similarity, the MinHash bands that block on it, cosine.
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { bandKeys, jaccard, normaliseName, trigrams, vectorBandKeys } from '../stages/resolve/names.ts';
+import { bandKeys, cosine, jaccard, normaliseName, trigrams } from '../stages/resolve/names.ts';
 import { mockEmbedding } from '../mock/embeddings.ts';
 
 test('spellings of one firm meet on one normalised key; different firms do not', () => {
@@ -38,15 +38,13 @@ test('band keys: stable, shared by near spellings, rarely by unrelated names', (
   assert.ok(unrelated.filter((u) => shares('Northwind Traders', u)).length <= 1);
 });
 
-test('vector bands: near vectors share a band, far ones mostly do not', () => {
-  const keys = (text: string) => vectorBandKeys(mockEmbedding(text, 1024));
-  assert.is(keys('Northwind Traders').length, 16);
-  assert.equal(keys('Northwind Traders'), keys('Northwind Traders'));
-  const shares = (a: string, b: string) => keys(a).some((k) => keys(b).includes(k));
-  assert.ok(shares('Northwind Traders', 'Northwind Traders Ltd'));
-  assert.ok(shares('Northwind Traders', 'Nortwind Traders'));
-  const far = ['Grace Hopper', 'Alan Turing', 'Contoso Logistics', 'Fabrikam Bank', 'Litware University'];
-  assert.ok(far.filter((u) => shares('Northwind Traders', u)).length <= 2);
+test('cosine: 1 for one direction, 0 for orthogonal or empty vectors; near spellings embed near', () => {
+  assert.is(cosine([1, 2, 3], [2, 4, 6]).toFixed(6), '1.000000');
+  assert.is(cosine([1, 0], [0, 1]), 0);
+  assert.is(cosine([0, 0], [1, 1]), 0);
+  const near = cosine(mockEmbedding('Northwind Traders', 1024), mockEmbedding('Nortwind Traders', 1024));
+  const far = cosine(mockEmbedding('Northwind Traders', 1024), mockEmbedding('Grace Hopper', 1024));
+  assert.ok(near > 0.6 && far < 0.2, `near ${near}, far ${far}`);
 });
 
 test.run();

@@ -94,6 +94,21 @@ test('each document knows its items: a move, a removal and a clear keep the inde
   await store.close();
 });
 
+test('putItems lands several memos in one transaction, moves across documents included', async () => {
+  const store = await openStateStore(dir);
+  await store.putItem('file:a.md', memo);
+  const long = `file:${'deep/'.repeat(600)}b.md`;
+  await store.putItems([
+    ['file:a.md', { ...memo, sourceDocumentId: 'e', rows: { entity_mentions: ['m1'] } }],
+    [long, { ...memo, rows: { entity_mentions: ['m2'] } }],
+  ]);
+  assert.equal(store.itemsOfDocument('d'), [long]);
+  assert.equal(store.itemsOfDocument('e'), ['file:a.md']);
+  assert.equal(store.getItem('file:a.md').memo?.rows, { entity_mentions: ['m1'] });
+  assert.equal(store.getItem(long).memo?.rows, { entity_mentions: ['m2'] });
+  await store.close();
+});
+
 test('a format 2 store gets its document index built on open', async () => {
   const root = open({ path: path.join(dir, 'state.mdb'), maxDbs: 4, compression: false });
   await rawDb(root, 'meta').put('format_version', 2);

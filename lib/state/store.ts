@@ -86,6 +86,8 @@ export interface StateStore {
   getItemStamp(identity: string): { stamp: ItemStamp | undefined; healed: boolean };
   /** Resolves once the stamp and the row keys are committed to disk, together. */
   putItem(identity: string, memo: ItemMemo): Promise<void>;
+  /** Several items' memos in one transaction: one commit, not one per item. */
+  putItems(entries: readonly (readonly [identity: string, memo: ItemMemo])[]): Promise<void>;
   removeItem(identity: string): Promise<void>;
   /** The identity of every item, streamed from disk. */
   itemIdentities(): Iterable<string>;
@@ -229,6 +231,20 @@ function facade(
     drop(key);
     return { stamp: undefined, healed: true };
   };
+  const putItems: StateStore['putItems'] = async (entries) => {
+    await root.transaction(() => {
+      for (const [identity, memo] of entries) {
+        const key = itemKey(identity);
+        const previous = read(items, key);
+        if (isItemStamp(previous) && previous.sourceDocumentId !== memo.sourceDocumentId) {
+          docItems.remove(previous.sourceDocumentId, key);
+        }
+        items.put(key, key === identity ? stampOf(memo) : { ...stampOf(memo), identity });
+        itemRows.put(key, memo.rows);
+        docItems.put(memo.sourceDocumentId, key);
+      }
+    });
+  };
   return {
     path: dir,
     getItemStamp: (identity) => stampAt(itemKey(identity), identity),
@@ -241,18 +257,8 @@ function facade(
       drop(key);
       return { memo: undefined, healed: true };
     },
-    async putItem(identity, memo) {
-      const key = itemKey(identity);
-      await root.transaction(() => {
-        const previous = read(items, key);
-        if (isItemStamp(previous) && previous.sourceDocumentId !== memo.sourceDocumentId) {
-          docItems.remove(previous.sourceDocumentId, key);
-        }
-        items.put(key, key === identity ? stampOf(memo) : { ...stampOf(memo), identity });
-        itemRows.put(key, memo.rows);
-        docItems.put(memo.sourceDocumentId, key);
-      });
-    },
+    putItem: (identity, memo) => putItems([[identity, memo]]),
+    putItems,
     async removeItem(identity) {
       const key = itemKey(identity);
       await root.transaction(() => {

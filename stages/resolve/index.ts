@@ -4,8 +4,9 @@
 // unresolved), most frequent first, a batch at a time:
 //
 //   candidates  the roots of the same type (entity_names rows naming themselves) that share
-//               the normalised name, a trigram band or an embedding band (names.ts), and the
-//               names this batch has just founded; the best MAX_CANDIDATES by similarity
+//               the normalised name or a trigram band, or whose embedding is among the nearest
+//               (roots.ts), and the names this batch has just founded; the best MAX_CANDIDATES
+//               by similarity
 //   decision    an identical normalised name joins its root with no model call; otherwise
 //               the pair resolver (a memoised model call, pair-resolver.ts) picks a candidate
 //               or none; a name without candidates founds a root of its own
@@ -22,8 +23,9 @@ import type { EmbeddingClient } from '../../lib/embed/client.ts';
 import { llmIdentity, type LlmClient } from '../../lib/llm/client.ts';
 import type { StateStore } from '../../lib/state/store.ts';
 import { embedTexts } from '../embed.ts';
-import { bandKeys, jaccard, normaliseName, trigrams, vectorBandKeys } from './names.ts';
-import { resolvePair, type Candidate } from './pair-resolver.ts';
+import { cosine, jaccard, trigrams } from './names.ts';
+import { resolvePair } from './pair-resolver.ts';
+import { MIN_COSINE, recordNames, rootOf, rootsNear, type Near, type Root } from './roots.ts';
 import { writeBack, type Decision } from './write-back.ts';
 
 export const BATCH_NAMES = 200;
@@ -93,12 +95,17 @@ export async function resolveEntities(db: Database, deps: ResolveDeps, opId: str
       questions = [];
       unanswered.clear();
     };
-    for (const [i, p] of pending.entries()) {
+    const selves = pending.map((p, i): Decision => ({ ...rootOf(p, vectors[i]!), root: p.name, how: 'founded' }));
+    // Roots of earlier batches, for every name at once: one query, not one per name.
+    const near = await rootsNear(db, selves);
+    for (const [i, self] of selves.entries()) {
       if (failure !== null) break;
-      const self = rootOf(p, vectors[i]!);
-      if ([...unanswered].some((d) => isNear(self, d))) await drain();
-      const settled = decisions.filter((d) => d.how === 'founded' && !unanswered.has(d));
-      const candidates = await candidatesFor(db, self, settled);
+      const nearInBatch = (d: Decision) => nearness(self, d);
+      if ([...unanswered].some((d) => nearInBatch(d) !== null)) await drain();
+      const settled = decisions
+        .filter((d) => d.how === 'founded' && !unanswered.has(d))
+        .flatMap((d) => nearInBatch(d) ?? []);
+      const candidates = rankCandidates(self, [...near[i]!, ...settled]);
       const exact = candidates.find((c) => c.normalised === self.normalised);
       if (exact !== undefined) Object.assign(self, { root: exact.name, how: 'exact' });
       decisions.push(self);
@@ -106,7 +113,7 @@ export async function resolveEntities(db: Database, deps: ResolveDeps, opId: str
       unanswered.add(self);
       report.resolver_asked += 1;
       questions.push(
-        resolvePair(p, candidates, context).then(
+        resolvePair(self, candidates, context).then(
           (match) => {
             if (match !== null) Object.assign(self, { root: match, how: 'resolver' });
           },
@@ -154,73 +161,34 @@ async function seedPinnedRoots(
   if (rows.length === 0) return;
   const vectors = await embed(rows.map((r) => r.canonical_name));
   const seeds = rows.map((r, i) => rootOf({ type: r.entity_type, name: r.canonical_name }, vectors[i]!));
-  await db.query(
-    `INSERT INTO entity_names (entity_type, name, canonical_name, normalised, bands, op_id)
-     SELECT t, n, n, z, ARRAY(SELECT jsonb_array_elements_text(b::jsonb)), $5::uuid
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS u(t, n, z, b)
-     ON CONFLICT (entity_type, name) DO NOTHING`,
-    [
-      seeds.map((s) => s.type),
-      seeds.map((s) => s.name),
-      seeds.map((s) => s.normalised),
-      seeds.map((s) => JSON.stringify(s.bands)),
-      opId,
-    ],
+  await recordNames(
+    db,
+    seeds.map((s) => ({ ...s, root: s.name })),
+    opId,
+    'keep',
   );
 }
 
-/** A name as a root: its normalised key and band keys. */
-export function rootOf(p: Pending, vector: ArrayLike<number>): Decision {
-  const normalised = normaliseName(p.name);
-  const bands = [...bandKeys(trigrams(normalised)), ...vectorBandKeys(vector)];
-  return { ...p, root: p.name, normalised, bands, how: 'founded' };
+/**
+ * `other`, a root this batch founded, as a candidate of `self` when a block would find it: the
+ * same type, and the normalised name or a band shared, or the embeddings near. Null otherwise.
+ */
+function nearness(self: Root, other: Root): Near | null {
+  if (other.type !== self.type) return null;
+  const similarity = cosine(self.vector, other.vector);
+  const found =
+    other.normalised === self.normalised || other.bands.some((b) => self.bands.includes(b)) || similarity >= MIN_COSINE;
+  return found ? { name: other.name, normalised: other.normalised, bands: other.bands, cosine: similarity } : null;
 }
 
-/** Whether `other` could be a candidate of `self`: the same type, and the normalised name or a band shared. */
-function isNear(self: Decision, other: Candidate & { type: string }): boolean {
-  return (
-    other.type === self.type &&
-    (other.normalised === self.normalised || other.bands.some((b) => self.bands.includes(b)))
-  );
-}
-
-/** The best MAX_CANDIDATES roots for a name: from the database, and this batch's settled roots. */
-async function candidatesFor(db: Queryable, self: Decision, batch: readonly Decision[]): Promise<Candidate[]> {
+/** The best MAX_CANDIDATES of the roots found for a name: its normalised name first, then by similarity. */
+export function rankCandidates(self: Root, found: readonly Near[]): Near[] {
   const grams = trigrams(self.normalised);
-  const bands = new Set(self.bands);
-  const found = [
-    ...(await rootsNear(db, self.type, self.normalised, self.bands)),
-    ...batch.filter((d) => isNear(self, d)),
-  ];
-  const score = (c: Candidate) =>
-    c.normalised === self.normalised ? 2 : Math.max(jaccard(grams, trigrams(c.normalised)), shared(c.bands, bands));
+  const score = (c: Near) =>
+    c.normalised === self.normalised ? 2 : Math.max(jaccard(grams, trigrams(c.normalised)), c.cosine);
   return [...new Map(found.map((c) => [c.name, c])).values()]
     .map((c) => ({ c, s: score(c) }))
     .sort((a, b) => b.s - a.s || (a.c.name < b.c.name ? -1 : 1))
     .slice(0, MAX_CANDIDATES)
     .map(({ c }) => c);
-}
-
-/** The share of the embedding bands two names share: a rough cosine, for ranking only. */
-function shared(candidate: readonly string[], bands: ReadonlySet<string>): number {
-  const vector = candidate.filter((b) => b.startsWith('v'));
-  return vector.length === 0 ? 0 : vector.filter((b) => bands.has(b)).length / vector.length;
-}
-
-/** Roots of the type that share the normalised name or a band, the most bands shared first. */
-export async function rootsNear(
-  db: Queryable,
-  type: string,
-  normalised: string,
-  bands: readonly string[],
-): Promise<Candidate[]> {
-  const { rows } = await db.query<{ name: string; normalised: string; bands: string[] }>(
-    `SELECT name, normalised, bands FROM entity_names
-      WHERE entity_type = $1 AND name = canonical_name AND (normalised = $2 OR bands && $3::text[])
-      ORDER BY normalised = $2 DESC,
-               cardinality(ARRAY(SELECT unnest(bands) INTERSECT SELECT unnest($3::text[]))) DESC, name
-      LIMIT 50`,
-    [type, normalised, bands],
-  );
-  return rows;
 }

@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../../lib/db/database.ts';
 import type { StateStore } from '../../lib/state/store.ts';
-import { bandKeys, normaliseName, trigrams, vectorBandKeys } from './names.ts';
+import { recordNames, rootOf, type Root } from './roots.ts';
 import { applyMove, mentionsNamed, planMove, withItemKeys } from './write-back.ts';
 
 export class EntityMergeError extends Error {
@@ -70,13 +70,11 @@ export async function mergeEntities(
   );
   const move = await planMove(db, moving, new Map(names.map((n) => [`${type}\u0000${n}`, root])), embed);
   const [vector] = await embed([root]);
-  const normalised = normaliseName(root);
-  const bands = [...bandKeys(trigrams(normalised)), ...vectorBandKeys(vector!)];
   await withItemKeys(store, move, () =>
     db.transaction(async (tx) => {
       // The admin's word moves pinned rows of the merged canonicals too.
       await applyMove(tx, move, 'true');
-      await repointNames(tx, { type, root, normalised, bands, names });
+      await repointNames(tx, rootOf({ type, name: root }, vector!), names);
     }),
   );
   try {
@@ -99,28 +97,19 @@ async function namedMentions(db: Queryable, ids: readonly string[]): Promise<Map
 }
 
 /** The root is a root; the merged names, and every name under them, point at it directly. */
-async function repointNames(
-  tx: Queryable,
-  r: { type: string; root: string; normalised: string; bands: string[]; names: string[] },
-): Promise<void> {
+async function repointNames(tx: Queryable, root: Root, names: readonly string[]): Promise<void> {
   const op = randomUUID();
+  await recordNames(tx, [{ ...root, root: root.name }], op, 'replace');
   await tx.query(
-    `INSERT INTO entity_names (entity_type, name, canonical_name, normalised, bands, op_id)
-     VALUES ($1, $2, $2, $3, $4::text[], $5)
-     ON CONFLICT (entity_type, name) DO UPDATE SET canonical_name = EXCLUDED.canonical_name,
-       normalised = EXCLUDED.normalised, bands = EXCLUDED.bands, updated_at = now()`,
-    [r.type, r.root, r.normalised, r.bands, op],
-  );
-  await tx.query(
-    `UPDATE entity_names SET canonical_name = $2, bands = '{}', updated_at = now()
+    `UPDATE entity_names SET canonical_name = $2, bands = '{}', embedding = NULL, updated_at = now()
       WHERE entity_type = $1 AND name <> $2 AND (canonical_name = ANY($3::text[]) OR name = ANY($3::text[]))`,
-    [r.type, r.root, r.names],
+    [root.type, root.name, names],
   );
-  await tx.query(
-    `INSERT INTO entity_names (entity_type, name, canonical_name, normalised, bands, op_id)
-     SELECT $1, n, $2, n, '{}', $4 FROM unnest($3::text[]) AS u(n)
-     ON CONFLICT (entity_type, name) DO NOTHING`,
-    [r.type, r.root, r.names, op],
+  await recordNames(
+    tx,
+    names.map((name) => ({ type: root.type, name, root: root.name, normalised: name, bands: [], vector: null })),
+    op,
+    'keep',
   );
 }
 

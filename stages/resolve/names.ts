@@ -2,7 +2,8 @@
 // common. A normalised key (exact block) meets variants of case, width, punctuation, spacing
 // and legal form; character trigrams meet typos and abbreviations (shingle block); a MinHash
 // signature of the trigrams, cut into bands, turns "shares many trigrams" into a few exact
-// keys, so candidates are looked up by key, never by scanning every canonical.
+// keys, so candidates are looked up by key, never by scanning every canonical. (What two names
+// mean alike is the embedding's part: roots.ts asks the database for the nearest root vectors.)
 
 /**
  * Legal-form words dropped from the end of an organisation's name: "Acme Trading Co." and
@@ -102,46 +103,15 @@ export function bandKeys(grams: ReadonlySet<string>): string[] {
   return keys;
 }
 
-/**
- * SimHash bands of a name's embedding: its signs against fixed random hyperplanes, cut into
- * VECTOR_BANDS bands of VECTOR_ROWS bits. Two vectors at angle t share a band with probability
- * 1 - (1 - (1 - t/pi)^ROWS)^BANDS: 0.9997 at cosine 0.9, 0.5 at cosine 0.3. This is the
- * nearest-neighbour block: a name that means the same but is spelled apart ("International
- * Business Machines", "IBM") shares no trigram and may still share a band.
- */
-export const VECTOR_BANDS = 16;
-export const VECTOR_ROWS = 6;
-
-const hyperplanes = new Map<number, Float32Array[]>();
-
-/** VECTOR_BANDS x VECTOR_ROWS unit-free normals of `dimensions`, the same on every machine (a seeded generator). */
-function planesFor(dimensions: number): Float32Array[] {
-  let planes = hyperplanes.get(dimensions);
-  if (planes !== undefined) return planes;
-  let s = 0x5eed;
-  const next = () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(s ^ (s >>> 15), s | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296 - 0.5;
-  };
-  planes = Array.from({ length: VECTOR_BANDS * VECTOR_ROWS }, () => Float32Array.from({ length: dimensions }, next));
-  hyperplanes.set(dimensions, planes);
-  return planes;
-}
-
-export function vectorBandKeys(vector: ArrayLike<number>): string[] {
-  const planes = planesFor(vector.length);
-  const keys: string[] = [];
-  for (let band = 0; band < VECTOR_BANDS; band++) {
-    let bits = 0;
-    for (let row = 0; row < VECTOR_ROWS; row++) {
-      const plane = planes[band * VECTOR_ROWS + row]!;
-      let dot = 0;
-      for (let i = 0; i < vector.length; i++) dot += plane[i]! * vector[i]!;
-      bits = (bits << 1) | (dot >= 0 ? 1 : 0);
-    }
-    keys.push(`v${band}:${bits.toString(36)}`);
+/** Cosine similarity of two vectors of one length. */
+export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
   }
-  return keys;
+  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
 }

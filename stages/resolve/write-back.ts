@@ -23,16 +23,14 @@ import { upsertRows } from '../../lib/db/upsert-rows.ts';
 import { EMBEDDING_MODEL } from '../../lib/embed/client.ts';
 import { sha256Hex } from '../../lib/hash.ts';
 import { entityMentionKey, entityRelationshipKey } from '../../lib/ids.ts';
-import type { StateStore } from '../../lib/state/store.ts';
+import type { ItemMemo, StateStore } from '../../lib/state/store.ts';
 import { knownTexts } from '../embed.ts';
 import { outranks } from '../extract/index.ts';
+import { recordNames, type Root } from './roots.ts';
 
-export interface Decision {
-  type: string;
-  name: string;
+/** A name of the batch as decided: the root it is under (itself when it founded one), and how. */
+export interface Decision extends Root {
   root: string;
-  normalised: string;
-  bands: string[];
   how: 'exact' | 'resolver' | 'founded';
 }
 
@@ -83,7 +81,13 @@ export async function writeBack(
   const move = await planMove(db, await mentionsOf(db, joined), rootOf, embed);
   await withItemKeys(store, move, () =>
     db.transaction(async (tx) => {
-      await recordNames(tx, decisions, opId);
+      // A name that joined a root is never a candidate: only roots carry bands and a vector.
+      await recordNames(
+        tx,
+        decisions.map((d) => (d.root === d.name ? d : { ...d, bands: [], vector: null })),
+        opId,
+        'keep',
+      );
       await clearFlags(
         tx,
         decisions.filter((d) => d.root === d.name),
@@ -292,8 +296,9 @@ function keyChanges(
   return changes;
 }
 
-/** Adds the new keys to, or drops the old ones from, the memos of every item of each owner. */
+/** Adds the new keys to, or drops the old ones from, the memos of every item of each owner: one store transaction. */
 async function changeItemKeys(store: StateStore, changes: KeyChanges, step: 'add' | 'drop'): Promise<void> {
+  const updated: [string, ItemMemo][] = [];
   for (const [owner, { add, drop }] of changes) {
     for (const identity of store.itemsOfDocument(owner)) {
       const { memo } = store.getItem(identity);
@@ -306,27 +311,10 @@ async function changeItemKeys(store: StateStore, changes: KeyChanges, step: 'add
         else for (const key of keys) if (!add[table]?.includes(key)) listed.delete(key);
         rows[table] = [...listed];
       }
-      await store.putItem(identity, { ...memo, rows });
+      updated.push([identity, { ...memo, rows }]);
     }
   }
-}
-
-async function recordNames(tx: Queryable, decisions: readonly Decision[], opId: string): Promise<void> {
-  await tx.query(
-    `INSERT INTO entity_names (entity_type, name, canonical_name, normalised, bands, op_id)
-     SELECT t, n, c, z, ARRAY(SELECT jsonb_array_elements_text(b::jsonb)), $6::uuid
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS u(t, n, c, z, b)
-     ON CONFLICT (entity_type, name) DO NOTHING`,
-    [
-      decisions.map((d) => d.type),
-      decisions.map((d) => d.name),
-      decisions.map((d) => d.root),
-      decisions.map((d) => d.normalised),
-      // A name that joined a root is never a candidate: only roots carry bands.
-      decisions.map((d) => JSON.stringify(d.root === d.name ? d.bands : [])),
-      opId,
-    ],
-  );
+  if (updated.length > 0) await store.putItems(updated);
 }
 
 async function clearFlags(tx: Queryable, roots: readonly Decision[]): Promise<void> {
