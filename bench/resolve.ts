@@ -464,11 +464,15 @@ async function blockSize(
   self: Root,
 ): Promise<{ all: number; trigram: number; vector: number; roots: number }> {
   const { rows } = await db.query<{ all: number; trigram: number; vector: number; roots: number }>(
-    `SELECT count(*) FILTER (WHERE normalised = $3 OR bands && $4::text[] OR embedding <=> $5::vector <= $6)::int AS all,
-            count(*) FILTER (WHERE bands && $4::text[])::int AS trigram,
-            count(*) FILTER (WHERE embedding <=> $5::vector <= $6)::int AS vector,
-            count(*)::int AS roots
-       FROM entity_names WHERE entity_type = $1 AND name = canonical_name AND name <> $2`,
+    `WITH r AS (
+       SELECT n.normalised = $3 AS exact,
+              EXISTS (SELECT 1 FROM entity_root_bands b
+                       WHERE b.entity_type = n.entity_type AND b.name = n.name AND b.band = ANY($4::text[])) AS trigram,
+              n.embedding <=> $5::vector <= $6 AS vector
+         FROM entity_names n WHERE n.entity_type = $1 AND n.name = n.canonical_name AND n.name <> $2)
+     SELECT count(*) FILTER (WHERE exact OR trigram OR vector)::int AS all, count(*) FILTER (WHERE trigram)::int AS trigram,
+            count(*) FILTER (WHERE vector)::int AS vector, count(*)::int AS roots
+       FROM r`,
     [self.type, self.name, self.normalised, self.bands, `[${self.vector.join(',')}]`, 1 - MIN_COSINE],
   );
   return rows[0]!;

@@ -13,6 +13,7 @@ import { startMockServer, type MockServer } from '../mock/server.ts';
 import { walkFixture, type WalkFixture } from './helpers/walk.ts';
 import { embedTexts } from '../stages/embed.ts';
 import { EntityMergeError, mergeEntities } from '../stages/resolve/merge.ts';
+import { BANDS } from '../stages/resolve/names.ts';
 
 const VARS = ['ANTHROPIC_BASE_URL', 'ANTHROPIC_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_API_KEY'] as const;
 let mock: MockServer;
@@ -111,7 +112,24 @@ test('alias variants across documents chain under one root, re-keyed, their embe
                WHERE r.entity_type = m.entity_type AND r.name = m.canonical_name AND r.canonical_name = r.name)) AS strays`,
   )) as [{ chains: number; strays: number }];
   assert.equal([chains, strays], [0, 0]);
+  await assertBandsOfRootsOnly();
 });
+
+/** The shingle block's keys belong to roots, every root with its BANDS keys; a name under another root has none. */
+async function assertBandsOfRootsOnly(): Promise<void> {
+  const counts = await rows<{ root: boolean; n: number }>(
+    `SELECT n.name = n.canonical_name AS root, count(b.band)::int AS n FROM entity_names n
+       LEFT JOIN entity_root_bands b ON b.entity_type = n.entity_type AND b.name = n.name
+      GROUP BY n.entity_type, n.name`,
+  );
+  assert.ok(counts.length > 0);
+  for (const c of counts) assert.is(c.n, c.root ? BANDS : 0, JSON.stringify(c));
+  const [{ strays }] = (await rows<{ strays: number }>(
+    `SELECT count(*)::int AS strays FROM entity_root_bands b WHERE NOT EXISTS (SELECT 1 FROM entity_names n
+       WHERE n.entity_type = b.entity_type AND n.name = b.name)`,
+  )) as [{ strays: number }];
+  assert.is(strays, 0);
+}
 
 test('relationships follow their endpoints to the root; the item memos follow the new keys', async () => {
   await f.write('b.md', '# Shipping\n\nNorthwind Traders shipped it.\n');
@@ -322,6 +340,7 @@ test('admin merge: every mention of the merged canonical moves under the target,
   assert.equal(await rows("SELECT canonical_name FROM entity_names WHERE name = 'Westfield Holdings Group'"), [
     { canonical_name: 'Acme Trading Company' },
   ]);
+  await assertBandsOfRootsOnly();
   // A later mention of the merged name chains under the target at extraction.
   await f.write('d.md', '# d\n\nWestfield Holdings Group opened a depot.\n');
   const later = await walk(f.lifespan, { sourcePath: f.corpus });

@@ -178,7 +178,7 @@ function nearness(self: Root, other: Root): Near | null {
   const similarity = cosine(self.vector, other.vector);
   const found =
     other.normalised === self.normalised || other.bands.some((b) => self.bands.includes(b)) || similarity >= MIN_COSINE;
-  return found ? { name: other.name, normalised: other.normalised, bands: other.bands, cosine: similarity } : null;
+  return found ? { name: other.name, normalised: other.normalised, cosine: similarity } : null;
 }
 
 /** The best MAX_CANDIDATES of the roots found for a name: its normalised name first, then by similarity. */

@@ -101,9 +101,15 @@ async function repointNames(tx: Queryable, root: Root, names: readonly string[])
   const op = randomUUID();
   await recordNames(tx, [{ ...root, root: root.name }], op, 'replace');
   await tx.query(
-    `UPDATE entity_names SET canonical_name = $2, bands = '{}', embedding = NULL, updated_at = now()
+    `UPDATE entity_names SET canonical_name = $2, embedding = NULL, updated_at = now()
       WHERE entity_type = $1 AND name <> $2 AND (canonical_name = ANY($3::text[]) OR name = ANY($3::text[]))`,
     [root.type, root.name, names],
+  );
+  // The merged names are roots no more: their band keys go.
+  await tx.query(
+    `DELETE FROM entity_root_bands b USING entity_names n
+      WHERE b.entity_type = $1 AND n.entity_type = b.entity_type AND n.name = b.name AND n.canonical_name <> n.name`,
+    [root.type],
   );
   await recordNames(
     tx,

@@ -11,7 +11,6 @@ import type { PairResolution } from '../../lib/llm/schemas.ts';
 export interface Candidate {
   name: string;
   normalised: string;
-  bands: readonly string[];
 }
 
 /** The request as the model (and the mock, mock/pair-resolver.ts) reads it. */

@@ -1,7 +1,7 @@
 // Stage 5 (i), the roots in entity_names: a name as a root (its normalised key, trigram bands
-// and embedding), the candidate search over the roots of earlier batches, and the one statement
-// that records names. Three blocks feed the search, so that no easy case is missed because
-// another block scored it low (SPEC.md 1 stage 5):
+// and embedding), the candidate search over the roots of earlier batches, and the recording of
+// names with the band keys of the roots (entity_root_bands). Three blocks feed the search, so
+// that no easy case is missed because another block scored it low (SPEC.md 1 stage 5):
 //
 //   exact      the same normalised name
 //   shingle    a shared MinHash band of the trigrams (typos, abbreviations)
@@ -15,8 +15,10 @@ import type { Candidate } from './pair-resolver.ts';
 /** Roots a name's embedding block offers: its nearest, and only those near enough to be the same thing. */
 export const NEAREST_ROOTS = 5;
 export const MIN_COSINE = 0.5;
-/** Roots the exact and shingle blocks offer at most per name, the most bands shared first. */
+/** Roots the shingle block offers at most per name, the most bands shared first. */
 const BLOCK_LIMIT = 50;
+/** Nearest roots of any type read from the index per name, before the type filter. */
+const NEAREST_SCANNED = 20;
 
 export interface Root {
   type: string;
@@ -37,10 +39,12 @@ export function rootOf(p: { type: string; name: string }, vector: readonly numbe
 const vectorLiteral = (vector: readonly number[]) => `[${vector.join(',')}]`;
 
 /**
- * Per name, the roots of its type its three blocks find. One query for all the names; the
- * names are materialised first, so each vector is parsed once, not once per root compared.
- * Where the planner takes the HNSW index for the nearest roots, its scan goes on past roots of
- * other types (iterative scan, pgvector 0.8), so the type filter never leaves a name short.
+ * Per name, the roots of its type its three blocks find: one set-based query for a whole batch.
+ * The names are materialised first, so each vector is parsed once. The shingle block joins the
+ * batch's band keys to entity_root_bands and keeps each name's BLOCK_LIMIT roots sharing the most
+ * bands. The embedding block reads the HNSW index over all roots and keeps the name's type
+ * among the NEAREST_SCANNED nearest, then the NEAREST_ROOTS nearest of those: a type filter
+ * inside the index scan makes the planner scan the type's roots instead.
  */
 export async function rootsNear(db: Database, names: readonly Root[]): Promise<Near[][]> {
   const rows = await db.transaction(async (tx) => {
@@ -48,19 +52,29 @@ export async function rootsNear(db: Database, names: readonly Root[]): Promise<N
     const { rows } = await tx.query<Near & { i: number }>(
       `WITH q AS MATERIALIZED (
          SELECT i::int - 1 AS i, t, z, ARRAY(SELECT jsonb_array_elements_text(b::jsonb)) AS b, v::vector AS v
-           FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS u(t, z, b, v, i))
-       SELECT q.i, n.name, n.normalised, n.bands, n.cosine
-         FROM q CROSS JOIN LATERAL (
-           (SELECT name, normalised, bands, 1 - (embedding <=> q.v) AS cosine FROM entity_names
-             WHERE entity_type = q.t AND name = canonical_name AND (normalised = q.z OR bands && q.b)
-             ORDER BY normalised = q.z DESC, cardinality(ARRAY(SELECT unnest(bands) INTERSECT SELECT unnest(q.b))) DESC, name
-             LIMIT ${BLOCK_LIMIT})
-           UNION
-           (SELECT * FROM (
-              SELECT name, normalised, bands, 1 - (embedding <=> q.v) AS cosine FROM entity_names
-               WHERE entity_type = q.t AND name = canonical_name
-               ORDER BY embedding <=> q.v LIMIT ${NEAREST_ROOTS}) nearest
-             WHERE cosine >= ${MIN_COSINE})) n`,
+           FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS u(t, z, b, v, i)),
+       exact AS (
+         SELECT q.i, n.name FROM q
+           JOIN entity_names n ON n.entity_type = q.t AND n.normalised = q.z AND n.name = n.canonical_name),
+       shingle AS (
+         SELECT i, name FROM (
+           SELECT k.i, r.name, row_number() OVER (PARTITION BY k.i ORDER BY count(*) DESC, r.name) AS rank
+             FROM (SELECT i, t, unnest(b) AS band FROM q) k
+             JOIN entity_root_bands r ON r.band = k.band AND r.entity_type = k.t
+            GROUP BY k.i, r.name) ranked
+          WHERE rank <= ${BLOCK_LIMIT}),
+       nearest AS (
+         SELECT i, name FROM (
+           SELECT q.i, x.name, row_number() OVER (PARTITION BY q.i ORDER BY x.distance, x.name) AS rank
+             FROM q CROSS JOIN LATERAL (
+               SELECT name, entity_type, embedding <=> q.v AS distance FROM entity_names
+                WHERE name = canonical_name ORDER BY embedding <=> q.v LIMIT ${NEAREST_SCANNED}) x
+            WHERE x.entity_type = q.t AND x.distance <= ${1 - MIN_COSINE}) ranked
+          WHERE rank <= ${NEAREST_ROOTS})
+       SELECT f.i, n.name, n.normalised, 1 - (n.embedding <=> q.v) AS cosine
+         FROM (SELECT * FROM exact UNION SELECT * FROM shingle UNION SELECT * FROM nearest) f
+         JOIN q ON q.i = f.i
+         JOIN entity_names n ON n.entity_type = q.t AND n.name = f.name`,
       [
         names.map((n) => n.type),
         names.map((n) => n.normalised),
@@ -86,8 +100,9 @@ export interface NameRow {
 }
 
 /**
- * Records names in entity_names. `existing` says what a name already there keeps: 'keep' (a
- * walk's decision never re-points a name) or 'replace' (an admin merge's word).
+ * Records names in entity_names, and the band keys of those that are roots. `existing` says what
+ * a name already there keeps: 'keep' (a walk's decision never re-points a name) or 'replace'
+ * (an admin merge's word).
  */
 export async function recordNames(
   tx: Queryable,
@@ -96,24 +111,41 @@ export async function recordNames(
   existing: 'keep' | 'replace',
 ): Promise<void> {
   if (names.length === 0) return;
+  const types = names.map((n) => n.type);
+  const named = names.map((n) => n.name);
   await tx.query(
-    `INSERT INTO entity_names (entity_type, name, canonical_name, normalised, bands, embedding, op_id)
-     SELECT t, n, c, z, ARRAY(SELECT jsonb_array_elements_text(b::jsonb)), v::vector, $7::uuid
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS u(t, n, c, z, b, v)
+    `INSERT INTO entity_names (entity_type, name, canonical_name, normalised, embedding, op_id)
+     SELECT t, n, c, z, v::vector, $6::uuid
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS u(t, n, c, z, v)
      ON CONFLICT (entity_type, name) DO ${
        existing === 'keep'
          ? 'NOTHING'
          : `UPDATE SET canonical_name = EXCLUDED.canonical_name, normalised = EXCLUDED.normalised,
-              bands = EXCLUDED.bands, embedding = EXCLUDED.embedding, updated_at = now()`
+              embedding = EXCLUDED.embedding, updated_at = now()`
      }`,
     [
-      names.map((n) => n.type),
-      names.map((n) => n.name),
+      types,
+      named,
       names.map((n) => n.root),
       names.map((n) => n.normalised),
-      names.map((n) => JSON.stringify(n.bands)),
       names.map((n) => (n.vector === null ? null : vectorLiteral(n.vector))),
       opId,
     ],
+  );
+  if (existing === 'replace') {
+    await tx.query(
+      `DELETE FROM entity_root_bands b USING unnest($1::text[], $2::text[]) AS u(t, n)
+        WHERE b.entity_type = u.t AND b.name = u.n`,
+      [types, named],
+    );
+  }
+  // Bands of the names that are roots now, whether this statement made them so or not.
+  await tx.query(
+    `INSERT INTO entity_root_bands (band, entity_type, name)
+     SELECT DISTINCT band, t, n
+       FROM unnest($1::text[], $2::text[], $3::text[]) AS u(t, n, b), jsonb_array_elements_text(b::jsonb) AS band
+      WHERE EXISTS (SELECT 1 FROM entity_names WHERE entity_type = t AND name = n AND canonical_name = n)
+     ON CONFLICT DO NOTHING`,
+    [types, named, names.map((n) => JSON.stringify(n.bands))],
   );
 }
