@@ -44,6 +44,7 @@ import { startMockServer, type MockServer } from '../mock/server.ts';
 import { openTestDatabase, type TestDatabase } from '../test/helpers/db.ts';
 import { buildDocument, relPathOf, trueEntities, type EntityOccurrence } from './corpus/generate.ts';
 import { renderDocument } from './corpus/render.ts';
+import { enginesToRun } from './engines.ts';
 import { printTable, writeJson } from './report.ts';
 
 const { values: args } = parseArgs({
@@ -793,15 +794,7 @@ function report(results: EngineResult[]): void {
 
 // ---------------------------------------------------------------------------------------------
 
-const available = ['pglite', ...(process.env.ENGINE_DB_DSN ? ['postgres'] : [])];
-const engines = args.engines?.split(',') ?? available;
-const unavailable = engines.filter((e) => !available.includes(e));
-if (unavailable.length > 0) {
-  console.error(
-    `resolve benchmark: no engine ${unavailable.join(', ')} here (available: ${available.join(', ')}; postgres needs ENGINE_DB_DSN)`,
-  );
-  process.exit(2);
-}
+const engines = enginesToRun('resolve', args.engines);
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'ingest-bench-resolve-corpus-'));
 const results: EngineResult[] = [];

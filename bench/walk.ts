@@ -31,6 +31,7 @@ import { walk, type WalkSummary } from '../engine/walk.ts';
 import { openTestDatabase } from '../test/helpers/db.ts';
 import { buildDocument, DEFAULT_MIX, mixPattern, parseMix, relPathOf, type CorpusType } from './corpus/generate.ts';
 import { startMockProcess, type MockProcess } from './mock-process.ts';
+import { enginesToRun } from './engines.ts';
 import { LogHistogram, printTable, rate, writeJson } from './report.ts';
 
 const { values: args } = parseArgs({
@@ -431,15 +432,7 @@ function report(results: EngineResult[]): void {
 if (args.engine !== undefined) {
   process.stdout.write(JSON.stringify(await runEngine(args.corpus!, args['little-corpus']!, args['touched-corpus']!)));
 } else {
-  const available = ['pglite', ...(process.env.ENGINE_DB_DSN ? ['postgres'] : [])];
-  const engines = args.engines?.split(',') ?? available;
-  const unavailable = engines.filter((e) => !available.includes(e));
-  if (unavailable.length > 0) {
-    console.error(
-      `walk benchmark: no engine ${unavailable.join(', ')} here (available: ${available.join(', ')}; postgres needs ENGINE_DB_DSN)`,
-    );
-    process.exit(2);
-  }
+  const engines = enginesToRun('walk', args.engines);
   const results: EngineResult[] = [];
   const scratch = mkdtempSync(path.join(tmpdir(), 'ingest-bench-corpus-'));
   try {

@@ -12,6 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../../lib/db/database.ts';
 import type { StateStore } from '../../lib/state/store.ts';
+import { normaliseName } from './names.ts';
 import { recordNames, rootOf, type Root } from './roots.ts';
 import { applyMove, mentionsNamed, planMove, withItemKeys } from './write-back.ts';
 
@@ -113,7 +114,14 @@ async function repointNames(tx: Queryable, root: Root, names: readonly string[])
   );
   await recordNames(
     tx,
-    names.map((name) => ({ type: root.type, name, root: root.name, normalised: name, bands: [], vector: null })),
+    names.map((name) => ({
+      type: root.type,
+      name,
+      root: root.name,
+      normalised: normaliseName(name),
+      bands: [],
+      vector: null,
+    })),
     op,
     'keep',
   );
