@@ -109,6 +109,24 @@ test('putItems lands several memos in one transaction, moves across documents in
   await store.close();
 });
 
+test('putItems rewrites 10,000 memos of 200 keys (90 MB): one transaction of that size fails its commit', async () => {
+  const store = await openStateStore(dir);
+  const many = (version: string) =>
+    Array.from({ length: 10_000 }, (_, i): [string, ItemMemo] => [
+      `file:${i}.md`,
+      {
+        ...memo,
+        sourceDocumentId: `d${i}`,
+        rows: { entity_mentions: Array.from({ length: 200 }, (_, k) => `${version}-${i}-${k}-${'0'.repeat(32)}`) },
+      },
+    ]);
+  await store.putItems(many('a'));
+  await store.putItems(many('b'));
+  assert.is(store.getItem('file:9999.md').memo?.rows.entity_mentions?.[199], `b-9999-199-${'0'.repeat(32)}`);
+  assert.equal(store.itemsOfDocument('d0'), ['file:0.md']);
+  await store.close();
+});
+
 test('a format 2 store gets its document index built on open', async () => {
   const root = open({ path: path.join(dir, 'state.mdb'), maxDbs: 4, compression: false });
   await rawDb(root, 'meta').put('format_version', 2);

@@ -36,6 +36,12 @@ const STORE_FILE = 'state.mdb';
 // in a 512-byte page, so LMDB keeps each on a page of its own and an unchanged file reads two
 // pages. The page size is fixed when a store is created: a store keeps the pages it was made with.
 const STORE_PAGE_BYTES = 512;
+/**
+ * Row-key bytes one write transaction carries at most. Rewriting 10,000 memos of 200 keys
+ * (90 MB) in one transaction fails its commit with MDB_BAD_TXN on 512-byte pages, and lmdb then
+ * rejects a promise nobody holds, which ends the process; 2,000 of them (18 MB) commit.
+ */
+export const TRANSACTION_BYTES = 4 * 1024 * 1024;
 
 /**
  * The key an item's identity is stored under: itself, or its digest when it is longer than a key
@@ -86,7 +92,10 @@ export interface StateStore {
   getItemStamp(identity: string): { stamp: ItemStamp | undefined; healed: boolean };
   /** Resolves once the stamp and the row keys are committed to disk, together. */
   putItem(identity: string, memo: ItemMemo): Promise<void>;
-  /** Several items' memos in one transaction: one commit, not one per item. */
+  /**
+   * Several items' memos in few commits: one per TRANSACTION_BYTES of row keys. Each memo lands
+   * whole; a crash between commits leaves some memos new and the others as they were.
+   */
   putItems(entries: readonly (readonly [identity: string, memo: ItemMemo])[]): Promise<void>;
   removeItem(identity: string): Promise<void>;
   /** The identity of every item, streamed from disk. */
@@ -172,6 +181,23 @@ export async function openStateStore(dir: string): Promise<StateStore> {
   }
 }
 
+/** Entries in runs of at most TRANSACTION_BYTES of row keys (a larger memo alone in its run). */
+function* byTransaction<T extends readonly [string, ItemMemo]>(entries: readonly T[]): Generator<T[]> {
+  let run: T[] = [];
+  let bytes = 0;
+  for (const entry of entries) {
+    const size = Object.values(entry[1].rows).reduce((sum, keys) => sum + keys.reduce((n, k) => n + k.length, 0), 0);
+    if (run.length > 0 && bytes + size > TRANSACTION_BYTES) {
+      yield run;
+      run = [];
+      bytes = 0;
+    }
+    run.push(entry);
+    bytes += size;
+  }
+  if (run.length > 0) yield run;
+}
+
 /** Format 1 -> 2 in one transaction: each memo's row keys move to item_rows. */
 async function splitInlineRows(root: RootDatabase, { meta, items, itemRows }: Dbs): Promise<void> {
   await root.transaction(() => {
@@ -232,6 +258,9 @@ function facade(
     return { stamp: undefined, healed: true };
   };
   const putItems: StateStore['putItems'] = async (entries) => {
+    for (const part of byTransaction(entries)) await putTogether(part);
+  };
+  const putTogether = async (entries: readonly (readonly [string, ItemMemo])[]) => {
     await root.transaction(() => {
       for (const [identity, memo] of entries) {
         const key = itemKey(identity);
