@@ -211,6 +211,47 @@ test('a pass that fails leaves no half-written resolution; the next walk resolve
   );
 });
 
+test('a pass stopped after its decisions, before its moves: the next walk moves the mentions and asks nothing', async () => {
+  await writeAll();
+  // A move inserts a variant's mention under the root's name; refused, only the decisions land.
+  await f.target.db.exec(`
+    CREATE FUNCTION refuse_moves() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN RAISE EXCEPTION 'move refused by a test trigger'; END $$;
+    CREATE TRIGGER refuse_moves BEFORE INSERT ON entity_mentions FOR EACH ROW
+      WHEN (NEW.canonical_name = 'Northwind Traders' AND NEW.surface_form <> 'Northwind Traders')
+      EXECUTE FUNCTION refuse_moves();`);
+  let stopped;
+  try {
+    stopped = await walk(f.lifespan, { sourcePath: f.corpus });
+  } finally {
+    await f.target.db.exec('DROP TRIGGER refuse_moves ON entity_mentions; DROP FUNCTION refuse_moves()');
+  }
+  assert.equal(
+    stopped.warnings.map((w) => w.name),
+    ['entity_resolution_failed'],
+  );
+  const [decided] = await rows<{ root: string }>(
+    `SELECT canonical_name AS root FROM entity_names WHERE entity_type = 'organization' AND name = 'Nortwind Traders'`,
+  );
+  assert.is(decided?.root, 'Northwind Traders', 'the decision landed');
+  assert.equal(
+    (await organisations()).map((m) => m.canonical_name),
+    ['Northwind Traders', 'Nortwind Traders', 'Northwind Traders Ltd', 'Northwind Traders'],
+    'the variants wait under the names they came with',
+  );
+  const asked = mock.stats.messages;
+  const next = await walk(f.lifespan, { sourcePath: f.corpus });
+  assert.is(mock.stats.messages, asked, 'no model call: the decisions stand');
+  assert.is(next.passes[0]!.counts!.mentions_moved, 2);
+  const after = await organisations();
+  assert.equal(
+    after.map((m) => m.canonical_name),
+    ['Northwind Traders', 'Northwind Traders', 'Northwind Traders', 'Northwind Traders'],
+  );
+  assert.ok(after.every((m) => m.hash === sha256Hex('Northwind Traders')));
+  assert.is((await rows(`SELECT 1 FROM entity_mentions WHERE metadata ? 'unresolved'`)).length, 0);
+});
+
 test('a pair resolver that fails while the pass still has names to read fails the pass, never the walk', async () => {
   // The question goes out first (the most mentioned names lead) and is refused at once, while
   // the pass still reads candidates for the many names after it.

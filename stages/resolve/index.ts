@@ -26,7 +26,7 @@ import { embedTexts } from '../embed.ts';
 import { cosine, jaccard, trigrams } from './names.ts';
 import { resolvePair } from './pair-resolver.ts';
 import { MIN_COSINE, recordNames, rootOf, rootsNear, type Near, type Root } from './roots.ts';
-import { writeBack, type Decision } from './write-back.ts';
+import { writeBack, type Decision, type Placed } from './write-back.ts';
 
 export const BATCH_NAMES = 200;
 export const MAX_CANDIDATES = 5;
@@ -66,8 +66,8 @@ export async function resolveEntities(db: Database, deps: ResolveDeps, opId: str
     resolver_asked: 0,
     mentions_moved: 0,
   };
-  let pending = await pendingNames(db);
-  if (pending.length === 0) return report;
+  let { undecided: pending, placed: left } = await pendingNames(db);
+  if (pending.length === 0 && left.length === 0) return report;
   const llm = deps.llm();
   const embedder = deps.embedder();
   const embed = (names: string[]) => embedTexts(names, { client: embedder, queue: deps.queue });
@@ -79,8 +79,8 @@ export async function resolveEntities(db: Database, deps: ResolveDeps, opId: str
     queue: deps.queue,
   };
   await seedPinnedRoots(db, embed, opId);
-  while (pending.length > 0) {
-    const vectors = await embed(pending.map((p) => p.name));
+  while (pending.length > 0 || left.length > 0) {
+    const vectors = pending.length === 0 ? [] : await embed(pending.map((p) => p.name));
     const decisions: Decision[] = [];
     // Questions to the pair resolver run concurrently. A name put to it may yet join another
     // root, so until its answer is in (and drained, so the outcome never depends on the order
@@ -97,7 +97,7 @@ export async function resolveEntities(db: Database, deps: ResolveDeps, opId: str
     };
     const selves = pending.map((p, i): Decision => ({ ...rootOf(p, vectors[i]!), root: p.name, how: 'founded' }));
     // Roots of earlier batches, for every name at once: one query, not one per name.
-    const near = await rootsNear(db, selves);
+    const near = selves.length === 0 ? [] : await rootsNear(db, selves);
     for (const [i, self] of selves.entries()) {
       if (failure !== null) break;
       const nearInBatch = (d: Decision) => nearness(self, d);
@@ -131,20 +131,31 @@ export async function resolveEntities(db: Database, deps: ResolveDeps, opId: str
       else if (d.how === 'resolver') report.joined_by_resolver += 1;
       else report.founded += 1;
     }
-    report.mentions_moved += await writeBack(db, deps.store, decisions, opId, embed);
-    pending = await pendingNames(db);
+    const placed = [...left, ...decisions.map((d) => ({ type: d.type, name: d.name, root: d.root }))];
+    report.mentions_moved += await writeBack(db, deps.store, decisions, placed, opId, embed);
+    ({ undecided: pending, placed: left } = await pendingNames(db));
   }
   return report;
 }
 
-/** The next batch of unresolved names, the most mentioned first. */
-async function pendingNames(db: Queryable): Promise<Pending[]> {
-  const { rows } = await db.query<{ entity_type: string; canonical_name: string }>(
-    `SELECT entity_type, canonical_name FROM entity_mentions WHERE metadata ? 'unresolved'
-      GROUP BY entity_type, canonical_name ORDER BY count(*) DESC, entity_type, canonical_name LIMIT $1`,
+/**
+ * The next batch of unresolved names, the most mentioned first: those no resolution has decided,
+ * and those a stopped pass decided (entity_names knows their root) without moving every mention.
+ */
+async function pendingNames(db: Queryable): Promise<{ undecided: Pending[]; placed: Placed[] }> {
+  const { rows } = await db.query<{ entity_type: string; name: string; root: string | null }>(
+    `SELECT p.entity_type, p.canonical_name AS name, n.canonical_name AS root
+       FROM (SELECT entity_type, canonical_name, count(*) AS mentions FROM entity_mentions
+              WHERE metadata ? 'unresolved' AND (metadata ->> 'curation_pinned')::boolean IS NOT TRUE
+              GROUP BY entity_type, canonical_name ORDER BY mentions DESC, entity_type, canonical_name LIMIT $1) p
+       LEFT JOIN entity_names n ON n.entity_type = p.entity_type AND n.name = p.canonical_name
+      ORDER BY p.mentions DESC, p.entity_type, p.canonical_name`,
     [BATCH_NAMES],
   );
-  return rows.map((r) => ({ type: r.entity_type, name: r.canonical_name }));
+  return {
+    undecided: rows.filter((r) => r.root === null).map((r) => ({ type: r.entity_type, name: r.name })),
+    placed: rows.flatMap((r) => (r.root === null ? [] : [{ type: r.entity_type, name: r.name, root: r.root }])),
+  };
 }
 
 /** Pinned canonicals not yet known as roots become roots, so that new mentions can chain under them. */

@@ -1,21 +1,29 @@
-// Stage 5 (i) write-back: the decisions of one batch land in one transaction, or none of them
-// does (the names stay unresolved and the next walk decides them again).
+// Stage 5 (i) write-back: a batch's decisions land in bounded transactions, so that memory and
+// the size of a transaction stay flat however many mentions a corpus has.
 //
-//   entity_names  every decided name -> its root, a founded root with its normalised key and bands
-//   mentions      a name that founded its root only loses its unresolved flag; a mention of a
-//                 name that joined another root is re-keyed to em:{owner}:{root}:{type}. Two
-//                 mentions meeting on one key collapse into one by confidence (outranks).
+//   decisions     one transaction: every decided name -> its root in entity_names (a founded
+//                 root with its normalised key and bands), and the mentions of names that
+//                 founded a root lose their unresolved flag
+//   moves         then, MOVE_CHUNK mentions at a time in the order of their owners (so an
+//                 owner's memo is rewritten about once a batch), the mentions of names that
+//                 joined another root are re-keyed to em:{owner}:{root}:{type}. Two mentions
+//                 meeting on one key collapse into one by confidence (outranks).
 //                 Curation pin, sites 1 and 2 (SPEC.md 3): no statement here updates or
 //                 deletes a pinned row; a pinned holder of the new key wins over any
 //                 confidence, and the moved row collapses into it by the DELETE of the rows
-//                 this batch selected, which re-asserts the pin predicate.
+//                 this chunk selected, which re-asserts the pin predicate.
 //   embeddings    a moved mention's embedding moves with it, now of its root's name (copied in
-//                 the database from a row of that text; embedded only if none exists)
+//                 the database from a row of that text; embedded only if none exists), unless
+//                 the row it collapses into already holds one
 //   relationships of the owners whose mentions moved: endpoints renamed, re-keyed, collapsed
 //
-// Item memos list the keys their rows are deleted by. Before the transaction the new keys are
-// added to the owners' memos, after it the old ones are dropped: a crash on either side leaves a
-// memo listing a key with no row (a delete that deletes nothing), never a row no memo lists.
+// A pass stopped between these transactions leaves names decided whose mentions still carry
+// the flag under the name they came with: the next pass moves them under the root entity_names
+// already gives (index.ts), asking nothing again, so every name ends wholly under one root.
+//
+// Item memos list the keys their rows are deleted by. Before each move the new keys are added
+// to the owners' memos, after it the old ones are dropped: a crash on either side leaves a memo
+// listing a key with no row (a delete that deletes nothing), never a row no memo lists.
 
 import type { Database, Queryable } from '../../lib/db/database.ts';
 import { recordEmbeddings, VectorCopy, type Row } from '../../lib/db/tables.ts';
@@ -68,35 +76,56 @@ type KeyChanges = Map<string, { add: Record<string, string[]>; drop: Record<stri
 
 const PINNED = `(entity_mentions.metadata ->> 'curation_pinned')::boolean IS TRUE`;
 
-/** Lands one batch of decisions; returns how many mentions moved to another root. */
+/** Mentions moved in one transaction at most: what a move holds in memory is bounded by it. */
+export const MOVE_CHUNK = 5_000;
+
+const UNRESOLVED_UNPINNED = `metadata ? 'unresolved' AND NOT (${PINNED})`;
+
+/** A name whose root is known, its mentions still flagged: from this batch, or left by a stopped pass. */
+export interface Placed {
+  type: string;
+  name: string;
+  root: string;
+}
+
+/**
+ * Lands one batch: its new decisions, then the moves of every flagged mention of `placed`
+ * (the batch's decisions and the names an earlier pass decided but did not finish moving).
+ * Returns how many mentions moved to another root.
+ */
 export async function writeBack(
   db: Database,
   store: StateStore,
   decisions: readonly Decision[],
+  placed: readonly Placed[],
   opId: string,
   embed: (texts: string[]) => Promise<number[][]>,
 ): Promise<number> {
-  const joined = decisions.filter((d) => d.root !== d.name);
-  const rootOf = new Map(joined.map((d) => [`${d.type}\u0000${d.name}`, d.root]));
-  const move = await planMove(db, await mentionsOf(db, joined), rootOf, embed);
-  await withItemKeys(store, move, () =>
-    db.transaction(async (tx) => {
-      // A name that joined a root is never a candidate: only roots carry bands and a vector.
-      await recordNames(
-        tx,
-        decisions.map((d) => (d.root === d.name ? d : { ...d, bands: [], vector: null })),
-        opId,
-        'keep',
-      );
-      await clearFlags(
-        tx,
-        decisions.filter((d) => d.root === d.name),
-      );
-      // The rows this batch selected, and only if they are still as selected.
-      await applyMove(tx, move, `metadata ? 'unresolved' AND NOT (${PINNED})`);
-    }),
-  );
-  return move.moving.length;
+  await db.transaction(async (tx) => {
+    // A name that joined a root is never a candidate: only roots carry bands and a vector.
+    await recordNames(
+      tx,
+      decisions.map((d) => (d.root === d.name ? d : { ...d, bands: [], vector: null })),
+      opId,
+      'keep',
+    );
+    await clearFlags(
+      tx,
+      placed.filter((p) => p.root === p.name),
+    );
+  });
+  const joined = placed.filter((p) => p.root !== p.name);
+  const rootOf = new Map(joined.map((p) => [`${p.type}\u0000${p.name}`, p.root]));
+  let moved = 0;
+  for (let after: MentionRow | undefined; ;) {
+    const chunk = await mentionsNamed(db, joined, UNRESOLVED_UNPINNED, { after, limit: MOVE_CHUNK });
+    if (chunk.length === 0) return moved;
+    const move = await planMove(db, chunk, rootOf, embed);
+    // The rows this chunk selected, and only if they are still as selected.
+    await withItemKeys(store, move, () => db.transaction((tx) => applyMove(tx, move, UNRESOLVED_UNPINNED)));
+    moved += chunk.length;
+    after = chunk.at(-1);
+  }
 }
 
 /** Mention rows going under other roots: where they land, what moves with them, what memos must list. */
@@ -174,27 +203,38 @@ export async function applyMove(tx: Queryable, move: MentionMove, guard: string)
   await moveRelationships(tx, move.relationships);
 }
 
-/** The unresolved, unpinned mentions of the names that joined another root. */
-function mentionsOf(db: Queryable, joined: readonly Decision[]): Promise<MentionRow[]> {
-  return mentionsNamed(db, joined, `metadata ? 'unresolved' AND NOT (${PINNED})`);
-}
+const ownerOf = `coalesce(source_document_id, reference_item_id)`;
 
-/** The mentions of these (type, canonical name) pairs that `filter` (SQL on entity_mentions) admits. */
+/**
+ * The mentions of these (type, canonical name) pairs that `filter` (SQL on entity_mentions)
+ * admits; with a page, at most `limit` of them in the order of their owners, after `after`.
+ */
 export async function mentionsNamed(
   db: Queryable,
   names: readonly { type: string; name: string }[],
   filter: string,
+  page?: { after: MentionRow | undefined; limit: number },
 ): Promise<MentionRow[]> {
   if (names.length === 0) return [];
+  const after = page?.after;
   const { rows } = await db.query<MentionRow>(
     `SELECT id::text, source_document_id::text, reference_item_id::text, canonical_name, entity_type, surface_form,
             confidence, metadata, op_id::text
        FROM entity_mentions
-      WHERE (entity_type, canonical_name) IN (SELECT t, n FROM unnest($1::text[], $2::text[]) AS u(t, n)) AND ${filter}`,
-    [names.map((d) => d.type), names.map((d) => d.name)],
+      WHERE (entity_type, canonical_name) IN (SELECT t, n FROM unnest($1::text[], $2::text[]) AS u(t, n)) AND ${filter}
+        ${page === undefined ? '' : `AND (${ownerOf}, id) > ($3::uuid, $4::uuid) ORDER BY ${ownerOf}, id LIMIT ${page.limit}`}`,
+    [
+      names.map((d) => d.type),
+      names.map((d) => d.name),
+      ...(page === undefined
+        ? []
+        : [after === undefined ? NIL : (after.source_document_id ?? after.reference_item_id), after?.id ?? NIL]),
+    ],
   );
   return rows;
 }
+
+const NIL = '00000000-0000-0000-0000-000000000000';
 
 /** The rows already holding these keys: id -> whether the holder is pinned. */
 async function holdersAmong(db: Queryable, ids: readonly string[]): Promise<Map<string, boolean>> {
@@ -327,7 +367,7 @@ async function changeItemKeys(store: StateStore, changes: KeyChanges, step: 'add
   if (updated.length > 0) await store.putItems(updated);
 }
 
-async function clearFlags(tx: Queryable, roots: readonly Decision[]): Promise<void> {
+async function clearFlags(tx: Queryable, roots: readonly Placed[]): Promise<void> {
   if (roots.length === 0) return;
   await tx.query(
     `UPDATE entity_mentions SET metadata = metadata - 'unresolved', updated_at = now()
