@@ -7,7 +7,7 @@ import type { EmbeddingInput } from '../stages/embed.ts';
 import type { AliasSnapshot } from '../lib/aliases.ts';
 import type { Queryable } from '../lib/db/database.ts';
 import type { DocumentExtraction } from '../stages/extract/index.ts';
-import { chainUnderRoots, pinnedMentions, type ResolvedEntity } from '../stages/resolve/known.ts';
+import { chainUnderRoots, pinnedMentions } from '../stages/resolve/known.ts';
 import { keysOf, type ItemRows, type RowKeys } from '../stages/upsert.ts';
 import { chunkKey, entityMentionKey } from '../lib/ids.ts';
 import { recordEmbeddings } from '../lib/db/tables.ts';
@@ -34,12 +34,11 @@ export function chunkRowsOf(owner: RowOwner, chunks: readonly Chunk[], opId: str
 
 /**
  * The owner's mention rows: its pinned ones as they stand, then a row per extracted entity
- * that no pinned row already stands for (same id, or same canonical name and type). A name
- * no resolution has seen yet is flagged for stage 5.
+ * that no pinned row already stands for (same id, or same canonical name and type).
  */
 export function mentionRowsOf(
   owner: RowOwner,
-  entities: readonly ResolvedEntity[],
+  entities: DocumentExtraction['entities'],
   pinned: readonly Record<string, unknown>[],
   opId: string,
 ) {
@@ -52,7 +51,7 @@ export function mentionRowsOf(
       entity_type: e.type,
       surface_form: e.surface_form,
       confidence: e.confidence,
-      metadata: e.resolved ? {} : { unresolved: true },
+      metadata: {},
       op_id: opId,
     }))
     .filter((row) => !standsFor.has(row.id) && !standsFor.has(`${row.canonical_name}\u0000${row.entity_type}`));

@@ -178,4 +178,30 @@ test('embeddings stranded without their owner by killed walks are deleted by the
   assert.equal(rows, [{ owner_kind: 'q_a_extraction' }]);
 });
 
+test('mentions flagged unresolved before 0011 wait under their op, flag removed; the others stay as they are', async () => {
+  const all = await loadMigrations();
+  await migrate(
+    t.db,
+    all.filter((m) => m.version < 11),
+  );
+  await insertAnswers([]);
+  const flaggedOp = '00000000-0000-4000-8000-0000000000bb';
+  await t.db.query(
+    `INSERT INTO entity_mentions (id, source_document_id, canonical_name, entity_type, surface_form, metadata, op_id)
+     VALUES (gen_random_uuid(), $1, 'Acme', 'organization', 'Acme', '{"unresolved": true}', $2),
+            (gen_random_uuid(), $1, 'Zenith', 'organization', 'Zenith', '{"curation_pinned": true}', $3)`,
+    [DOC, flaggedOp, OP],
+  );
+  await migrate(t.db, all);
+  const { rows: waiting } = await t.db.query<{ op_id: string }>('SELECT op_id::text FROM entity_resolution_pending');
+  assert.equal(waiting, [{ op_id: flaggedOp }]);
+  const { rows } = await t.db.query<{ canonical_name: string; metadata: object }>(
+    'SELECT canonical_name, metadata FROM entity_mentions ORDER BY canonical_name',
+  );
+  assert.equal(rows, [
+    { canonical_name: 'Acme', metadata: {} },
+    { canonical_name: 'Zenith', metadata: { curation_pinned: true } },
+  ]);
+});
+
 test.run();

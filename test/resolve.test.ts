@@ -98,12 +98,12 @@ test('alias variants across documents chain under one root, re-keyed, their embe
     assert.is(m.id, entityMentionKey(m.doc, 'Northwind Traders', 'organization'), `${m.rel_path}: re-keyed`);
     assert.is(m.hash, sha256Hex('Northwind Traders'), `${m.rel_path}: its embedding is of the root's name`);
   }
-  const [{ orphans, unresolved }] = (await rows<{ orphans: number; unresolved: number }>(
+  const [{ orphans, waiting }] = (await rows<{ orphans: number; waiting: number }>(
     `SELECT (SELECT count(*)::int FROM record_embeddings e WHERE e.owner_kind = 'entity_mention'
                AND NOT EXISTS (SELECT 1 FROM entity_mentions m WHERE m.id = e.owner_id)) AS orphans,
-            (SELECT count(*)::int FROM entity_mentions WHERE metadata ? 'unresolved') AS unresolved`,
-  )) as [{ orphans: number; unresolved: number }];
-  assert.equal([orphans, unresolved], [0, 0]);
+            (SELECT count(*)::int FROM entity_resolution_pending) AS waiting`,
+  )) as [{ orphans: number; waiting: number }];
+  assert.equal([orphans, waiting], [0, 0], 'no embedding without its mention; no walk waits for resolution');
   // No merge chain: every name maps straight to a root, and every mention names a root.
   const [{ chains, strays }] = (await rows<{ chains: number; strays: number }>(
     `SELECT (SELECT count(*)::int FROM entity_names n JOIN entity_names r
@@ -192,12 +192,13 @@ test('a pass that fails leaves no half-written resolution; the next walk resolve
     failed.warnings.map((w) => w.name),
     ['entity_resolution_failed'],
   );
-  const [{ names, unresolved }] = (await rows<{ names: number; unresolved: number }>(
+  const [{ names, waiting }] = (await rows<{ names: number; waiting: number }>(
     `SELECT (SELECT count(*)::int FROM entity_names) AS names,
-            (SELECT count(*)::int FROM entity_mentions WHERE metadata ? 'unresolved') AS unresolved`,
-  )) as [{ names: number; unresolved: number }];
+            (SELECT count(*)::int FROM entity_resolution_pending WHERE op_id = $1::uuid) AS waiting`,
+    [failed.opId],
+  )) as [{ names: number; waiting: number }];
   assert.is(names, 0);
-  assert.ok(unresolved >= 4, 'every mention still waits, under the name it came with');
+  assert.is(waiting, 1, 'the walk waits for resolution');
   assert.equal(
     (await organisations()).map((m) => m.canonical_name),
     ['Northwind Traders', 'Nortwind Traders', 'Northwind Traders Ltd', 'Northwind Traders'],
@@ -249,7 +250,7 @@ test('a pass stopped after its decisions, before its moves: the next walk moves 
     ['Northwind Traders', 'Northwind Traders', 'Northwind Traders', 'Northwind Traders'],
   );
   assert.ok(after.every((m) => m.hash === sha256Hex('Northwind Traders')));
-  assert.is((await rows(`SELECT 1 FROM entity_mentions WHERE metadata ? 'unresolved'`)).length, 0);
+  assert.is((await rows('SELECT 1 FROM entity_resolution_pending')).length, 0, 'both walks resolved');
 });
 
 test('a pair resolver that fails while the pass still has names to read fails the pass, never the walk', async () => {

@@ -1,7 +1,7 @@
 // Stage 5 (i), entity resolution (SPEC.md 1 stage 5; 3 "Curation pinning"): a flow-scope pass
 // after the settle barrier. Extraction already chained every known name under its root
-// (known.ts); this pass decides the names met for the first time (their mentions flagged
-// unresolved), most frequent first, a batch at a time:
+// (known.ts); this pass decides the names met for the first time by the walks whose mentions
+// wait (pending.ts), most frequent first, a batch at a time:
 //
 //   candidates  the roots of the same type (entity_names rows naming themselves) that share
 //               the normalised name or a trigram band, or whose embedding is among the nearest
@@ -10,7 +10,8 @@
 //   decision    an identical normalised name joins its root with no model call; otherwise
 //               the pair resolver (a memoised model call, pair-resolver.ts) picks a candidate
 //               or none; a name without candidates founds a root of its own
-//   write-back  write-back.ts, one transaction per batch
+//   write-back  write-back.ts: the batch's decisions in one transaction, then its moves in
+//               bounded ones
 //
 // A walk never re-points a root (that is an admin merge), and every name maps to a root, so no
 // mention chains through another name. Pinned canonicals are roots from the start (seeds), so
@@ -18,15 +19,17 @@
 // failStage5 swap (SPEC.md 4 rule 4), never at engine start.
 
 import type PQueue from 'p-queue';
-import type { Database, Queryable } from '../../lib/db/database.ts';
+import type { Database } from '../../lib/db/database.ts';
 import type { EmbeddingClient } from '../../lib/embed/client.ts';
 import { llmIdentity, type LlmClient } from '../../lib/llm/client.ts';
+import type { ExtractorContext } from '../../lib/llm/run-extractor.ts';
 import type { StateStore } from '../../lib/state/store.ts';
 import { embedTexts } from '../embed.ts';
 import { cosine, jaccard, trigrams } from './names.ts';
 import { resolvePair } from './pair-resolver.ts';
 import { MIN_COSINE, recordNames, rootOf, rootsNear, type Near, type Root } from './roots.ts';
-import { writeBack, type Decision, type Placed } from './write-back.ts';
+import { pendingOps, settleOps, waitingNames } from './pending.ts';
+import { writeBack, type Decision } from './write-back.ts';
 
 export const BATCH_NAMES = 200;
 export const MAX_CANDIDATES = 5;
@@ -66,96 +69,95 @@ export async function resolveEntities(db: Database, deps: ResolveDeps, opId: str
     resolver_asked: 0,
     mentions_moved: 0,
   };
-  let { undecided: pending, placed: left } = await pendingNames(db);
-  if (pending.length === 0 && left.length === 0) return report;
+  const ops = await pendingOps(db);
+  if (ops.length === 0) return report;
   const llm = deps.llm();
   const embedder = deps.embedder();
   const embed = (names: string[]) => embedTexts(names, { client: embedder, queue: deps.queue });
-  const context = {
+  const context: Asking = {
     client: llm,
     model: deps.model,
     identity: llmIdentity(llm, deps.model),
     store: deps.store,
     queue: deps.queue,
+    report,
   };
   await seedPinnedRoots(db, embed, opId);
-  while (pending.length > 0 || left.length > 0) {
-    const vectors = pending.length === 0 ? [] : await embed(pending.map((p) => p.name));
-    const decisions: Decision[] = [];
-    // Questions to the pair resolver run concurrently. A name put to it may yet join another
-    // root, so until its answer is in (and drained, so the outcome never depends on the order
-    // answers come in) it is no candidate; a later name near it waits for the questions out.
-    const unanswered = new Set<Decision>();
-    let questions: Promise<void>[] = [];
-    // Held here, not left to reject unheard while the loop still runs: an unhandled rejection
-    // ends the engine thread.
-    let failure: { error: unknown } | null = null;
-    const drain = async () => {
-      await Promise.all(questions);
-      questions = [];
-      unanswered.clear();
-    };
-    const selves = pending.map((p, i): Decision => ({ ...rootOf(p, vectors[i]!), root: p.name, how: 'founded' }));
-    // Roots of earlier batches, for every name at once: one query, not one per name.
-    const near = selves.length === 0 ? [] : await rootsNear(db, selves);
-    for (const [i, self] of selves.entries()) {
-      if (failure !== null) break;
-      const nearInBatch = (d: Decision) => nearness(self, d);
-      if ([...unanswered].some((d) => nearInBatch(d) !== null)) await drain();
-      const settled = decisions
-        .filter((d) => d.how === 'founded' && !unanswered.has(d))
-        .flatMap((d) => nearInBatch(d) ?? []);
-      const candidates = rankCandidates(self, [...near[i]!, ...settled]);
-      const exact = candidates.find((c) => c.normalised === self.normalised);
-      if (exact !== undefined) Object.assign(self, { root: exact.name, how: 'exact' });
-      decisions.push(self);
-      if (exact !== undefined || candidates.length === 0) continue;
-      unanswered.add(self);
-      report.resolver_asked += 1;
-      questions.push(
-        resolvePair(self, candidates, context).then(
-          (match) => {
-            if (match !== null) Object.assign(self, { root: match, how: 'resolver' });
-          },
-          (error: unknown) => {
-            failure ??= { error };
-          },
-        ),
-      );
-    }
-    await drain();
-    if (failure !== null) throw (failure as { error: unknown }).error;
-    for (const d of decisions) {
-      report.names += 1;
-      if (d.how === 'exact') report.joined_exact += 1;
-      else if (d.how === 'resolver') report.joined_by_resolver += 1;
-      else report.founded += 1;
-    }
-    const placed = [...left, ...decisions.map((d) => ({ type: d.type, name: d.name, root: d.root }))];
+  const waiting = await waitingNames(db, ops);
+  for (let at = 0; at < waiting.length; at += BATCH_NAMES) {
+    const batch = waiting.slice(at, at + BATCH_NAMES);
+    const undecided = batch.filter((w) => w.root === null);
+    const decisions = undecided.length === 0 ? [] : await decide(db, undecided, embed, context);
+    const decided = new Map(decisions.map((d) => [`${d.type}\u0000${d.name}`, d.root]));
+    const placed = batch.map((w) => ({ ...w, root: w.root ?? decided.get(`${w.type}\u0000${w.name}`)! }));
     report.mentions_moved += await writeBack(db, deps.store, decisions, placed, opId, embed);
-    ({ undecided: pending, placed: left } = await pendingNames(db));
   }
+  await settleOps(db, ops);
   return report;
 }
 
-/**
- * The next batch of unresolved names, the most mentioned first: those no resolution has decided,
- * and those a stopped pass decided (entity_names knows their root) without moving every mention.
- */
-async function pendingNames(db: Queryable): Promise<{ undecided: Pending[]; placed: Placed[] }> {
-  const { rows } = await db.query<{ entity_type: string; name: string; root: string | null }>(
-    `SELECT p.entity_type, p.canonical_name AS name, n.canonical_name AS root
-       FROM (SELECT entity_type, canonical_name, count(*) AS mentions FROM entity_mentions
-              WHERE metadata ? 'unresolved' AND (metadata ->> 'curation_pinned')::boolean IS NOT TRUE
-              GROUP BY entity_type, canonical_name ORDER BY mentions DESC, entity_type, canonical_name LIMIT $1) p
-       LEFT JOIN entity_names n ON n.entity_type = p.entity_type AND n.name = p.canonical_name
-      ORDER BY p.mentions DESC, p.entity_type, p.canonical_name`,
-    [BATCH_NAMES],
-  );
-  return {
-    undecided: rows.filter((r) => r.root === null).map((r) => ({ type: r.entity_type, name: r.name })),
-    placed: rows.flatMap((r) => (r.root === null ? [] : [{ type: r.entity_type, name: r.name, root: r.root }])),
+type Asking = ExtractorContext & { report: ResolutionReport };
+
+/** Decides a batch of names no resolution has seen, in order: each joins a root or founds one. */
+async function decide(
+  db: Database,
+  pending: readonly Pending[],
+  embed: (names: string[]) => Promise<number[][]>,
+  context: Asking,
+): Promise<Decision[]> {
+  const { report } = context;
+  const vectors = await embed(pending.map((p) => p.name));
+  const decisions: Decision[] = [];
+  // Questions to the pair resolver run concurrently. A name put to it may yet join another
+  // root, so until its answer is in (and drained, so the outcome never depends on the order
+  // answers come in) it is no candidate; a later name near it waits for the questions out.
+  const unanswered = new Set<Decision>();
+  let questions: Promise<void>[] = [];
+  // Held here, not left to reject unheard while the loop still runs: an unhandled rejection
+  // ends the engine thread.
+  let failure: { error: unknown } | null = null;
+  const drain = async () => {
+    await Promise.all(questions);
+    questions = [];
+    unanswered.clear();
   };
+  const selves = pending.map((p, i): Decision => ({ ...rootOf(p, vectors[i]!), root: p.name, how: 'founded' }));
+  // Roots of earlier batches, for every name at once: one query, not one per name.
+  const near = await rootsNear(db, selves);
+  for (const [i, self] of selves.entries()) {
+    if (failure !== null) break;
+    const nearInBatch = (d: Decision) => nearness(self, d);
+    if ([...unanswered].some((d) => nearInBatch(d) !== null)) await drain();
+    const settled = decisions
+      .filter((d) => d.how === 'founded' && !unanswered.has(d))
+      .flatMap((d) => nearInBatch(d) ?? []);
+    const candidates = rankCandidates(self, [...near[i]!, ...settled]);
+    const exact = candidates.find((c) => c.normalised === self.normalised);
+    if (exact !== undefined) Object.assign(self, { root: exact.name, how: 'exact' });
+    decisions.push(self);
+    if (exact !== undefined || candidates.length === 0) continue;
+    unanswered.add(self);
+    report.resolver_asked += 1;
+    questions.push(
+      resolvePair(self, candidates, context).then(
+        (match) => {
+          if (match !== null) Object.assign(self, { root: match, how: 'resolver' });
+        },
+        (error: unknown) => {
+          failure ??= { error };
+        },
+      ),
+    );
+  }
+  await drain();
+  if (failure !== null) throw (failure as { error: unknown }).error;
+  for (const d of decisions) {
+    report.names += 1;
+    if (d.how === 'exact') report.joined_exact += 1;
+    else if (d.how === 'resolver') report.joined_by_resolver += 1;
+    else report.founded += 1;
+  }
+  return decisions;
 }
 
 /** Pinned canonicals not yet known as roots become roots, so that new mentions can chain under them. */

@@ -1,8 +1,8 @@
 // Stage 5 (i) at extraction time: every extracted name chains under its root canonical before
 // its mention is written, so the pass after the walk has only never-seen names to decide.
 // Curated names come first (the alias snapshot of admin merges), then what resolution decided
-// before (entity_names). A name neither knows is written as it came, flagged unresolved for
-// the pass. Relationships follow their endpoints.
+// before (entity_names). A name neither knows is written as it came, for the pass to decide
+// (pending.ts). Relationships follow their endpoints.
 //
 // Curation pin, site 3 (SPEC.md 3): an item re-declares its document's pinned mentions
 // verbatim (their stored canonical name, metadata and op_id), and a fresh mention of the same
@@ -13,8 +13,6 @@ import type { AliasSnapshot } from '../../lib/aliases.ts';
 import type { Queryable } from '../../lib/db/database.ts';
 import type { Entities, Relationships } from '../../lib/llm/schemas.ts';
 import { mergeMentions } from '../extract/index.ts';
-
-export type ResolvedEntity = Entities['entities'][number] & { resolved: boolean };
 
 const pairKey = (type: string, name: string) => `${type}\u0000${name}`;
 
@@ -34,7 +32,7 @@ export async function chainUnderRoots(
   db: Queryable,
   aliases: AliasSnapshot,
   extraction: { entities: Entities['entities']; relationships: Relationships['relationships'] },
-): Promise<{ entities: ResolvedEntity[]; relationships: Relationships['relationships'] }> {
+): Promise<{ entities: Entities['entities']; relationships: Relationships['relationships'] }> {
   const curated = extraction.entities.map(
     (e) => aliases.canonicalFor(e.type, e.surface_form) ?? aliases.canonicalFor(e.type, e.canonical_name),
   );
@@ -43,10 +41,8 @@ export async function chainUnderRoots(
     extraction.entities.filter((_, i) => curated[i] === undefined),
   );
   const renamed = new Map<string, string>();
-  const resolved = new Set<string>();
   const entities = extraction.entities.map((e, i) => {
     const root = curated[i] ?? roots.get(pairKey(e.type, e.canonical_name));
-    if (root !== undefined) resolved.add(pairKey(e.type, root));
     if (root === undefined || root === e.canonical_name) return e;
     renamed.set(e.canonical_name, root);
     return { ...e, canonical_name: root };
@@ -56,11 +52,7 @@ export async function chainUnderRoots(
     source: renamed.get(r.source) ?? r.source,
     target: renamed.get(r.target) ?? r.target,
   }));
-  const merged = mergeMentions(entities, relationships);
-  return {
-    entities: merged.entities.map((e) => ({ ...e, resolved: resolved.has(pairKey(e.type, e.canonical_name)) })),
-    relationships: merged.relationships,
-  };
+  return mergeMentions(entities, relationships);
 }
 
 /** An owner's pinned mention rows, verbatim, as the sink writes them. */

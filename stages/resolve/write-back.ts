@@ -2,8 +2,8 @@
 // the size of a transaction stay flat however many mentions a corpus has.
 //
 //   decisions     one transaction: every decided name -> its root in entity_names (a founded
-//                 root with its normalised key and bands), and the mentions of names that
-//                 founded a root lose their unresolved flag
+//                 root with its normalised key and bands); the mentions of a name that founded
+//                 its root stay as they are
 //   moves         then, MOVE_CHUNK mentions at a time in the order of their owners (so an
 //                 owner's memo is rewritten about once a batch), the mentions of names that
 //                 joined another root are re-keyed to em:{owner}:{root}:{type}. Two mentions
@@ -17,9 +17,9 @@
 //                 the row it collapses into already holds one
 //   relationships of the owners whose mentions moved: endpoints renamed, re-keyed, collapsed
 //
-// A pass stopped between these transactions leaves names decided whose mentions still carry
-// the flag under the name they came with: the next pass moves them under the root entity_names
-// already gives (index.ts), asking nothing again, so every name ends wholly under one root.
+// A pass stopped between these transactions leaves names decided whose mentions are still
+// under the name they came with: the next pass moves them under the root entity_names already
+// gives (pending.ts waitingNames), asking nothing again, so every name ends wholly under one root.
 //
 // Item memos list the keys their rows are deleted by. Before each move the new keys are added
 // to the owners' memos, after it the old ones are dropped: a crash on either side leaves a memo
@@ -79,9 +79,9 @@ const PINNED = `(entity_mentions.metadata ->> 'curation_pinned')::boolean IS TRU
 /** Mentions moved in one transaction at most: what a move holds in memory is bounded by it. */
 export const MOVE_CHUNK = 5_000;
 
-const UNRESOLVED_UNPINNED = `metadata ? 'unresolved' AND NOT (${PINNED})`;
+const UNPINNED = `NOT (${PINNED})`;
 
-/** A name whose root is known, its mentions still flagged: from this batch, or left by a stopped pass. */
+/** A name and its root: decided by this batch, or by a pass that stopped before moving its mentions. */
 export interface Placed {
   type: string;
   name: string;
@@ -89,8 +89,9 @@ export interface Placed {
 }
 
 /**
- * Lands one batch: its new decisions, then the moves of every flagged mention of `placed`
- * (the batch's decisions and the names an earlier pass decided but did not finish moving).
+ * Lands one batch: its new decisions, then the moves of every unpinned mention of the names in
+ * `placed` that joined another root (the batch's decisions and the names an earlier pass
+ * decided but did not finish moving).
  * Returns how many mentions moved to another root.
  */
 export async function writeBack(
@@ -101,28 +102,24 @@ export async function writeBack(
   opId: string,
   embed: (texts: string[]) => Promise<number[][]>,
 ): Promise<number> {
-  await db.transaction(async (tx) => {
-    // A name that joined a root is never a candidate: only roots carry bands and a vector.
-    await recordNames(
+  // A name that joined a root is never a candidate: only roots carry bands and a vector.
+  await db.transaction((tx) =>
+    recordNames(
       tx,
       decisions.map((d) => (d.root === d.name ? d : { ...d, bands: [], vector: null })),
       opId,
       'keep',
-    );
-    await clearFlags(
-      tx,
-      placed.filter((p) => p.root === p.name),
-    );
-  });
+    ),
+  );
   const joined = placed.filter((p) => p.root !== p.name);
   const rootOf = new Map(joined.map((p) => [`${p.type}\u0000${p.name}`, p.root]));
   let moved = 0;
   for (let after: MentionRow | undefined; ;) {
-    const chunk = await mentionsNamed(db, joined, UNRESOLVED_UNPINNED, { after, limit: MOVE_CHUNK });
+    const chunk = await mentionsNamed(db, joined, UNPINNED, { after, limit: MOVE_CHUNK });
     if (chunk.length === 0) return moved;
     const move = await planMove(db, chunk, rootOf, embed);
     // The rows this chunk selected, and only if they are still as selected.
-    await withItemKeys(store, move, () => db.transaction((tx) => applyMove(tx, move, UNRESOLVED_UNPINNED)));
+    await withItemKeys(store, move, () => db.transaction((tx) => applyMove(tx, move, UNPINNED)));
     moved += chunk.length;
     after = chunk.at(-1);
   }
@@ -149,8 +146,7 @@ export async function planMove(
     moving.map((m) => {
       const root = rootOf.get(`${m.entity_type}\u0000${m.canonical_name}`)!;
       const owner = (m.source_document_id ?? m.reference_item_id)!;
-      const { unresolved: _unresolved, ...metadata } = m.metadata;
-      return { ...m, id: entityMentionKey(owner, root, m.entity_type), canonical_name: root, metadata };
+      return { ...m, id: entityMentionKey(owner, root, m.entity_type), canonical_name: root };
     }),
     outranks,
   );
@@ -367,16 +363,6 @@ async function changeItemKeys(store: StateStore, changes: KeyChanges, step: 'add
   if (updated.length > 0) await store.putItems(updated);
 }
 
-async function clearFlags(tx: Queryable, roots: readonly Placed[]): Promise<void> {
-  if (roots.length === 0) return;
-  await tx.query(
-    `UPDATE entity_mentions SET metadata = metadata - 'unresolved', updated_at = now()
-      WHERE (entity_type, canonical_name) IN (SELECT t, n FROM unnest($1::text[], $2::text[]) AS u(t, n))
-        AND metadata ? 'unresolved' AND NOT (${PINNED})`,
-    [roots.map((d) => d.type), roots.map((d) => d.name)],
-  );
-}
-
 /** The moved mentions under their new keys; a pinned holder of a key is left as it is. */
 async function upsertMentions(tx: Queryable, rows: readonly MentionRow[]): Promise<void> {
   await tx.query(
@@ -391,7 +377,6 @@ async function upsertMentions(tx: Queryable, rows: readonly MentionRow[]): Promi
                                      AND EXCLUDED.surface_form < entity_mentions.surface_form COLLATE "C")
                            THEN EXCLUDED.surface_form ELSE entity_mentions.surface_form END,
        confidence = GREATEST(entity_mentions.confidence, EXCLUDED.confidence),
-       metadata = entity_mentions.metadata - 'unresolved',
        updated_at = now()
      WHERE NOT (${PINNED})`,
     [
