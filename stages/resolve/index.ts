@@ -29,7 +29,7 @@ import { cosine, jaccard, trigrams } from './names.ts';
 import { resolvePair } from './pair-resolver.ts';
 import { MIN_COSINE, recordNames, rootOf, rootsNear, type Near, type Root } from './roots.ts';
 import { pendingOps, settleOps, waitingNames } from './pending.ts';
-import { writeBack, type Decision } from './write-back.ts';
+import { ItemKeys, writeBack, type Decision } from './write-back.ts';
 
 export const BATCH_NAMES = 200;
 export const MAX_CANDIDATES = 5;
@@ -84,14 +84,16 @@ export async function resolveEntities(db: Database, deps: ResolveDeps, opId: str
   };
   await seedPinnedRoots(db, embed, opId);
   const waiting = await waitingNames(db, ops);
+  const keys = new ItemKeys(deps.store);
   for (let at = 0; at < waiting.length; at += BATCH_NAMES) {
     const batch = waiting.slice(at, at + BATCH_NAMES);
     const undecided = batch.filter((w) => w.root === null);
     const decisions = undecided.length === 0 ? [] : await decide(db, undecided, embed, context);
     const decided = new Map(decisions.map((d) => [`${d.type}\u0000${d.name}`, d.root]));
     const placed = batch.map((w) => ({ ...w, root: w.root ?? decided.get(`${w.type}\u0000${w.name}`)! }));
-    report.mentions_moved += await writeBack(db, deps.store, decisions, placed, opId, embed);
+    report.mentions_moved += await writeBack(db, keys, decisions, placed, opId, embed);
   }
+  await keys.settle();
   await settleOps(db, ops);
   return report;
 }

@@ -96,7 +96,7 @@ export interface Placed {
  */
 export async function writeBack(
   db: Database,
-  store: StateStore,
+  keys: ItemKeys,
   decisions: readonly Decision[],
   placed: readonly Placed[],
   opId: string,
@@ -119,7 +119,7 @@ export async function writeBack(
     if (chunk.length === 0) return moved;
     const move = await planMove(db, chunk, rootOf, embed);
     // The rows this chunk selected, and only if they are still as selected.
-    await withItemKeys(store, move, () => db.transaction((tx) => applyMove(tx, move, UNPINNED)));
+    await keys.around(move.changes, () => db.transaction((tx) => applyMove(tx, move, UNPINNED)));
     moved += chunk.length;
     after = chunk.at(-1);
   }
@@ -172,13 +172,39 @@ export async function planMove(
 }
 
 /**
- * Runs `work`, the transaction applying `move`, with the owners' item memos listing the new keys
- * before it and no longer the old ones after it.
+ * The owners' item memos around a run of moves: before a move they gain its new keys; its old
+ * keys are dropped with the next move's gains (one rewrite of an owner's memos where two would
+ * do), and the last move's when the run settles. A run that stops before it settles leaves memos
+ * listing keys without rows (deletes that delete nothing), never a row no memo lists.
  */
+export class ItemKeys {
+  readonly #store: StateStore;
+  #owed: KeyChanges | null = null;
+
+  constructor(store: StateStore) {
+    this.#store = store;
+  }
+
+  /** Runs `work`, the transaction applying a move with these key changes. */
+  async around<T>(changes: KeyChanges, work: () => Promise<T>): Promise<T> {
+    await rewriteItemKeys(this.#store, this.#owed, changes);
+    this.#owed = null;
+    const result = await work();
+    this.#owed = changes;
+    return result;
+  }
+
+  async settle(): Promise<void> {
+    await rewriteItemKeys(this.#store, this.#owed, null);
+    this.#owed = null;
+  }
+}
+
+/** Runs `work`, the transaction applying `move`: its owners' memos list the new keys before it, and the old ones no more after it. */
 export async function withItemKeys<T>(store: StateStore, move: MentionMove, work: () => Promise<T>): Promise<T> {
-  await changeItemKeys(store, move.changes, 'add');
-  const result = await work();
-  await changeItemKeys(store, move.changes, 'drop');
+  const keys = new ItemKeys(store);
+  const result = await keys.around(move.changes, work);
+  await keys.settle();
   return result;
 }
 
@@ -342,20 +368,36 @@ function keyChanges(
   return changes;
 }
 
-/** Adds the new keys to, or drops the old ones from, the memos of every item of each owner: one store transaction. */
-async function changeItemKeys(store: StateStore, changes: KeyChanges, step: 'add' | 'drop'): Promise<void> {
+/**
+ * Drops the old keys of `dropping` (a move made), then adds the new keys of `adding` (a move to
+ * make), in the memos of every item of each owner: each memo rewritten once.
+ */
+async function rewriteItemKeys(
+  store: StateStore,
+  dropping: KeyChanges | null,
+  adding: KeyChanges | null,
+): Promise<void> {
+  const owners = new Set([...(dropping?.keys() ?? []), ...(adding?.keys() ?? [])]);
   const updated: [string, ItemMemo][] = [];
-  for (const [owner, { add, drop }] of changes) {
+  for (const owner of owners) {
+    const dropped = dropping?.get(owner);
+    const added = adding?.get(owner);
     for (const identity of store.itemsOfDocument(owner)) {
       const { memo } = store.getItem(identity);
       if (memo === undefined) continue;
       const rows = { ...memo.rows };
-      for (const [table, keys] of Object.entries(step === 'add' ? add : drop)) {
+      const edit = (table: string, change: (listed: Set<string>) => void) => {
         const listed = new Set(rows[table] ?? []);
-        if (step === 'add') for (const key of keys) listed.add(key);
-        // A key both left and gained (a collision with a row already there) stays.
-        else for (const key of keys) if (!add[table]?.includes(key)) listed.delete(key);
+        change(listed);
         rows[table] = [...listed];
+      };
+      for (const [table, keys] of Object.entries(dropped?.drop ?? {})) {
+        // A key both left and gained by that move (a collision with a row already there) stays.
+        const kept = new Set(dropped!.add[table] ?? []);
+        edit(table, (listed) => keys.forEach((key) => kept.has(key) || listed.delete(key)));
+      }
+      for (const [table, keys] of Object.entries(added?.add ?? {})) {
+        edit(table, (listed) => keys.forEach((key) => listed.add(key)));
       }
       updated.push([identity, { ...memo, rows }]);
     }
