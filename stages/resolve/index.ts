@@ -10,8 +10,9 @@
 //   decision    an identical normalised name joins its root with no model call; otherwise
 //               the pair resolver (a memoised model call, pair-resolver.ts) picks a candidate
 //               or none; a name without candidates founds a root of its own
-//   write-back  write-back.ts: the batch's decisions in one transaction, then its moves in
-//               bounded ones
+//   write-back  write-back.ts: each batch's decisions in one transaction; once every name is
+//               decided, the mentions of those that joined another root move, in one sweep
+//               over the owners in bounded transactions
 //
 // A walk never re-points a root (that is an admin merge), and every name maps to a root, so no
 // mention chains through another name. Pinned canonicals are roots from the start (seeds), so
@@ -29,7 +30,7 @@ import { cosine, jaccard, trigrams } from './names.ts';
 import { resolvePair } from './pair-resolver.ts';
 import { MIN_COSINE, recordNames, rootOf, rootsNear, type Near, type Root } from './roots.ts';
 import { pendingOps, settleOps, waitingNames } from './pending.ts';
-import { ItemKeys, writeBack, type Decision } from './write-back.ts';
+import { ItemKeys, moveJoined, recordDecisions, type Decision, type Placed } from './write-back.ts';
 
 export const BATCH_NAMES = 200;
 export const MAX_CANDIDATES = 5;
@@ -84,15 +85,20 @@ export async function resolveEntities(db: Database, deps: ResolveDeps, opId: str
   };
   await seedPinnedRoots(db, embed, opId);
   const waiting = await waitingNames(db, ops);
-  const keys = new ItemKeys(deps.store);
+  const joined: Placed[] = [];
   for (let at = 0; at < waiting.length; at += BATCH_NAMES) {
     const batch = waiting.slice(at, at + BATCH_NAMES);
     const undecided = batch.filter((w) => w.root === null);
     const decisions = undecided.length === 0 ? [] : await decide(db, undecided, embed, context);
+    await recordDecisions(db, decisions, opId);
     const decided = new Map(decisions.map((d) => [`${d.type}\u0000${d.name}`, d.root]));
-    const placed = batch.map((w) => ({ ...w, root: w.root ?? decided.get(`${w.type}\u0000${w.name}`)! }));
-    report.mentions_moved += await writeBack(db, keys, decisions, placed, opId, embed);
+    for (const w of batch) {
+      const root = w.root ?? decided.get(`${w.type}\u0000${w.name}`)!;
+      if (root !== w.name) joined.push({ type: w.type, name: w.name, root });
+    }
   }
+  const keys = new ItemKeys(deps.store);
+  report.mentions_moved = await moveJoined(db, keys, joined, ops, embed);
   await keys.settle();
   await settleOps(db, ops);
   return report;

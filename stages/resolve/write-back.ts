@@ -1,12 +1,13 @@
-// Stage 5 (i) write-back: a batch's decisions land in bounded transactions, so that memory and
-// the size of a transaction stay flat however many mentions a corpus has.
+// Stage 5 (i) write-back, in bounded transactions, so that memory and the size of a transaction
+// stay flat however many mentions a corpus has.
 //
-//   decisions     one transaction: every decided name -> its root in entity_names (a founded
-//                 root with its normalised key and bands); the mentions of a name that founded
-//                 its root stay as they are
-//   moves         then, MOVE_CHUNK mentions at a time in the order of their owners (so an
-//                 owner's memo is rewritten about once a batch), the mentions of names that
-//                 joined another root are re-keyed to em:{owner}:{root}:{type}. Two mentions
+//   decisions     a batch's in one transaction: every decided name -> its root in entity_names
+//                 (a founded root with its normalised key and bands); the mentions of a name
+//                 that founded its root stay as they are
+//   moves         once the pass has decided every name, one sweep over the owners: MOVE_CHUNK
+//                 mentions at a time in the order of their owners (so an owner's item memos
+//                 are rewritten about once a pass), the mentions of names that joined another
+//                 root are re-keyed to em:{owner}:{root}:{type}. Two mentions
 //                 meeting on one key collapse into one by confidence (outranks).
 //                 Curation pin, sites 1 and 2 (SPEC.md 3): no statement here updates or
 //                 deletes a pinned row; a pinned holder of the new key wins over any
@@ -78,30 +79,20 @@ const PINNED = `(entity_mentions.metadata ->> 'curation_pinned')::boolean IS TRU
 
 /** Mentions moved in one transaction at most: what a move holds in memory is bounded by it. */
 export const MOVE_CHUNK = 5_000;
+/** Owners (documents, reference items) the sweep of moves reads at a time. */
+const OWNERS_PAGE = 500;
 
 const UNPINNED = `NOT (${PINNED})`;
 
-/** A name and its root: decided by this batch, or by a pass that stopped before moving its mentions. */
+/** A name and its root: decided by this pass, or by a pass that stopped before moving its mentions. */
 export interface Placed {
   type: string;
   name: string;
   root: string;
 }
 
-/**
- * Lands one batch: its new decisions, then the moves of every unpinned mention of the names in
- * `placed` that joined another root (the batch's decisions and the names an earlier pass
- * decided but did not finish moving).
- * Returns how many mentions moved to another root.
- */
-export async function writeBack(
-  db: Database,
-  keys: ItemKeys,
-  decisions: readonly Decision[],
-  placed: readonly Placed[],
-  opId: string,
-  embed: (texts: string[]) => Promise<number[][]>,
-): Promise<number> {
+/** Records a batch's decisions in one transaction: entity_names rows, a founded root with its keys and bands. */
+export async function recordDecisions(db: Database, decisions: readonly Decision[], opId: string): Promise<void> {
   // A name that joined a root is never a candidate: only roots carry bands and a vector.
   await db.transaction((tx) =>
     recordNames(
@@ -111,18 +102,52 @@ export async function writeBack(
       'keep',
     ),
   );
-  const joined = placed.filter((p) => p.root !== p.name);
+}
+
+/** The tables whose rows own mentions, by the column that names the owner. */
+const OWNERS = [
+  { table: 'source_documents', column: 'source_document_id' },
+  { table: 'reference_items', column: 'reference_item_id' },
+] as const;
+
+/**
+ * Moves every unpinned mention of the joined names under its root, in one sweep over the owners
+ * the waiting ops wrote (a mention of such a name is written with its owner's row, so an owner
+ * the ops did not write holds none): OWNERS_PAGE owners, then MOVE_CHUNK of their mentions, at
+ * a time. An owner's item memos are so rewritten about once for the whole pass, not once per
+ * batch of names, and memory stays flat. Returns how many mentions moved.
+ */
+export async function moveJoined(
+  db: Database,
+  keys: ItemKeys,
+  joined: readonly Placed[],
+  ops: readonly string[],
+  embed: (texts: string[]) => Promise<number[][]>,
+): Promise<number> {
+  if (joined.length === 0) return 0;
   const rootOf = new Map(joined.map((p) => [`${p.type}\u0000${p.name}`, p.root]));
   let moved = 0;
-  for (let after: MentionRow | undefined; ;) {
-    const chunk = await mentionsNamed(db, joined, UNPINNED, { after, limit: MOVE_CHUNK });
-    if (chunk.length === 0) return moved;
-    const move = await planMove(db, chunk, rootOf, embed);
-    // The rows this chunk selected, and only if they are still as selected.
-    await keys.around(move.changes, () => db.transaction((tx) => applyMove(tx, move, UNPINNED)));
-    moved += chunk.length;
-    after = chunk.at(-1);
+  for (const owner of OWNERS) {
+    for (let after = NIL; ;) {
+      const { rows } = await db.query<{ id: string }>(
+        `SELECT id::text FROM ${owner.table} WHERE op_id = ANY($1::uuid[]) AND id > $2::uuid ORDER BY id LIMIT ${OWNERS_PAGE}`,
+        [ops, after],
+      );
+      if (rows.length === 0) break;
+      const owners = rows.map((r) => r.id);
+      for (let last: MentionRow | undefined; ;) {
+        const chunk = await mentionsToMove(db, joined, owner.column, owners, last);
+        if (chunk.length === 0) break;
+        const move = await planMove(db, chunk, rootOf, embed);
+        // The rows this chunk selected, and only if they are still as selected.
+        await keys.around(move.changes, () => db.transaction((tx) => applyMove(tx, move, UNPINNED)));
+        moved += chunk.length;
+        last = chunk.at(-1);
+      }
+      after = owners.at(-1)!;
+    }
   }
+  return moved;
 }
 
 /** Mention rows going under other roots: where they land, what moves with them, what memos must list. */
@@ -225,32 +250,43 @@ export async function applyMove(tx: Queryable, move: MentionMove, guard: string)
   await moveRelationships(tx, move.relationships);
 }
 
-const ownerOf = `coalesce(source_document_id, reference_item_id)`;
+const MENTION_COLUMNS = `id::text, source_document_id::text, reference_item_id::text, canonical_name, entity_type,
+  surface_form, confidence, metadata, op_id::text`;
 
-/**
- * The mentions of these (type, canonical name) pairs that `filter` (SQL on entity_mentions)
- * admits; with a page, at most `limit` of them in the order of their owners, after `after`.
- */
+const namesIn = `(entity_type, canonical_name) IN (SELECT t, n FROM unnest($1::text[], $2::text[]) AS u(t, n))`;
+
+/** The mentions of these (type, canonical name) pairs that `filter` (SQL on entity_mentions) admits. */
 export async function mentionsNamed(
   db: Queryable,
   names: readonly { type: string; name: string }[],
   filter: string,
-  page?: { after: MentionRow | undefined; limit: number },
 ): Promise<MentionRow[]> {
   if (names.length === 0) return [];
-  const after = page?.after;
   const { rows } = await db.query<MentionRow>(
-    `SELECT id::text, source_document_id::text, reference_item_id::text, canonical_name, entity_type, surface_form,
-            confidence, metadata, op_id::text
-       FROM entity_mentions
-      WHERE (entity_type, canonical_name) IN (SELECT t, n FROM unnest($1::text[], $2::text[]) AS u(t, n)) AND ${filter}
-        ${page === undefined ? '' : `AND (${ownerOf}, id) > ($3::uuid, $4::uuid) ORDER BY ${ownerOf}, id LIMIT ${page.limit}`}`,
+    `SELECT ${MENTION_COLUMNS} FROM entity_mentions WHERE ${namesIn} AND ${filter}`,
+    [names.map((d) => d.type), names.map((d) => d.name)],
+  );
+  return rows;
+}
+
+/** The next MOVE_CHUNK unpinned mentions of these names among these owners, in owner order after `last`. */
+async function mentionsToMove(
+  db: Queryable,
+  names: readonly { type: string; name: string }[],
+  column: (typeof OWNERS)[number]['column'],
+  owners: readonly string[],
+  last: MentionRow | undefined,
+): Promise<MentionRow[]> {
+  const { rows } = await db.query<MentionRow>(
+    `SELECT ${MENTION_COLUMNS} FROM entity_mentions
+      WHERE ${column} = ANY($3::uuid[]) AND ${namesIn} AND ${UNPINNED} AND (${column}, id) > ($4::uuid, $5::uuid)
+      ORDER BY ${column}, id LIMIT ${MOVE_CHUNK}`,
     [
       names.map((d) => d.type),
       names.map((d) => d.name),
-      ...(page === undefined
-        ? []
-        : [after === undefined ? NIL : (after.source_document_id ?? after.reference_item_id), after?.id ?? NIL]),
+      owners,
+      last === undefined ? NIL : (last.source_document_id ?? last.reference_item_id),
+      last?.id ?? NIL,
     ],
   );
   return rows;
