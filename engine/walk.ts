@@ -31,7 +31,6 @@ import { SingleFlight } from '../lib/single-flight.ts';
 import { fileIdentity, urlIdentity } from '../lib/state/keys.ts';
 import { mediaTypeFor } from '../stages/convert/index.ts';
 import type { FileItem } from '../lib/corpus/files.ts';
-import { awaitResolution } from '../stages/resolve/pending.ts';
 import { sourceItems, type UrlItem } from '../stages/source.ts';
 import { recallFile, unchangedByStat } from './admit.ts';
 import { untilNoneWaiting } from './backpressure.ts';
@@ -195,7 +194,7 @@ async function walkCorpus(
   }
   await bindStoreToCorpus(store, sourcePath, options.rebindCorpus === true);
   await lifespan.aliases.refresh(db);
-  const sink = new Sink(db, { ...config.sink, firstWrite: (tx) => awaitResolution(tx, run.opId) });
+  const sink = new Sink(db, config.sink);
   const live = new LiveItems();
   const fileDeps = { ...lifespan, sink, live, identity: new DocumentIdentity(db, store), limits: config.convert };
   const urlDeps = { ...lifespan, sink, fetch: config.fetch, log };

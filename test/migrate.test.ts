@@ -178,7 +178,7 @@ test('embeddings stranded without their owner by killed walks are deleted by the
   assert.equal(rows, [{ owner_kind: 'q_a_extraction' }]);
 });
 
-test('mentions flagged unresolved before 0011 wait under their op, flag removed; the others stay as they are', async () => {
+test('mentions flagged unresolved before 0011 leave their walk pending, flag removed; the others stay as they are', async () => {
   const all = await loadMigrations();
   await migrate(
     t.db,
@@ -193,8 +193,8 @@ test('mentions flagged unresolved before 0011 wait under their op, flag removed;
     [DOC, flaggedOp, OP],
   );
   await migrate(t.db, all);
-  const { rows: waiting } = await t.db.query<{ op_id: string }>('SELECT op_id::text FROM entity_resolution_pending');
-  assert.equal(waiting, [{ op_id: flaggedOp }]);
+  const { rows: done } = await t.db.query<{ op_id: string }>('SELECT op_id::text FROM entity_resolution_ops');
+  assert.equal(done, [{ op_id: OP }], 'the walk that left a mention flagged is not done');
   const { rows } = await t.db.query<{ canonical_name: string; metadata: object }>(
     'SELECT canonical_name, metadata FROM entity_mentions ORDER BY canonical_name',
   );

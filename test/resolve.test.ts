@@ -14,6 +14,8 @@ import { walkFixture, type WalkFixture } from './helpers/walk.ts';
 import { embedTexts } from '../stages/embed.ts';
 import { EntityMergeError, mergeEntities } from '../stages/resolve/merge.ts';
 import { BANDS } from '../stages/resolve/names.ts';
+import { RESOLUTION_LEDGER } from '../stages/resolve/pending.ts';
+import { pendingOps } from '../lib/db/op-ledger.ts';
 
 const VARS = ['ANTHROPIC_BASE_URL', 'ANTHROPIC_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_API_KEY'] as const;
 let mock: MockServer;
@@ -98,12 +100,12 @@ test('alias variants across documents chain under one root, re-keyed, their embe
     assert.is(m.id, entityMentionKey(m.doc, 'Northwind Traders', 'organization'), `${m.rel_path}: re-keyed`);
     assert.is(m.hash, sha256Hex('Northwind Traders'), `${m.rel_path}: its embedding is of the root's name`);
   }
-  const [{ orphans, waiting }] = (await rows<{ orphans: number; waiting: number }>(
-    `SELECT (SELECT count(*)::int FROM record_embeddings e WHERE e.owner_kind = 'entity_mention'
-               AND NOT EXISTS (SELECT 1 FROM entity_mentions m WHERE m.id = e.owner_id)) AS orphans,
-            (SELECT count(*)::int FROM entity_resolution_pending) AS waiting`,
-  )) as [{ orphans: number; waiting: number }];
-  assert.equal([orphans, waiting], [0, 0], 'no embedding without its mention; no walk waits for resolution');
+  const [{ orphans }] = (await rows<{ orphans: number }>(
+    `SELECT count(*)::int AS orphans FROM record_embeddings e WHERE e.owner_kind = 'entity_mention'
+        AND NOT EXISTS (SELECT 1 FROM entity_mentions m WHERE m.id = e.owner_id)`,
+  )) as [{ orphans: number }];
+  assert.is(orphans, 0, 'no embedding without its mention');
+  assert.equal(await pendingOps(f.target.db, RESOLUTION_LEDGER), [], 'no walk waits for resolution');
   // No merge chain: every name maps straight to a root, and every mention names a root.
   const [{ chains, strays }] = (await rows<{ chains: number; strays: number }>(
     `SELECT (SELECT count(*)::int FROM entity_names n JOIN entity_names r
@@ -192,13 +194,8 @@ test('a pass that fails leaves no half-written resolution; the next walk resolve
     failed.warnings.map((w) => w.name),
     ['entity_resolution_failed'],
   );
-  const [{ names, waiting }] = (await rows<{ names: number; waiting: number }>(
-    `SELECT (SELECT count(*)::int FROM entity_names) AS names,
-            (SELECT count(*)::int FROM entity_resolution_pending WHERE op_id = $1::uuid) AS waiting`,
-    [failed.opId],
-  )) as [{ names: number; waiting: number }];
-  assert.is(names, 0);
-  assert.is(waiting, 1, 'the walk waits for resolution');
+  assert.is((await rows('SELECT 1 FROM entity_names')).length, 0);
+  assert.equal(await pendingOps(f.target.db, RESOLUTION_LEDGER), [failed.opId], 'the walk waits for resolution');
   assert.equal(
     (await organisations()).map((m) => m.canonical_name),
     ['Northwind Traders', 'Nortwind Traders', 'Northwind Traders Ltd', 'Northwind Traders'],
@@ -250,7 +247,7 @@ test('a pass stopped after its decisions, before its moves: the next walk moves 
     ['Northwind Traders', 'Northwind Traders', 'Northwind Traders', 'Northwind Traders'],
   );
   assert.ok(after.every((m) => m.hash === sha256Hex('Northwind Traders')));
-  assert.is((await rows('SELECT 1 FROM entity_resolution_pending')).length, 0, 'both walks resolved');
+  assert.equal(await pendingOps(f.target.db, RESOLUTION_LEDGER), [], 'both walks resolved');
 });
 
 test('a pair resolver that fails while the pass still has names to read fails the pass, never the walk', async () => {

@@ -11,7 +11,7 @@
 // first) inside one transaction. If that transaction fails, each pending write is retried in a
 // transaction of its own, so one bad row fails only the write (the item) that carried it.
 
-import type { Database, Queryable } from './database.ts';
+import type { Database } from './database.ts';
 import { WALK_TABLES, type TableRows, type TableSpec } from './tables.ts';
 import { defaultStrategy, upsertRows, type UpsertStrategy } from './upsert-rows.ts';
 
@@ -20,8 +20,6 @@ export interface SinkOptions {
   flushMs: number;
   /** Force one statement shape for every table (benchmarks, tests); default: the measured one per table. */
   strategy?: UpsertStrategy;
-  /** Runs in the transaction of the first write that commits, and in no later one (a walk records that it wrote). */
-  firstWrite?: (tx: Queryable) => Promise<void>;
 }
 
 interface PendingWrite {
@@ -37,7 +35,6 @@ export class Sink {
   #pendingRows = 0;
   #timer: NodeJS.Timeout | null = null;
   #flushing: Promise<void> = Promise.resolve();
-  #written = false;
   /** Rows written per table since the sink was created (after in-batch deduplication). */
   readonly rowsWritten = new Map<string, number>();
 
@@ -94,9 +91,7 @@ export class Sink {
 
   /** The writes' rows, table by table in WALK_TABLES order; counted only once committed. */
   async #writeInOneTransaction(writes: readonly PendingWrite[]): Promise<void> {
-    const first = this.#written ? undefined : this.#options.firstWrite;
     const counts = await this.#db.transaction(async (tx) => {
-      await first?.(tx);
       const written = new Map<string, number>();
       for (const spec of WALK_TABLES) {
         const rows = writes.flatMap((w) => w.rows.get(spec) ?? []);
@@ -104,7 +99,6 @@ export class Sink {
       }
       return written;
     });
-    this.#written = true;
     for (const [table, n] of counts) this.#count(table, n);
   }
 

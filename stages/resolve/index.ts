@@ -1,7 +1,7 @@
 // Stage 5 (i), entity resolution (SPEC.md 1 stage 5; 3 "Curation pinning"): a flow-scope pass
 // after the settle barrier. Extraction already chained every known name under its root
-// (known.ts); this pass decides the names met for the first time by the walks whose mentions
-// wait (pending.ts), most frequent first, a batch at a time:
+// (known.ts); this pass decides the names met for the first time by the walks it has not been
+// through (pending.ts), most frequent first, a batch at a time:
 //
 //   candidates  the roots of the same type (entity_names rows naming themselves) that share
 //               the normalised name or a trigram band, or whose embedding is among the nearest
@@ -21,6 +21,7 @@
 
 import type PQueue from 'p-queue';
 import type { Database } from '../../lib/db/database.ts';
+import { markOpsDone, pendingOps } from '../../lib/db/op-ledger.ts';
 import type { EmbeddingClient } from '../../lib/embed/client.ts';
 import { llmIdentity, type LlmClient } from '../../lib/llm/client.ts';
 import type { ExtractorContext } from '../../lib/llm/run-extractor.ts';
@@ -29,7 +30,7 @@ import { embedTexts } from '../embed.ts';
 import { cosine, jaccard, trigrams } from './names.ts';
 import { resolvePair } from './pair-resolver.ts';
 import { MIN_COSINE, recordNames, rootOf, rootsNear, type Near, type Root } from './roots.ts';
-import { pendingOps, settleOps, waitingNames } from './pending.ts';
+import { RESOLUTION_LEDGER, waitingNames } from './pending.ts';
 import { ItemKeys, moveJoined, recordDecisions, type Decision, type Placed } from './write-back.ts';
 
 export const BATCH_NAMES = 200;
@@ -70,7 +71,7 @@ export async function resolveEntities(db: Database, deps: ResolveDeps, opId: str
     resolver_asked: 0,
     mentions_moved: 0,
   };
-  const ops = await pendingOps(db);
+  const ops = await pendingOps(db, RESOLUTION_LEDGER);
   if (ops.length === 0) return report;
   const llm = deps.llm();
   const embedder = deps.embedder();
@@ -100,7 +101,7 @@ export async function resolveEntities(db: Database, deps: ResolveDeps, opId: str
   const keys = new ItemKeys(deps.store);
   report.mentions_moved = await moveJoined(db, keys, joined, ops, embed);
   await keys.settle();
-  await settleOps(db, ops);
+  await markOpsDone(db, RESOLUTION_LEDGER, ops);
   return report;
 }
 
@@ -114,6 +115,14 @@ async function decide(
   context: Asking,
 ): Promise<Decision[]> {
   const { report } = context;
+  // The resolver's memo writes are awaited together once the batch is decided, not each before
+  // its answer counts: an answer waiting for its own disk commit holds up every name near it
+  // (20 ms a commit once the state store holds 10,000 documents).
+  const memoWrites: Promise<void>[] = [];
+  const asking: Asking = {
+    ...context,
+    store: { ...context.store, putMemo: async (key, value) => void memoWrites.push(context.store.putMemo(key, value)) },
+  };
   const vectors = await embed(pending.map((p) => p.name));
   const decisions: Decision[] = [];
   // Questions to the pair resolver run concurrently. A name put to it may yet join another
@@ -147,7 +156,7 @@ async function decide(
     unanswered.add(self);
     report.resolver_asked += 1;
     questions.push(
-      resolvePair(self, candidates, context).then(
+      resolvePair(self, candidates, asking).then(
         (match) => {
           if (match !== null) Object.assign(self, { root: match, how: 'resolver' });
         },
@@ -158,6 +167,7 @@ async function decide(
     );
   }
   await drain();
+  await Promise.all(memoWrites);
   if (failure !== null) throw (failure as { error: unknown }).error;
   for (const d of decisions) {
     report.names += 1;

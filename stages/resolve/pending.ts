@@ -1,26 +1,13 @@
-// Stage 5 (i), what waits for resolution. A walk that writes rows records its op in
-// entity_resolution_pending in the transaction of its first write (the sink's firstWrite), so a
-// walk killed before its pass leaves its op behind, and so does a pass that failed. The pass
-// takes every op recorded, decides the names their mentions carry that no resolution has
-// placed, and deletes the ops once every such name is decided and moved. An unchanged walk
-// writes nothing, records nothing, and its pass reads one empty table.
+// Stage 5 (i), what waits for resolution: the mentions written by the walks the pass has not
+// been through (lib/db/op-ledger.ts: their op_ids, not listed in entity_resolution_ops), so a
+// walk killed before its pass, or whose pass failed, leaves its mentions to the next pass. The
+// pass lists those ops once it has decided every name their mentions carry and moved them. An
+// unchanged walk writes nothing, and its pass finds no op in a few index probes.
 
 import type { Queryable } from '../../lib/db/database.ts';
+import type { OpLedger } from '../../lib/db/op-ledger.ts';
 
-/** Records a walk's op as waiting for resolution; in the transaction of its first write. */
-export async function awaitResolution(tx: Queryable, opId: string): Promise<void> {
-  await tx.query('INSERT INTO entity_resolution_pending (op_id) VALUES ($1) ON CONFLICT DO NOTHING', [opId]);
-}
-
-export async function pendingOps(db: Queryable): Promise<string[]> {
-  const { rows } = await db.query<{ op_id: string }>('SELECT op_id::text FROM entity_resolution_pending');
-  return rows.map((r) => r.op_id);
-}
-
-/** The ops whose names are all decided and moved. */
-export async function settleOps(db: Queryable, ops: readonly string[]): Promise<void> {
-  await db.query('DELETE FROM entity_resolution_pending WHERE op_id = ANY($1::uuid[])', [ops]);
-}
+export const RESOLUTION_LEDGER: OpLedger = { rows: 'entity_mentions', done: 'entity_resolution_ops' };
 
 /** A name that waits: undecided (root null), or decided with mentions still to move under its root. */
 export interface WaitingName {

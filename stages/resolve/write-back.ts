@@ -277,9 +277,12 @@ async function mentionsToMove(
   owners: readonly string[],
   last: MentionRow | undefined,
 ): Promise<MentionRow[]> {
+  // Driven by the owners (their index), not by the names: the names' mentions run to hundreds
+  // of thousands across the corpus, a page of owners' to a few thousand.
   const { rows } = await db.query<MentionRow>(
-    `SELECT ${MENTION_COLUMNS} FROM entity_mentions
-      WHERE ${column} = ANY($3::uuid[]) AND ${namesIn} AND ${UNPINNED} AND (${column}, id) > ($4::uuid, $5::uuid)
+    `SELECT ${MENTION_COLUMNS} FROM unnest($3::uuid[]) AS o(owner)
+       CROSS JOIN LATERAL (SELECT * FROM entity_mentions WHERE ${column} = o.owner) entity_mentions
+      WHERE ${namesIn} AND ${UNPINNED} AND (${column}, id) > ($4::uuid, $5::uuid)
       ORDER BY ${column}, id LIMIT ${MOVE_CHUNK}`,
     [
       names.map((d) => d.type),
