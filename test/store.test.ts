@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { open } from 'lmdb';
@@ -229,9 +229,33 @@ function pageSizeOfStore(): number {
   return pageSize;
 }
 
-test('a new store is made of 512-byte pages', async () => {
+test('a new store is made of 1 KB pages', async () => {
   await (await openStateStore(dir)).close();
-  assert.is(pageSizeOfStore(), 512);
+  assert.is(pageSizeOfStore(), 1024);
+});
+
+test('a store of 512-byte pages is rebuilt on 1 KB pages on open, every entry kept', async () => {
+  // As the build before wrote it: its databases, on 512-byte pages.
+  const root = open({ path: path.join(dir, 'state.mdb'), maxDbs: 8, compression: false, pageSize: 512 });
+  const { rows, ...stamp } = memo;
+  await rawDb(root, 'meta').put('format_version', STATE_FORMAT_VERSION);
+  for (let i = 0; i < 2_500; i++) {
+    await rawDb(root, 'items').put(`file:${i}.md`, { ...stamp, sourceDocumentId: `d${i % 100}` });
+    await rawDb(root, 'item_rows').put(`file:${i}.md`, rows);
+    await root
+      .openDB<string, string>({ name: 'doc_items', dupSort: true, encoding: 'string' })
+      .put(`d${i % 100}`, `file:${i}.md`);
+  }
+  await rawDb(root, 'memos').put('extract:x', { answer: 42 });
+  await root.close();
+  const store = await openStateStore(dir);
+  assert.equal(store.getItem('file:2499.md'), { memo: { ...memo, sourceDocumentId: 'd99' }, healed: false });
+  assert.is([...store.itemIdentities()].length, 2_500);
+  assert.is(store.itemsOfDocument('d7').length, 25);
+  assert.equal(store.getMemo('extract:x'), { answer: 42 });
+  await store.close();
+  assert.is(pageSizeOfStore(), 1024);
+  assert.equal(readdirSync(dir).sort(), ['state.mdb', 'state.mdb-lock']);
 });
 
 for (const pageSize of [4096, 1024] as const) {

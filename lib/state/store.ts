@@ -16,7 +16,7 @@
 //     store gets it built on open).
 // The store cannot be rebuilt from the database: losing it means a full re-extraction.
 
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { sha256Hex } from '../hash.ts';
 import type { RunRecord } from '../runs/record.ts';
@@ -31,11 +31,13 @@ const STORE_FILE = 'state.mdb';
 // The store is mapped in chunks of 16 pages (remapChunks): a whole-file map keeps every page a
 // walk touched resident, and a cold walk touches nearly all of them. LMDB lets go of unused
 // chunks once 8,191 are mapped (a constant of its build), so the page size bounds the store's
-// share of the resident set: 8,191 x 16 x 512 bytes = 64 MB whatever the store's size (1 KB
-// pages allowed 128 MB, 4 KB 512 MB). A stamp (about 256 bytes) no longer fits beside its key
-// in a 512-byte page, so LMDB keeps each on a page of its own and an unchanged file reads two
-// pages. The page size is fixed when a store is created: a store keeps the pages it was made with.
-const STORE_PAGE_BYTES = 512;
+// share of the resident set: 8,191 x 16 x 1 KB = 128 MB whatever the store's size (4 KB pages
+// allowed 512 MB). 512-byte pages (64 MB) were used before and are not safe: rewriting 3,000 of
+// 10,000 memos a dozen times while memo puts run beside, as stage 5 does, failed a commit with
+// MDB_PROBLEM ("expected node to be branch") in 2 of 3 runs, never in 8 runs on 1 KB pages nor
+// in 3 on 4 KB. The page size is fixed when a store is created: a store of 512-byte pages is
+// rebuilt on open (rebuildWithPages), one of 1 KB or 4 KB keeps its pages.
+const STORE_PAGE_BYTES = 1024;
 /**
  * Row-key bytes one write transaction carries at most. Rewriting 10,000 memos of 200 keys
  * (90 MB) in one transaction fails its commit with MDB_BAD_TXN on 512-byte pages, and lmdb then
@@ -158,13 +160,12 @@ const openDocumentIndex = (root: RootDatabase): DocumentIndex =>
 export async function openStateStore(dir: string): Promise<StateStore> {
   await mkdir(dir, { recursive: true });
   const storePath = path.join(dir, STORE_FILE);
-  const root: RootDatabase = open({
-    path: storePath,
-    maxDbs: 8,
-    compression: false,
-    remapChunks: true,
-    pageSize: STORE_PAGE_BYTES,
-  });
+  let root = openRoot(storePath);
+  if (pageSizeOf(root) < STORE_PAGE_BYTES) {
+    await root.close();
+    await rebuildWithPages(storePath);
+    root = openRoot(storePath);
+  }
   try {
     const dbs = openDbs(root);
     const docItems = openDocumentIndex(root);
@@ -179,6 +180,52 @@ export async function openStateStore(dir: string): Promise<StateStore> {
     await root.close();
     throw error;
   }
+}
+
+const openRoot = (storePath: string, pageSize = STORE_PAGE_BYTES): RootDatabase =>
+  open({ path: storePath, maxDbs: 8, compression: false, remapChunks: true, pageSize });
+
+const pageSizeOf = (root: RootDatabase) => (root.getStats() as { pageSize: number }).pageSize;
+
+/** The named databases of a store whose values are msgpack (doc_items holds strings, sorted duplicates). */
+const NAMED_DBS = ['meta', 'items', 'item_rows', 'memos'];
+/** Entries copied in one transaction of a rebuild. */
+const REBUILD_BATCH = 1_000;
+
+/**
+ * Copies the store into a new file of STORE_PAGE_BYTES pages, entry by entry, then puts it in
+ * the old one's place. A crash before the rename leaves the old store as it was (the half-made
+ * copy is started over next time).
+ */
+async function rebuildWithPages(storePath: string): Promise<void> {
+  const copyPath = `${storePath}.rebuild`;
+  await Promise.all([rm(copyPath, { force: true }), rm(`${copyPath}-lock`, { force: true })]);
+  const from = openRoot(storePath);
+  const to = openRoot(copyPath);
+  try {
+    const all = [
+      ...NAMED_DBS.map((name) => ({ name, encoding: 'msgpack' as const })),
+      { name: 'doc_items', dupSort: true, encoding: 'string' as const },
+    ];
+    for (const options of all) {
+      const source = from.openDB<unknown, string>(options);
+      const target = to.openDB<unknown, string>(options);
+      let batch: { key: string; value: unknown }[] = [];
+      const flush = () => to.transaction(() => batch.forEach(({ key, value }) => void target.put(key, value)));
+      for (const entry of source.getRange()) {
+        batch.push(entry);
+        if (batch.length >= REBUILD_BATCH) {
+          await flush();
+          batch = [];
+        }
+      }
+      await flush();
+    }
+  } finally {
+    await Promise.all([from.close(), to.close()]);
+  }
+  await rename(copyPath, storePath);
+  await rm(`${copyPath}-lock`, { force: true });
 }
 
 /** Entries in runs of at most TRANSACTION_BYTES of row keys (a larger memo alone in its run). */

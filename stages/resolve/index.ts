@@ -118,10 +118,17 @@ async function decide(
   // The resolver's memo writes are awaited together once the batch is decided, not each before
   // its answer counts: an answer waiting for its own disk commit holds up every name near it
   // (20 ms a commit once the state store holds 10,000 documents).
-  const memoWrites: Promise<void>[] = [];
+  const memoWrites: Promise<unknown>[] = [];
+  let memoFailure: { error: unknown } | null = null;
   const asking: Asking = {
     ...context,
-    store: { ...context.store, putMemo: async (key, value) => void memoWrites.push(context.store.putMemo(key, value)) },
+    store: {
+      ...context.store,
+      putMemo: async (key, value) => {
+        // Caught at once: a write that fails before the batch awaits them must not go unheard.
+        memoWrites.push(context.store.putMemo(key, value).catch((error: unknown) => (memoFailure ??= { error })));
+      },
+    },
   };
   const vectors = await embed(pending.map((p) => p.name));
   const decisions: Decision[] = [];
@@ -168,6 +175,7 @@ async function decide(
   }
   await drain();
   await Promise.all(memoWrites);
+  failure ??= memoFailure;
   if (failure !== null) throw (failure as { error: unknown }).error;
   for (const d of decisions) {
     report.names += 1;
