@@ -10,7 +10,8 @@
 // A candidate is always in another document (a question repeated inside one document, as forms
 // repeat them per section, is that document's business: docs/DECISIONS.md) and answered (the
 // blank-form gate's predicate, q_a_is_answered). Its similarity is the cosine of the two
-// embeddings, 1 for an exact repeat.
+// embeddings, 1 for an exact repeat. Every row outside the batch is reached by key (an index
+// lookup per candidate), never by a join over the table: a batch costs the same at any size.
 
 import type { Database } from '../../lib/db/database.ts';
 import { dedupKey } from '../../lib/ids.ts';
@@ -23,6 +24,13 @@ export const NEAREST_PAIRS = 20;
  * grow with the corpus. Past this many, the first by key are proposed.
  */
 export const MAX_EXACT_PER_PAIR = 200;
+
+/**
+ * The Q&A embedding of the row `id` names, as a scalar subquery: one primary-key lookup per row.
+ * Joined instead, the planner hashed every Q&A embedding for each batch (O(all pairs) per batch).
+ */
+export const EMBEDDING_OF = (id: string) =>
+  `SELECT e.embedding FROM record_embeddings e WHERE e.owner_kind = 'q_a_extraction' AND e.owner_id = ${id}`;
 
 export interface Proposal {
   id: string;
@@ -43,29 +51,26 @@ export async function findCandidates(
     await tx.query(`SET LOCAL hnsw.iterative_scan = relaxed_order`);
     const { rows } = await tx.query<{ a: string; b: string; similarity: number }>(
       `WITH p AS MATERIALIZED (
-         SELECT q.id, q.source_document_id AS doc, q_a_dedup_key(q.question_text, q.answer_text) AS k, e.embedding AS v
+         SELECT q.id, q.source_document_id AS doc, q_a_dedup_key(q.question_text, q.answer_text) AS k,
+                (${EMBEDDING_OF('q.id')}) AS v
            FROM q_a_extractions q
-           LEFT JOIN record_embeddings e ON e.owner_kind = 'q_a_extraction' AND e.owner_id = q.id
-          WHERE q.id = ANY($1::uuid[]) AND q_a_is_answered(q.answer_text)),
-       exact AS (
-         SELECT p.id AS a, x.id AS b FROM p CROSS JOIN LATERAL (
+          WHERE q.id = ANY($1::uuid[]) AND q_a_is_answered(q.answer_text))
+       SELECT p.id::text AS a, x.id::text AS b, 1::float8 AS similarity
+         FROM p CROSS JOIN LATERAL (
            SELECT o.id FROM q_a_extractions o
             WHERE q_a_dedup_key(o.question_text, o.answer_text) = p.k AND q_a_is_answered(o.answer_text)
               AND o.source_document_id <> p.doc
-            ORDER BY o.id LIMIT ${MAX_EXACT_PER_PAIR}) x),
-       nearest AS (
-         SELECT p.id AS a, x.owner_id AS b FROM p CROSS JOIN LATERAL (
-           SELECT owner_id, embedding <=> p.v AS distance FROM record_embeddings
-            WHERE owner_kind = 'q_a_extraction' ORDER BY embedding <=> p.v LIMIT ${NEAREST_PAIRS}) x
-          WHERE p.v IS NOT NULL AND x.distance <= 1 - $2::float8)
-       SELECT f.a::text AS a, f.b::text AS b,
-              CASE WHEN q_a_dedup_key(o.question_text, o.answer_text) = p.k THEN 1
-                   ELSE 1 - (p.v <=> e.embedding) END AS similarity
-         FROM (SELECT * FROM exact UNION SELECT * FROM nearest) f
-         JOIN p ON p.id = f.a
-         JOIN q_a_extractions o ON o.id = f.b
-         LEFT JOIN record_embeddings e ON e.owner_kind = 'q_a_extraction' AND e.owner_id = f.b
-        WHERE o.source_document_id <> p.doc AND q_a_is_answered(o.answer_text)`,
+            ORDER BY o.id LIMIT ${MAX_EXACT_PER_PAIR}) x
+       UNION ALL
+       SELECT a::text, b::text, 1 - distance FROM (
+         SELECT p.id AS a, p.doc, x.owner_id AS b, x.distance,
+                (SELECT o.source_document_id FROM q_a_extractions o
+                  WHERE o.id = x.owner_id AND q_a_is_answered(o.answer_text)) AS other_doc
+           FROM p CROSS JOIN LATERAL (
+             SELECT owner_id, embedding <=> p.v AS distance FROM record_embeddings
+              WHERE owner_kind = 'q_a_extraction' ORDER BY embedding <=> p.v LIMIT ${NEAREST_PAIRS}) x
+          WHERE p.v IS NOT NULL AND x.distance <= 1 - $2::float8) n
+        WHERE other_doc <> doc`,
       [pairs, minSimilarity],
     );
     return rows;

@@ -29,7 +29,7 @@ export const BATCH_PAIRS = 250;
  * The least cosine between two pairs' embeddings for a proposal. Tuned on the benchmark corpus
  * (bench/qa-dedup.ts, seed 1) and checked on a held-out seed: bench/README.md.
  */
-export const MIN_SIMILARITY = 0.62;
+export const MIN_SIMILARITY = 0.8;
 
 export interface QaDedupReport {
   /** Answered pairs of pending walks examined. */

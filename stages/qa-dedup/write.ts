@@ -9,7 +9,7 @@
 // A proposal whose Q&A row is deleted goes with it (ON DELETE CASCADE, schema/0001).
 
 import type { Database } from '../../lib/db/database.ts';
-import type { Proposal } from './candidates.ts';
+import { EMBEDDING_OF, type Proposal } from './candidates.ts';
 
 export async function writeProposals(
   db: Database,
@@ -39,15 +39,12 @@ export async function writeProposals(
         WHERE d.status = 'proposed'
           AND (d.q_a_extraction_a = ANY($1::uuid[]) OR d.q_a_extraction_b = ANY($1::uuid[]))
           AND NOT EXISTS (
-            SELECT 1 FROM q_a_extractions x
-              JOIN q_a_extractions y ON y.id = d.q_a_extraction_b
-              LEFT JOIN record_embeddings ex ON ex.owner_kind = 'q_a_extraction' AND ex.owner_id = x.id
-              LEFT JOIN record_embeddings ey ON ey.owner_kind = 'q_a_extraction' AND ey.owner_id = y.id
-             WHERE x.id = d.q_a_extraction_a
+            SELECT 1 FROM q_a_extractions x, q_a_extractions y
+             WHERE x.id = d.q_a_extraction_a AND y.id = d.q_a_extraction_b
                AND x.source_document_id <> y.source_document_id
                AND q_a_is_answered(x.answer_text) AND q_a_is_answered(y.answer_text)
                AND (q_a_dedup_key(x.question_text, x.answer_text) = q_a_dedup_key(y.question_text, y.answer_text)
-                    OR 1 - (ex.embedding <=> ey.embedding) >= $2::float8))`,
+                    OR 1 - ((${EMBEDDING_OF('x.id')}) <=> (${EMBEDDING_OF('y.id')})) >= $2::float8))`,
       [pairs, minSimilarity],
     );
     return { proposed: written.rowCount ?? 0, withdrawn: withdrawn.rowCount ?? 0 };
