@@ -137,7 +137,12 @@ interface Score {
   /** False proposals of the same FAQ entry with another answer. */
   falseChangedAnswer: number;
   falseOther: number;
+  /** A few false proposals, as "Q: ... A: ... ~ Q: ... A: ...". */
+  falseExamples: string[];
 }
+
+const EXAMPLES = 4;
+const shown = (p: QaPair | undefined) => (p === undefined ? '?' : `Q: ${p.question} A: ${p.answer}`);
 
 function score(
   threshold: number,
@@ -151,6 +156,7 @@ function score(
   let reworded = 0;
   let falseChangedAnswer = 0;
   let falseOther = 0;
+  const falseExamples: string[] = [];
   for (const key of predicted) {
     proposed += 1;
     const kind = truth.get(key);
@@ -160,8 +166,10 @@ function score(
       else reworded += 1;
       continue;
     }
-    const [x, y] = key.split('|').map((id) => rows.get(id)?.pair.repeat);
-    if (x !== undefined && y !== undefined && x.family === y.family) falseChangedAnswer += 1;
+    const [x, y] = key.split('|').map((id) => rows.get(id)?.pair);
+    if (falseExamples.length < EXAMPLES) falseExamples.push(`${shown(x)}  ~  ${shown(y)}`);
+    if (x?.repeat !== undefined && y?.repeat !== undefined && x.repeat.family === y.repeat.family)
+      falseChangedAnswer += 1;
     else falseOther += 1;
   }
   const kinds = [...truth.values()];
@@ -176,6 +184,7 @@ function score(
     recallReworded: reworded / Math.max(1, ofKind('reworded')),
     falseChangedAnswer,
     falseOther,
+    falseExamples,
   };
 }
 
@@ -379,6 +388,10 @@ function report(results: EngineResult[]): void {
         ],
       ],
     );
+    if (s.falseExamples.length > 0) {
+      console.log(`\nFalse proposals at ${MIN_SIMILARITY} (the first ${s.falseExamples.length}):`);
+      for (const e of s.falseExamples) console.log(`  ${e}`);
+    }
     console.log('\nThe same candidate search at other thresholds:');
     printTable(
       ['threshold', 'proposed', 'precision', 'recall', 'alike / reworded', 'false: changed answer / other'],

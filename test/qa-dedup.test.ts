@@ -9,6 +9,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { walk } from '../engine/walk.ts';
+import type { Database } from '../lib/db/database.ts';
 import { dedupKey, qaKey } from '../lib/ids.ts';
 import { FAIL_STAGE5_MODES } from '../lib/failure-directive.ts';
 import { startMockServer, type MockServer } from '../mock/server.ts';
@@ -176,6 +177,36 @@ test('the pass leaves q_a_extractions byte for byte as it found them', async () 
   const report = await proposeQaDuplicates(f.target.db, summary.opId!, null);
   assert.equal([report.pairs, report.proposed], [8, 3]);
   assert.equal(await snapshot(), before);
+});
+
+test('a pass cut short leaves its walk pending; the next walk does it again and lands the same rows', async () => {
+  await writeAll();
+  await f.reopen([]);
+  const summary = await walk(f.lifespan, { sourcePath: f.corpus });
+  // The database fails the statement that would close the walk's ledger entry, after the batch's
+  // proposals committed: the process dying at that point leaves the same state.
+  const db = f.target.db;
+  const faulty: Database = Object.create(db, {
+    query: {
+      value: (sql: string, params?: unknown[]) =>
+        sql.includes('INSERT INTO q_a_dedup_ops')
+          ? Promise.reject(new Error('connection lost'))
+          : db.query(sql, params),
+    },
+  });
+  const failed = await proposeQaDuplicates(faulty, summary.opId!, null).then(
+    () => null,
+    (error: Error) => error.message,
+  );
+  assert.is(failed, 'connection lost');
+  const landed = await proposals();
+  assert.is(landed.length, 3, 'the batch committed whole');
+  assert.equal(await rows(`SELECT * FROM q_a_dedup_ops`), [], 'the walk is still pending');
+  await f.reopen();
+  const next = await walk(f.lifespan, { sourcePath: f.corpus });
+  assert.equal(next.passes.find((p) => p.name === 'qa_dedup')!.counts, { pairs: 8, proposed: 0, withdrawn: 0 });
+  assert.equal(await proposals(), landed, 'the same rows, not rewritten');
+  assert.is((await rows(`SELECT * FROM q_a_dedup_ops`)).length, 1);
 });
 
 test('an unchanged walk makes no proposal and writes nothing', async () => {
