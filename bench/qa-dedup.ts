@@ -33,11 +33,10 @@ import { loadConfig } from '../lib/config.ts';
 import type { Database, Queryable } from '../lib/db/database.ts';
 import { findCandidates } from '../stages/qa-dedup/candidates.ts';
 import { BATCH_PAIRS, MIN_SIMILARITY, proposeQaDuplicates, type QaDedupReport } from '../stages/qa-dedup/index.ts';
-import { startMockServer } from '../mock/server.ts';
-import { openTestDatabase, type TestDatabase } from '../test/helpers/db.ts';
+import { startMockTier } from '../test/helpers/mock-tier.ts';
 import { buildDocument, relPathOf, type QaPair } from './corpus/generate.ts';
 import { renderDocument } from './corpus/render.ts';
-import { enginesToRun } from './engines.ts';
+import { enginesToRun, openEngine } from './engines.ts';
 import { median, printTable, writeJson } from './report.ts';
 
 const { values: args } = parseArgs({
@@ -237,18 +236,6 @@ async function count(db: Queryable, sql: string): Promise<number> {
   return (await db.query<{ n: number }>(sql)).rows[0]!.n;
 }
 
-async function openEngine(engine: string): Promise<TestDatabase> {
-  if (engine === 'postgres') return openTestDatabase();
-  // test/helpers/db.ts picks PostgreSQL whenever ENGINE_DB_DSN is set: hide it for PGlite.
-  const dsn = process.env.ENGINE_DB_DSN;
-  delete process.env.ENGINE_DB_DSN;
-  try {
-    return await openTestDatabase();
-  } finally {
-    if (dsn !== undefined) process.env.ENGINE_DB_DSN = dsn;
-  }
-}
-
 interface EngineResult {
   engine: string;
   cold: { walkMs: number; changed: number; failed: number; pass: PassRun };
@@ -415,17 +402,12 @@ const results: EngineResult[] = [];
 try {
   const corpus = path.join(scratch, 'corpus');
   const truth = await writeCorpus(corpus);
-  const mock = await startMockServer();
-  Object.assign(process.env, {
-    ANTHROPIC_BASE_URL: mock.url,
-    ANTHROPIC_API_KEY: 'bench-mock',
-    OPENAI_BASE_URL: `${mock.url}/v1`,
-    OPENAI_API_KEY: 'bench-mock',
-  });
+  // Tier 1 in this process, as engine/tier1.ts runs it.
+  const tier = await startMockTier();
   try {
     for (const engine of engines) results.push(await runEngine(engine, corpus, truth));
   } finally {
-    await mock.close();
+    await tier.stop();
   }
 } finally {
   rmSync(scratch, { recursive: true, force: true });

@@ -5,8 +5,6 @@
 import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
-import { openDatabase } from '../lib/db/open.ts';
-import type { Database } from '../lib/db/database.ts';
 import {
   DECISIONS,
   PROPOSAL_STATUSES,
@@ -18,19 +16,11 @@ import {
   type ProposalView,
 } from '../stages/qa-dedup/inspect.ts';
 import { usageError } from './usage.ts';
+import { withDatabase } from './with-database.ts';
 
 interface Context {
   config: Config;
   log: Logger;
-}
-
-async function withDatabase<T>(config: Config, work: (db: Database) => Promise<T>): Promise<T> {
-  const db = await openDatabase(config);
-  try {
-    return await work(db);
-  } finally {
-    await db.close();
-  }
 }
 
 export async function qaProposalsCommand(args: string[], { config }: Context): Promise<number> {

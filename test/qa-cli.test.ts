@@ -3,12 +3,11 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { BIN } from './helpers/corpus.ts';
+import { runIngest } from './helpers/cli.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
 
 let root: string;
@@ -33,7 +32,7 @@ test.before(async () => {
     target = await openTestDatabase();
     env.ENGINE_DB_DSN = target.dsn!;
   }
-  const walked = ingest(['walk', corpus]);
+  const walked = await ingest(['walk', corpus]);
   assert.is(walked.status, 0, walked.stderr);
 });
 test.after(async () => {
@@ -41,14 +40,7 @@ test.after(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-function ingest(args: string[]) {
-  const result = spawnSync(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH ?? '', INGEST_LOG_LEVEL: 'error', ...env },
-    encoding: 'utf8',
-    timeout: 120_000,
-  });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+const ingest = (args: string[]) => runIngest(args, { INGEST_LOG_LEVEL: 'error', ...env });
 
 interface Side {
   document: string;
@@ -63,58 +55,58 @@ interface Listed {
   b: Side;
 }
 
-const json = <T>(args: string[]): T => {
-  const result = ingest([...args, '--json']);
+const json = async <T>(args: string[]): Promise<T> => {
+  const result = await ingest([...args, '--json']);
   assert.is(result.status, 0, result.stderr);
   return JSON.parse(result.stdout) as T;
 };
 
 const documents = (p: Listed) => [p.a.document, p.b.document].sort().join(' ~ ');
 
-test('proposals lists both pairs side by side; decide records a decision the next walk keeps', () => {
-  const listed = json<Listed[]>(['qa', 'proposals']);
+test('proposals lists both pairs side by side; decide records a decision the next walk keeps', async () => {
+  const listed = await json<Listed[]>(['qa', 'proposals']);
   assert.equal(listed.map(documents).sort(), ['a.md ~ b.md', 'a.md ~ c.md', 'b.md ~ c.md']);
   assert.equal(listed[0]!.similarity, 1, 'the exact repeat first');
   assert.equal(documents(listed[0]!), 'a.md ~ c.md');
   for (const p of listed) assert.equal([p.a.answer, p.b.answer], [ANSWER, ANSWER]);
 
-  const text = ingest(['qa', 'proposals']);
+  const text = await ingest(['qa', 'proposals']);
   assert.is(text.status, 0, text.stderr);
   assert.match(text.stdout, new RegExp(`${listed[0]!.id}  proposed  similarity 1.000`));
   assert.match(text.stdout, /Q: How do I book a train ticket\? +\| Q: How do I book a train ticket\?/);
 
   const rejected = listed.find((p) => documents(p) === 'a.md ~ b.md')!;
-  const decided = ingest(['qa', 'decide', rejected.id, 'reject']);
+  const decided = await ingest(['qa', 'decide', rejected.id, 'reject']);
   assert.is(decided.status, 0, decided.stderr);
   assert.equal(JSON.parse(decided.stdout), { id: rejected.id, before: 'proposed', status: 'rejected' });
   assert.equal(
-    json<Listed[]>(['qa', 'proposals', '--status', 'rejected']).map((p) => p.id),
+    (await json<Listed[]>(['qa', 'proposals', '--status', 'rejected'])).map((p) => p.id),
     [rejected.id],
   );
 
-  const again = ingest(['walk', corpus, '--full-reprocess']);
+  const again = await ingest(['walk', corpus, '--full-reprocess']);
   assert.is(again.status, 0, again.stderr);
   assert.equal(
-    json<Listed[]>(['qa', 'proposals', '--status', 'rejected']).map((p) => p.id),
+    (await json<Listed[]>(['qa', 'proposals', '--status', 'rejected'])).map((p) => p.id),
     [rejected.id],
     'rejected stays rejected after full_reprocess',
   );
-  assert.is(json<Listed[]>(['qa', 'proposals', '--status', 'proposed']).length, 2);
-  assert.equal(json<Listed[]>(['qa', 'proposals', '--status', 'accepted']), []);
+  assert.is((await json<Listed[]>(['qa', 'proposals', '--status', 'proposed'])).length, 2);
+  assert.equal(await json<Listed[]>(['qa', 'proposals', '--status', 'accepted']), []);
 });
 
-test('an unknown proposal exits 1 naming it; usage mistakes exit 2 with the usage line', () => {
-  const unknown = ingest(['qa', 'decide', '00000000-0000-4000-8000-000000000000', 'accept']);
+test('an unknown proposal exits 1 naming it; usage mistakes exit 2 with the usage line', async () => {
+  const unknown = await ingest(['qa', 'decide', '00000000-0000-4000-8000-000000000000', 'accept']);
   assert.equal(
     [unknown.status, unknown.stderr.trim()],
     [1, 'ingest: no Q&A dedup proposal 00000000-0000-4000-8000-000000000000'],
   );
-  const garbage = ingest(['qa', 'decide', 'not-an-id', 'accept']);
+  const garbage = await ingest(['qa', 'decide', 'not-an-id', 'accept']);
   assert.equal([garbage.status, garbage.stderr.trim()], [1, 'ingest: no Q&A dedup proposal not-an-id']);
-  const word = ingest(['qa', 'decide', '00000000-0000-4000-8000-000000000000', 'merge']);
+  const word = await ingest(['qa', 'decide', '00000000-0000-4000-8000-000000000000', 'merge']);
   assert.is(word.status, 2);
   assert.match(word.stderr, /usage: ingest qa decide <proposal id> accept\|reject/);
-  const status = ingest(['qa', 'proposals', '--status', 'maybe']);
+  const status = await ingest(['qa', 'proposals', '--status', 'maybe']);
   assert.is(status.status, 2);
   assert.match(status.stderr, /--status must be one of proposed, accepted, rejected/);
 });

@@ -12,33 +12,20 @@ import { walk } from '../engine/walk.ts';
 import type { Database } from '../lib/db/database.ts';
 import { dedupKey, qaKey } from '../lib/ids.ts';
 import { FAIL_STAGE5_MODES } from '../lib/failure-directive.ts';
-import { startMockServer, type MockServer } from '../mock/server.ts';
 import { proposeQaDuplicates } from '../stages/qa-dedup/index.ts';
+import { startMockTier, type MockTier } from './helpers/mock-tier.ts';
 import { walkFixture, type WalkFixture } from './helpers/walk.ts';
 
-const VARS = ['ANTHROPIC_BASE_URL', 'ANTHROPIC_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_API_KEY'] as const;
-let mock: MockServer;
+let tier: MockTier;
 let f: WalkFixture;
-let saved: (readonly [string, string | undefined])[];
 
 test.before.each(async () => {
-  saved = VARS.map((name) => [name, process.env[name]] as const);
-  mock = await startMockServer();
-  Object.assign(process.env, {
-    ANTHROPIC_BASE_URL: mock.url,
-    ANTHROPIC_API_KEY: 'k',
-    OPENAI_BASE_URL: `${mock.url}/v1`,
-    OPENAI_API_KEY: 'k',
-  });
+  tier = await startMockTier();
   f = await walkFixture();
 });
 test.after.each(async () => {
   await f.dispose();
-  await mock.close();
-  for (const [name, value] of saved) {
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
-  }
+  await tier.stop();
 });
 
 async function rows<T>(sql: string, params: unknown[] = []): Promise<T[]> {
