@@ -1,6 +1,8 @@
 // The database engines a benchmark runs on: PGlite always, PostgreSQL when ENGINE_DB_DSN names
 // one (scripts/pg-with-vector.sh sets it). A request for an engine not here ends the run.
 
+import { openTestDatabase, type TestDatabase } from '../test/helpers/db.ts';
+
 /** The engines `requested` (comma-separated) names, or every one available; exits 2 naming any missing. */
 export function enginesToRun(benchmark: string, requested: string | undefined): string[] {
   const available = ['pglite', ...(process.env.ENGINE_DB_DSN ? ['postgres'] : [])];
@@ -13,4 +15,17 @@ export function enginesToRun(benchmark: string, requested: string | undefined): 
     process.exit(2);
   }
   return engines;
+}
+
+/** A fresh database (a schema of its own) on `engine`, as the tests open theirs. */
+export async function openEngine(engine: string): Promise<TestDatabase> {
+  if (engine === 'postgres') return openTestDatabase();
+  // test/helpers/db.ts picks PostgreSQL whenever ENGINE_DB_DSN is set: hide it for PGlite.
+  const dsn = process.env.ENGINE_DB_DSN;
+  delete process.env.ENGINE_DB_DSN;
+  try {
+    return await openTestDatabase();
+  } finally {
+    if (dsn !== undefined) process.env.ENGINE_DB_DSN = dsn;
+  }
 }

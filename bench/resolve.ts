@@ -41,11 +41,11 @@ import { embedTexts } from '../stages/embed.ts';
 import { MAX_CANDIDATES, rankCandidates, type ResolutionReport } from '../stages/resolve/index.ts';
 import { MIN_COSINE, rootOf, rootsNear, type Root } from '../stages/resolve/roots.ts';
 import type { Candidate } from '../stages/resolve/pair-resolver.ts';
-import { startMockServer, type MockServer } from '../mock/server.ts';
-import { openTestDatabase, type TestDatabase } from '../test/helpers/db.ts';
+import type { MockServer } from '../mock/server.ts';
+import { startMockTier } from '../test/helpers/mock-tier.ts';
 import { buildDocument, relPathOf, trueEntities, type EntityOccurrence } from './corpus/generate.ts';
 import { renderDocument } from './corpus/render.ts';
-import { enginesToRun } from './engines.ts';
+import { enginesToRun, openEngine } from './engines.ts';
 import { printTable, writeJson } from './report.ts';
 
 const { values: args } = parseArgs({
@@ -582,18 +582,6 @@ interface EngineResult {
   };
 }
 
-async function openEngine(engine: string): Promise<TestDatabase> {
-  if (engine === 'postgres') return openTestDatabase();
-  // test/helpers/db.ts picks PostgreSQL whenever ENGINE_DB_DSN is set: hide it for PGlite.
-  const dsn = process.env.ENGINE_DB_DSN;
-  delete process.env.ENGINE_DB_DSN;
-  try {
-    return await openTestDatabase();
-  } finally {
-    if (dsn !== undefined) process.env.ENGINE_DB_DSN = dsn;
-  }
-}
-
 async function runEngine(engine: string, corpus: string, truth: GroundTruth, mock: MockServer): Promise<EngineResult> {
   const root = mkdtempSync(path.join(tmpdir(), 'ingest-bench-resolve-'));
   const target = await openEngine(engine);
@@ -819,17 +807,11 @@ try {
   const corpus = path.join(scratch, 'corpus');
   const truth = await writeCorpus(corpus);
   if (truth.ambiguous > 0) console.warn(`warning: ${truth.ambiguous} surfaces name two true entities`);
-  const mock = await startMockServer();
-  Object.assign(process.env, {
-    ANTHROPIC_BASE_URL: mock.url,
-    ANTHROPIC_API_KEY: 'bench-mock',
-    OPENAI_BASE_URL: `${mock.url}/v1`,
-    OPENAI_API_KEY: 'bench-mock',
-  });
+  const tier = await startMockTier();
   try {
-    for (const engine of engines) results.push(await runEngine(engine, corpus, truth, mock));
+    for (const engine of engines) results.push(await runEngine(engine, corpus, truth, tier.mock));
   } finally {
-    await mock.close();
+    await tier.stop();
   }
 } finally {
   rmSync(scratch, { recursive: true, force: true });

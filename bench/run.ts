@@ -8,6 +8,10 @@ const BENCHMARKS: Record<string, { file: string; summary: string }> = {
   },
   convert: { file: './convert.ts', summary: 'PDF, DOCX, XLSX through the converter pool against a single thread' },
   state: { file: './state-store-size.ts', summary: 'state store size per 10k chunks' },
+  'qa-dedup': {
+    file: './qa-dedup.ts',
+    summary: 'Q&A dedup proposals: precision and recall on repeated FAQ entries, the unchanged pass',
+  },
   http: { file: './http-latency.ts', summary: '/health and /extract latency while a walk runs' },
   extract: {
     file: './extract-quality.ts',

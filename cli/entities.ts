@@ -4,25 +4,15 @@
 import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
-import { openDatabase } from '../lib/db/open.ts';
-import type { Database } from '../lib/db/database.ts';
 import { mergeUnderFence } from '../engine/entity-merge.ts';
 import { openLifespan } from '../engine/lifespan.ts';
 import { listEntities, showEntity } from '../stages/resolve/inspect.ts';
 import { usageError } from './usage.ts';
+import { withDatabase } from './with-database.ts';
 
 interface Context {
   config: Config;
   log: Logger;
-}
-
-async function withDatabase<T>(config: Config, read: (db: Database) => Promise<T>): Promise<T> {
-  const db = await openDatabase(config);
-  try {
-    return await read(db);
-  } finally {
-    await db.close();
-  }
 }
 
 export async function entitiesListCommand(args: string[], { config }: Context): Promise<number> {

@@ -15,6 +15,7 @@ import { checkUrlCommand } from './check-url.ts';
 import { extractCommand } from './extract.ts';
 import { benchCorpusCommand } from './bench-corpus.ts';
 import { entitiesListCommand, entitiesMergeCommand, entitiesShowCommand } from './entities.ts';
+import { qaDecideCommand, qaProposalsCommand } from './qa.ts';
 
 interface Command {
   usage: string;
@@ -91,6 +92,16 @@ const COMMANDS: Record<string, Command> = {
     usage: 'ingest entities merge --into <mention id> <mention id>...',
     summary: "merge the mentions' entities into the target's and pin the survivors (an admin merge)",
     run: entitiesMergeCommand,
+  },
+  'qa proposals': {
+    usage: 'ingest qa proposals [--status proposed|accepted|rejected] [--limit N] [--json]',
+    summary: 'the Q&A dedup proposals of stage 5, the most similar first, both pairs side by side',
+    run: qaProposalsCommand,
+  },
+  'qa decide': {
+    usage: 'ingest qa decide <proposal id> accept|reject',
+    summary: 'record a decision on a Q&A dedup proposal (walks never change it again)',
+    run: qaDecideCommand,
   },
   'state verify': {
     usage: 'ingest state verify',

@@ -11,7 +11,7 @@ import type { Converter } from '../stages/convert/index.ts';
 import type { Models } from '../lib/models.ts';
 import type { RunRecorder } from '../lib/runs/record.ts';
 import type { StateStore } from '../lib/state/store.ts';
-import { entityResolutionPass, type FlowPass } from './passes.ts';
+import { entityResolutionPass, qaDedupPass, type FlowPass } from './passes.ts';
 import type { Logger } from '../lib/log.ts';
 import { createRunRecorder } from '../lib/runs/index.ts';
 import { createConverter } from '../stages/convert/index.ts';
@@ -89,6 +89,7 @@ export async function openLifespan(
         llm: createLlmClient,
         embedder: createEmbeddingClient,
       }),
+      qaDedupPass(),
     ],
     async close() {
       await converter.close();

@@ -1,7 +1,7 @@
 // The flow-scope passes (SPEC.md 1 stage 5, DESIGN.md 5): after the settle barrier, in order,
 // each contained: a failure is logged and recorded in the walk's tally, and the walk goes on
 // with the next pass and ends with its own status. Stage 5 (entity resolution, then the Q&A
-// dedup proposer) arrives as passes given to the lifespan; the URL backlink reconciliation and
+// dedup proposer) comes as passes given to the lifespan; the URL backlink reconciliation and
 // the stale-row cleanup always run last.
 //
 // A consumed failStage5 directive (SPEC.md 4 rule 4) breaks the named credentials for exactly
@@ -15,6 +15,7 @@ import type { StateStore } from '../lib/state/store.ts';
 import { reconcileUrlBacklinks } from '../stages/backlink.ts';
 import { removeVanishedDocuments, type RemovalGuard } from '../stages/cleanup.ts';
 import { resolveEntities, type ResolveDeps } from '../stages/resolve/index.ts';
+import { proposeQaDuplicates } from '../stages/qa-dedup/index.ts';
 import type { LiveItems } from './live-items.ts';
 import type { WalkTally } from './tally.ts';
 
@@ -22,7 +23,15 @@ import type { WalkTally } from './tally.ts';
 export interface FlowPass {
   readonly name: string;
   /** May return counts of what it did: they join the walk's counts as <pass name>_<count>. */
-  run(context: { db: Database; log: Logger; run: RunContext }): Promise<object | void>;
+  run(context: PassContext): Promise<object | void>;
+}
+
+export interface PassContext {
+  db: Database;
+  log: Logger;
+  run: RunContext;
+  /** The failStage5 directive this walk consumed, if any: stage 5 fails with it (SPEC.md 4 rule 4). */
+  failStage5: FailStage5Mode | null;
 }
 
 export interface PassDeps {
@@ -42,13 +51,17 @@ export async function runFlowPasses(
 ): Promise<void> {
   await withFailureInjection(failStage5, async () => {
     deps.tally.stage5FailureInjected = failStage5;
-    for (const pass of [...passes, backlinkPass(deps), cleanupPass(deps)]) await runContained(pass, deps);
+    for (const pass of [...passes, backlinkPass(deps), cleanupPass(deps)]) await runContained(pass, deps, failStage5);
   });
 }
 
-async function runContained(pass: FlowPass, { db, log, run, tally }: PassDeps): Promise<void> {
+async function runContained(
+  pass: FlowPass,
+  { db, log, run, tally }: PassDeps,
+  failStage5: FailStage5Mode | null,
+): Promise<void> {
   try {
-    const counts = await pass.run({ db, log, run });
+    const counts = await pass.run({ db, log, run, failStage5 });
     tally.passes.push({ name: pass.name, ok: true, ...(counts ? { counts: counts as Record<string, number> } : {}) });
   } catch (error) {
     const message = (error as Error).message;
@@ -65,6 +78,20 @@ export const entityResolutionPass = (deps: ResolveDeps): FlowPass => ({
   async run({ db, log, run }) {
     const report = await resolveEntities(db, deps, run.opId);
     if (report.names > 0) log.info(report, 'entity resolution');
+    return report;
+  },
+});
+
+/**
+ * Stage 5 (ii): the Q&A dedup proposer over the pairs of walks it has not been through. It
+ * calls no model, so a failStage5 directive reaches it through the pass context, not through
+ * the credentials.
+ */
+export const qaDedupPass = (): FlowPass => ({
+  name: 'qa_dedup',
+  async run({ db, log, run, failStage5 }) {
+    const report = await proposeQaDuplicates(db, run.opId, failStage5);
+    if (report.pairs > 0) log.info(report, 'Q&A dedup proposals');
     return report;
   },
 });

@@ -237,16 +237,21 @@ test('/stage writes atomically, echoes the path, keeps # and punctuation verbati
   assert.equal([injected.state, injected.stage5FailureInjected], ['completed', 'embedder']);
   assert.equal(
     (injected.warnings as { name: string }[]).map((w) => w.name),
-    ['entity_resolution_failed'],
-    'stage 5 failed on the embedder and the walk completed',
+    ['entity_resolution_failed', 'qa_dedup_failed'],
+    'stage 5, both passes, failed on the embedder and the walk completed',
   );
   assert.is((injected.counts as Record<string, number>).entity_resolution_names, undefined);
+  assert.is((injected.counts as Record<string, number>).qa_dedup_pairs, undefined);
   const next = await walkToEnd();
   assert.is(next.stage5FailureInjected, undefined, 'one-shot: the next walk runs clean');
   assert.is(next.warnings, undefined);
   assert.ok(
     (next.counts as Record<string, number>).entity_resolution_names! > 0,
     'the next walk resolved the names the failed pass left',
+  );
+  assert.ok(
+    (next.counts as Record<string, number>).qa_dedup_pairs! > 0,
+    'and looked at the Q&A pairs the failed proposer left',
   );
 });
 
@@ -260,9 +265,13 @@ test('failStage5=pair_resolver fails stage 5 on the pair resolver for one walk; 
   assert.is(staged.status, 201);
   const injected = await walkToEnd();
   assert.equal([injected.state, injected.stage5FailureInjected], ['completed', 'pair_resolver']);
-  const warning = (injected.warnings as { name: string; message: string }[])[0]!;
-  assert.is(warning.name, 'entity_resolution_failed');
-  assert.match(warning.message, /401|auth/i);
+  const warnings = injected.warnings as { name: string; message: string }[];
+  assert.equal(
+    warnings.map((w) => w.name),
+    ['entity_resolution_failed', 'qa_dedup_failed'],
+  );
+  assert.match(warnings[0]!.message, /401|auth/i);
+  assert.match(warnings[1]!.message, /failStage5/);
   const next = await walkToEnd();
   assert.equal([next.stage5FailureInjected, next.warnings], [undefined, undefined]);
   const counts = next.counts as Record<string, number>;

@@ -82,6 +82,7 @@ test('alias variants across documents chain under one root, re-keyed, their embe
     summary.passes.map((p) => [p.name, p.ok]),
     [
       ['entity_resolution', true],
+      ['qa_dedup', true],
       ['url_backlink', true],
       ['cleanup', true],
     ],

@@ -11,6 +11,13 @@
 // About a quarter of the name occurrences are written as an alias of the true name (a legal
 // suffix, Corp for Company, a one-letter typo), and each document lists what it placed
 // (`entities`): the ground truth that entity resolution is scored against offline.
+//
+// With `repeatedQa` (the Q&A dedup benchmark, bench/qa-dedup.ts), a document also carries a few
+// Q&A pairs drawn from a shared library of FAQ entries ("families"), after its own: the same
+// entry asked again word for word, with the question reworded, or with its answer changed. Each
+// such pair says which entry and which answer it is (`repeat`): the ground truth. Without the
+// option every document is exactly what it was; with it, only these pairs are added (their own
+// random stream), so every other part of the document stays the same.
 
 export type CorpusType = 'md' | 'pdf' | 'docx' | 'xlsx' | 'html';
 export const CORPUS_TYPES: readonly CorpusType[] = ['md', 'pdf', 'docx', 'xlsx', 'html'];
@@ -40,10 +47,17 @@ export interface CorpusDocument {
   type: CorpusType;
   title: string;
   sections: Section[];
-  qa: { question: string; answer: string | null }[];
+  qa: QaPair[];
   tables: Table[];
   /** Every person and organisation placed in the title, text, Q&A and tables, in the order drawn. */
   entities: EntityOccurrence[];
+}
+
+export interface QaPair {
+  question: string;
+  answer: string | null;
+  /** A pair from the shared FAQ library (repeatedQa): its entry, its question's wording, its answer. */
+  repeat?: { family: number; wording: number; answer: number };
 }
 
 export class CorpusMixError extends Error {
@@ -314,7 +328,12 @@ function paragraph(random: () => number, placed: EntityOccurrence[]): string {
 }
 
 /** The content of document `index`; its type comes from the mix. */
-export function buildDocument(seed: number, index: number, type: CorpusType): CorpusDocument {
+export function buildDocument(
+  seed: number,
+  index: number,
+  type: CorpusType,
+  options: { repeatedQa?: boolean } = {},
+): CorpusDocument {
   const random = documentRandom(seed, index);
   const entities: EntityOccurrence[] = [];
   const topic = pick(random, TOPICS);
@@ -342,7 +361,87 @@ export function buildDocument(seed: number, index: number, type: CorpusType): Co
           ]),
         }))
       : [];
+  if (options.repeatedQa === true) qa.push(...repeatedQa(seed, index));
   return { index, type, title: `${org} ${topic} ${index}`, sections, qa, tables, entities };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The shared FAQ library of repeatedQa. Entry (family) f asks about one subject at one site in
+// one of four frames, each frame worded three ways; its answer has two versions, the second
+// keeping the first few words and changing the rest (an updated answer). All lower case apart
+// from a sentence's first letter, so the mock's entity extractor finds no names in them.
+
+const FAQ_SUBJECTS = [
+  'a train ticket',
+  'a parking permit',
+  'a new laptop',
+  'annual leave',
+  'a visitor badge',
+  'an expense claim',
+  'a meeting room',
+  'remote work days',
+  'a software licence',
+  'a desk move',
+  'a company phone',
+  'a training course',
+  'a travel advance',
+  'safety shoes',
+  'a locker key',
+  'the bike scheme',
+  'an eye test',
+  'a payslip copy',
+  'the guest network',
+  'a standing desk',
+];
+const FAQ_SITES = ['north', 'south', 'east', 'west', 'harbour', 'airport', 'river', 'market', 'castle', 'station'];
+const FAQ_FRAMES: readonly (readonly ((s: string) => string)[])[] = [
+  [(s) => `How do I request ${s}?`, (s) => `What is the way to ask for ${s}?`, (s) => `Where can I apply for ${s}?`],
+  [(s) => `Who approves ${s}?`, (s) => `Which person signs off ${s}?`, (s) => `Whose approval does ${s} need?`],
+  [
+    (s) => `How long does ${s} take to arrange?`,
+    (s) => `What is the waiting time for ${s}?`,
+    (s) => `When will ${s} be ready?`,
+  ],
+  [
+    (s) => `Is there a cost for ${s}?`,
+    (s) => `Do staff pay anything for ${s}?`,
+    (s) => `What does ${s} cost an employee?`,
+  ],
+];
+const FAQ_FAMILIES = FAQ_SUBJECTS.length * FAQ_SITES.length * FAQ_FRAMES.length;
+/** A family is drawn by the documents around FAQ_SPACING * f, so each one recurs in a handful of documents. */
+const FAQ_SPACING = 6;
+
+const capitalised = (text: string) => `${text[0]!.toUpperCase()}${text.slice(1)}`;
+
+/** The question of family f in wording w (0 the usual one, 1 and 2 reworded). */
+export function faqQuestion(family: number, wording: number): string {
+  const f = family % FAQ_FAMILIES;
+  const subject = `${FAQ_SUBJECTS[f % FAQ_SUBJECTS.length]} at the ${FAQ_SITES[Math.floor(f / FAQ_SUBJECTS.length) % FAQ_SITES.length]} office`;
+  return FAQ_FRAMES[Math.floor(f / (FAQ_SUBJECTS.length * FAQ_SITES.length))]![wording]!(subject);
+}
+
+/** The answer of family f, version 0 or 1 (1 keeps version 0's first three words). */
+export function faqAnswer(seed: number, family: number, version: number): string {
+  const random = documentRandom(seed ^ 0x0fa9_0fa9, family);
+  const words = Array.from({ length: between(random, 10, 16) }, () => pick(random, WORDS));
+  if (version === 1) for (let i = 3; i < words.length; i++) words[i] = pick(random, WORDS);
+  return `${capitalised(words.join(' '))}.`;
+}
+
+/** The library pairs document `index` carries (none to two), from its own random stream. */
+function repeatedQa(seed: number, index: number): QaPair[] {
+  const random = documentRandom(seed ^ 0x5eed_0a0a, index);
+  return Array.from({ length: pick(random, [0, 1, 1, 2]) }, () => {
+    const family = Math.floor(index / FAQ_SPACING) + between(random, 0, 2);
+    const wording = random() < 0.5 ? 0 : between(random, 1, 2);
+    const answer = random() < 0.25 ? 1 : 0;
+    return {
+      question: faqQuestion(family, wording),
+      answer: faqAnswer(seed, family, answer),
+      repeat: { family, wording, answer },
+    };
+  });
 }
 
 export interface CorpusOptions {

@@ -1,0 +1,15 @@
+// The database for one read or write of a command that needs no lifespan (no walk, no models):
+// opened from the configuration, closed however the work ends.
+
+import type { Config } from '../lib/config.ts';
+import type { Database } from '../lib/db/database.ts';
+import { openDatabase } from '../lib/db/open.ts';
+
+export async function withDatabase<T>(config: Config, work: (db: Database) => Promise<T>): Promise<T> {
+  const db = await openDatabase(config);
+  try {
+    return await work(db);
+  } finally {
+    await db.close();
+  }
+}
