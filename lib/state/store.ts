@@ -43,7 +43,7 @@ const STORE_PAGE_BYTES = 1024;
  * (90 MB) in one transaction fails its commit with MDB_BAD_TXN on 512-byte pages, and lmdb then
  * rejects a promise nobody holds, which ends the process; 2,000 of them (18 MB) commit.
  */
-export const TRANSACTION_BYTES = 4 * 1024 * 1024;
+const TRANSACTION_BYTES = 4 * 1024 * 1024;
 
 /**
  * The key an item's identity is stored under: itself, or its digest when it is longer than a key

@@ -57,7 +57,7 @@ export interface ResolutionReport {
   mentions_moved: number;
 }
 
-export interface Pending {
+interface Pending {
   type: string;
   name: string;
 }

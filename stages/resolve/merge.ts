@@ -67,7 +67,6 @@ export async function mergeEntities(
   const moving = await mentionsNamed(
     db,
     names.map((name) => ({ type, name })),
-    'true',
   );
   const move = await planMove(db, moving, new Map(names.map((n) => [`${type}\u0000${n}`, root])), embed);
   const [vector] = await embed([root]);

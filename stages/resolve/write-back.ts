@@ -78,7 +78,7 @@ type KeyChanges = Map<string, { add: Record<string, string[]>; drop: Record<stri
 const PINNED = `(entity_mentions.metadata ->> 'curation_pinned')::boolean IS TRUE`;
 
 /** Mentions moved in one transaction at most: what a move holds in memory is bounded by it. */
-export const MOVE_CHUNK = 5_000;
+const MOVE_CHUNK = 5_000;
 /** Owners (documents, reference items) the sweep of moves reads at a time. */
 const OWNERS_PAGE = 500;
 
@@ -255,17 +255,16 @@ const MENTION_COLUMNS = `id::text, source_document_id::text, reference_item_id::
 
 const namesIn = `(entity_type, canonical_name) IN (SELECT t, n FROM unnest($1::text[], $2::text[]) AS u(t, n))`;
 
-/** The mentions of these (type, canonical name) pairs that `filter` (SQL on entity_mentions) admits. */
+/** Every mention of these (type, canonical name) pairs, pinned ones included. */
 export async function mentionsNamed(
   db: Queryable,
   names: readonly { type: string; name: string }[],
-  filter: string,
 ): Promise<MentionRow[]> {
   if (names.length === 0) return [];
-  const { rows } = await db.query<MentionRow>(
-    `SELECT ${MENTION_COLUMNS} FROM entity_mentions WHERE ${namesIn} AND ${filter}`,
-    [names.map((d) => d.type), names.map((d) => d.name)],
-  );
+  const { rows } = await db.query<MentionRow>(`SELECT ${MENTION_COLUMNS} FROM entity_mentions WHERE ${namesIn}`, [
+    names.map((d) => d.type),
+    names.map((d) => d.name),
+  ]);
   return rows;
 }
 
