@@ -37,7 +37,7 @@ import { startMockTier } from '../test/helpers/mock-tier.ts';
 import { buildDocument, relPathOf, type QaPair } from './corpus/generate.ts';
 import { renderDocument } from './corpus/render.ts';
 import { enginesToRun, openEngine } from './engines.ts';
-import { median, printTable, writeJson } from './report.ts';
+import { median, printTable, sampleResidentMemory, writeJson } from './report.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -209,6 +209,8 @@ interface PassRun {
   report: QaDedupReport;
   /** Proposal rows inserted or updated while it ran, and q_a_dedup_ops rows added or removed. */
   written: { proposals: number; ledger: number };
+  /** Resident memory of this process when the pass began, and its peak while it ran (sampled), in MB. */
+  rssMb: { before: number; peak: number };
 }
 
 function timedPass(runs: PassRun[]): FlowPass {
@@ -219,14 +221,16 @@ function timedPass(runs: PassRun[]): FlowPass {
       const ledger = () => count(context.db, 'SELECT count(*)::int AS n FROM q_a_dedup_ops');
       const { rows } = await context.db.query<{ now: string }>('SELECT clock_timestamp()::text AS now');
       const ledgerBefore = await ledger();
+      const memory = sampleResidentMemory();
       const started = performance.now();
       const report = (await inner.run(context)) as QaDedupReport;
       const ms = performance.now() - started;
+      const rssMb = memory.stop();
       const proposals = await count(
         context.db,
         `SELECT count(*)::int AS n FROM q_a_dedup_proposals WHERE updated_at >= '${rows[0]!.now}'::timestamptz`,
       );
-      runs.push({ ms, report, written: { proposals, ledger: Math.abs((await ledger()) - ledgerBefore) } });
+      runs.push({ ms, report, written: { proposals, ledger: Math.abs((await ledger()) - ledgerBefore) }, rssMb });
       return report;
     },
   };
@@ -359,6 +363,7 @@ function report(results: EngineResult[]): void {
           '',
           '',
         ],
+        ['cold pass: resident MB at its start / peak', `${cold.pass.rssMb.before} / ${cold.pass.rssMb.peak}`, '', ''],
         [
           'unchanged pass: ms (median of 20 more)',
           `${fmt(unchanged.pass.ms, 1)} (${fmt(unchanged.medianOfMoreMs, 1)})`,

@@ -15,6 +15,25 @@ export function median(xs: readonly number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
+/** Resident memory of this process in MB. */
+export const residentMb = (): number => Math.round(process.memoryUsage.rss() / 2 ** 20);
+
+/**
+ * Samples this process's resident memory every `everyMs` from now until `stop`, which returns
+ * what it was at the start and the highest sample (the start and the stop included).
+ */
+export function sampleResidentMemory(everyMs = 50): { stop(): { before: number; peak: number } } {
+  const before = residentMb();
+  let peak = before;
+  const sampler = setInterval(() => (peak = Math.max(peak, residentMb())), everyMs);
+  return {
+    stop() {
+      clearInterval(sampler);
+      return { before, peak: Math.max(peak, residentMb()) };
+    },
+  };
+}
+
 export const rate = (n: number): string => Math.round(n).toLocaleString('en-US');
 
 export function printTable(header: readonly string[], body: readonly (readonly string[])[]): void {

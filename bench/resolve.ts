@@ -46,7 +46,7 @@ import { startMockTier } from '../test/helpers/mock-tier.ts';
 import { buildDocument, relPathOf, trueEntities, type EntityOccurrence } from './corpus/generate.ts';
 import { renderDocument } from './corpus/render.ts';
 import { enginesToRun, openEngine } from './engines.ts';
-import { printTable, writeJson } from './report.ts';
+import { printTable, sampleResidentMemory, writeJson } from './report.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -200,8 +200,6 @@ async function touchedSince(db: Queryable, since: string): Promise<Record<Watche
   return out;
 }
 
-const residentMb = () => Math.round(process.memoryUsage.rss() / 2 ** 20);
-
 /**
  * The lifespan's entity resolution pass (engine/passes.ts, built as engine/lifespan.ts builds it),
  * timed on its own, its report the counts it returns. The row counts and model counters are
@@ -225,13 +223,13 @@ function timedResolutionPass(lifespan: () => Lifespan, mock: MockServer, runs: P
         { now: string },
       ];
       const calls = mockStats(mock);
+      let rssMb = { before: 0, peak: 0 };
       console.error(`entity resolution pass: ${counts.entity_mentions} mentions`);
-      const rssMb = { before: residentMb(), peak: residentMb() };
-      const sampler = setInterval(() => (rssMb.peak = Math.max(rssMb.peak, residentMb())), 50);
+      const memory = sampleResidentMemory();
       const started = performance.now();
       const report = (await inner
         .run({ ...context, db: timedCalls(context.db, spent.database) })
-        .finally(() => clearInterval(sampler))) as ResolutionReport;
+        .finally(() => (rssMb = memory.stop()))) as ResolutionReport;
       const ms = performance.now() - started;
       const callsAfter = mockStats(mock);
       const countsAfter = await tableCounts(context.db);
