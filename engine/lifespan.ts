@@ -21,6 +21,7 @@ import { createLlmClient } from '../lib/llm/client.ts';
 import { createEmbeddingClient } from '../lib/embed/client.ts';
 import { startMockTierIfUnconfigured } from './tier1.ts';
 import { openStateStore } from '../lib/state/store.ts';
+import { Producer } from './producer.ts';
 
 export interface Lifespan {
   readonly config: Config;
@@ -33,6 +34,8 @@ export interface Lifespan {
   readonly aliases: AliasSnapshot;
   /** Flow-scope passes run before the backlink reconciliation and the cleanup (passes.ts). */
   readonly passes: readonly FlowPass[];
+  /** The knowledge-bundle producer: chained after clean walks, or started on request. */
+  readonly producer: Producer;
   close(): Promise<void>;
 }
 
@@ -72,6 +75,7 @@ export async function openLifespan(
     db,
     log,
   });
+  const producer = new Producer({ config, db, store, log, runs, llm: models.llm, queue: models.queue });
   return {
     config,
     db,
@@ -91,7 +95,9 @@ export async function openLifespan(
       }),
       qaDedupPass(),
     ],
+    producer,
     async close() {
+      await producer.idle();
       await converter.close();
       await models.close();
       await store.close();

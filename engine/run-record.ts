@@ -18,6 +18,7 @@ import { emptyRunCounters, type RunCounters } from '../lib/run-context.ts';
 
 export interface RunFacts {
   opId: string;
+  flow?: RunRecord['flow'];
   status: RunRecord['status'];
   startedAt: string;
   finishedAt: string | null;
@@ -28,9 +29,10 @@ export interface RunFacts {
 }
 
 export function runRecord(config: Pick<Config, 'imageSha'>, facts: RunFacts): RunRecord {
-  const { opId, status, startedAt, finishedAt, counts, counters, warnings, error } = facts;
+  const { opId, flow, status, startedAt, finishedAt, counts, counters, warnings, error } = facts;
   return {
     opId,
+    ...(flow === undefined ? {} : { flow }),
     status,
     startedAt,
     finishedAt,

@@ -111,8 +111,11 @@ export class WalkInProgressError extends Error {
 
 const walking = new SingleFlight(() => new WalkInProgressError());
 
+/** One walk; a clean one that changed the corpus then chains a producer run in the background (engine/producer.ts). */
 export async function walk(lifespan: Lifespan, options: WalkOptions = {}): Promise<WalkSummary> {
-  return walking.run(() => walkOnce(lifespan, options));
+  const summary = await walking.run(() => walkOnce(lifespan, options));
+  if (lifespan.config.producer.afterWalk) lifespan.producer.chainAfter(summary);
+  return summary;
 }
 
 async function walkOnce(lifespan: Lifespan, options: WalkOptions): Promise<WalkSummary> {

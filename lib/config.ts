@@ -65,6 +65,17 @@ export interface Config {
   readonly appUrl: string | null;
   /** INGEST_CORPUS_BUCKET: file:///dir or s3://bucket/prefix; null means the directory is authoritative. */
   readonly corpusBucket: string | null;
+  /** The producer's knowledge bundle (stages/producer/). */
+  readonly bundle: {
+    /** INGEST_BUNDLE_DIR: holds the published bundle (`current`) and its versions. */
+    readonly dir: string;
+    /** INGEST_BUNDLE_PREFIX: where in the corpus bucket the bundle is copied; pull-sync skips it. */
+    readonly bucketPrefix: string;
+  };
+  readonly producer: {
+    /** INGEST_PRODUCER_AFTER_WALK: chain a producer run after every clean walk that changed the corpus. */
+    readonly afterWalk: boolean;
+  };
   /** Where an s3:// corpus bucket lives when it is not AWS itself (credentials: the AWS SDK's chain). */
   readonly s3: { readonly endpoint: string | null; readonly region: string; readonly forcePathStyle: boolean };
   readonly log: { readonly level: LogLevel };
@@ -193,6 +204,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   if (contentTypes.length === 0 || !contentTypes.every((t) => /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(t))) {
     problems.push('INGEST_FETCH_CONTENT_TYPES must be a comma-separated list of media types such as text/html');
   }
+  // Hidden, so that neither the walk nor a directory bucket's listing ever takes it for corpus.
+  const bucketPrefix = read('INGEST_BUNDLE_PREFIX') ?? '.bundle/';
+  if (!/^\.[a-z0-9_-]+\/$/i.test(bucketPrefix)) {
+    problems.push('INGEST_BUNDLE_PREFIX must be one hidden folder name ending in /, such as .bundle/');
+  }
   const allowCidrs = list('INGEST_FETCH_ALLOW_CIDRS', []);
   if (!allowCidrs.every((cidr) => ipaddr.isValidCIDR(cidr))) {
     problems.push('INGEST_FETCH_ALLOW_CIDRS must be a comma-separated list of CIDR ranges such as 127.0.0.1/32');
@@ -221,6 +237,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     },
     appUrl: url('INGEST_APP_URL', ['http:', 'https:'], 'http(s)://host/'),
     corpusBucket: url('INGEST_CORPUS_BUCKET', ['file:', 's3:'], 'file:///dir or s3://bucket/prefix'),
+    bundle: {
+      dir: path.resolve(cwd, read('INGEST_BUNDLE_DIR') ?? path.join(dataDir, 'bundle')),
+      bucketPrefix,
+    },
+    producer: { afterWalk: flag('INGEST_PRODUCER_AFTER_WALK', true) },
     s3: {
       endpoint: url('INGEST_S3_ENDPOINT', ['http:', 'https:'], 'http(s)://host:port of an S3-compatible store'),
       region: read('INGEST_S3_REGION') ?? 'us-east-1',

@@ -36,3 +36,10 @@ export const dedupKey = (qaA: string, qaB: string): string => {
   const [a, b] = qaA < qaB ? [qaA, qaB] : [qaB, qaA];
   return key(`dedup:${a}:${b}`);
 };
+
+/**
+ * A concept of the knowledge bundle (stages/producer/): an entity under its resolved root name,
+ * or a classifier topic (entityType ''). Cited as record://concept/<id>.
+ */
+export const conceptKey = (kind: 'entity' | 'topic', entityType: string, name: string): string =>
+  key(`concept:${kind}:${entityType}:${name}`);

@@ -6,6 +6,7 @@
 import { PROMPTS, type PromptName } from '../lib/llm/prompts.ts';
 import {
   ClassificationSchema,
+  ConceptDraftSchema,
   EntitiesSchema,
   PairResolutionSchema,
   QaSchema,
@@ -19,6 +20,7 @@ import {
 } from '../lib/llm/schemas.ts';
 import type { MessagesRequest, PromptResponder } from './messages.ts';
 import { resolvePair } from './pair-resolver.ts';
+import { draftConcept, SAMPLE_EVIDENCE } from './producer.ts';
 
 function documentText(request: MessagesRequest): string {
   const first = request.messages[0]?.content;
@@ -94,6 +96,7 @@ const BUILDERS: Record<PromptName, (text: string) => unknown> = {
   entities,
   relationships,
   pair_resolver: resolvePair,
+  producer: draftConcept,
 };
 const SCHEMAS = {
   classification: ClassificationSchema,
@@ -101,6 +104,7 @@ const SCHEMAS = {
   entities: EntitiesSchema,
   relationships: RelationshipsSchema,
   pair_resolver: PairResolutionSchema,
+  producer: ConceptDraftSchema,
 };
 
 // Revalidate the canned payloads against the real schemas now, at import.
@@ -108,7 +112,7 @@ const SAMPLE =
   'Q: Who founded Northwind Traders?\nA: Ada Lovelace founded Northwind Traders with Grace Hopper.\n\nQ: Blank?\nA:\n';
 for (const name of Object.keys(BUILDERS) as PromptName[]) {
   const valid = validator(SCHEMAS[name]);
-  if (!valid(BUILDERS[name](SAMPLE)))
+  if (!valid(BUILDERS[name](name === 'producer' ? SAMPLE_EVIDENCE : SAMPLE)))
     throw new Error(`mock model server: canned ${name} output no longer fits its schema: ${valid.explain()}`);
 }
 

@@ -15,6 +15,8 @@ export interface CorpusBucket {
   download(key: string, to: string): Promise<void>;
   /** Stores the bytes of the file `from` under `key`; resolves with the object's new version. */
   upload(key: string, from: string): Promise<string>;
+  /** Deletes the object under `key`; one that is not there is no error. */
+  remove(key: string): Promise<void>;
   /** Releases the connections it holds. */
   close(): void;
 }

@@ -37,6 +37,9 @@ export function fileBucket(url: URL, log: Logger): CorpusBucket {
       const stats = await stat(target, { bigint: true });
       return versionOf(Number(stats.size), stats.mtimeNs);
     },
+    async remove(key) {
+      await rm(at(key), { force: true });
+    },
     close() {},
   };
 }

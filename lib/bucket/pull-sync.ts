@@ -21,11 +21,13 @@ export interface SyncReport {
   refused: number;
 }
 
+/** `skipPrefix`: keys under it are not corpus (the producer's bundle, copied there) and are passed over. */
 export async function pullSync(
   bucket: CorpusBucket,
   corpus: string,
   stateDir: string,
   log: Logger,
+  skipPrefix: string,
 ): Promise<SyncReport> {
   const report: SyncReport = { downloaded: 0, unchanged: 0, removed: 0, refused: 0 };
   await mkdir(corpus, { recursive: true });
@@ -33,6 +35,7 @@ export async function pullSync(
   const listed = new Set<string>();
   try {
     for await (const object of bucket.list()) {
+      if (object.key.startsWith(skipPrefix)) continue;
       const problem = corpusPathProblem(object.key);
       if (problem !== null) {
         report.refused++;
@@ -97,14 +100,16 @@ async function removeUnlisted(
 
 /** Pull-sync of `corpus` from the configured bucket; null when no bucket is configured or the walk is idle. */
 export async function syncCorpus(
-  config: Pick<Config, 'corpusBucket' | 's3' | 'stateStorePath'>,
+  config: Pick<Config, 'corpusBucket' | 's3' | 'stateStorePath' | 'bundle'>,
   corpus: string | null,
   log: Logger,
 ): Promise<SyncReport | null> {
   const bucket = openBucket(config, log);
   if (bucket === null) return null;
   try {
-    return corpus === null ? null : await pullSync(bucket, corpus, config.stateStorePath, log);
+    return corpus === null
+      ? null
+      : await pullSync(bucket, corpus, config.stateStorePath, log, config.bundle.bucketPrefix);
   } finally {
     bucket.close();
   }

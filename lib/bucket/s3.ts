@@ -7,7 +7,13 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { BucketError, type BucketObject, type CorpusBucket } from './bucket.ts';
@@ -89,6 +95,12 @@ export function s3Bucket(url: URL, options: Config['s3'], log: Logger): CorpusBu
           throw named('upload', key, error);
         });
       return put.ETag ?? '';
+    },
+    async remove(key) {
+      // S3 answers a delete of a missing key with success, as this interface promises.
+      await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: prefix + key })).catch((error: unknown) => {
+        throw named('removal', key, error);
+      });
     },
     close() {
       client.destroy();

@@ -1,4 +1,5 @@
-// The model prompts, in one registry: the four extractors and stage 5's pair resolver. A prompt's version is part of every memo key of its
+// The model prompts, in one registry: the four extractors, stage 5's pair resolver and the
+// producer's concept drafter. A prompt's version is part of every memo key of its
 // extractor: editing the text without bumping the version would serve stale memos, so the
 // version is derived from the text itself.
 
@@ -12,10 +13,11 @@ import {
   TAXONOMY,
   ENTITY_TYPES,
   PairResolutionSchema,
+  ConceptDraftSchema,
 } from './schemas.ts';
 
 export type ExtractorName = 'classification' | 'qa' | 'entities' | 'relationships';
-export type PromptName = ExtractorName | 'pair_resolver';
+export type PromptName = ExtractorName | 'pair_resolver' | 'producer';
 
 export interface ExtractorPrompt {
   name: PromptName;
@@ -80,5 +82,17 @@ export const PROMPTS: Readonly<Record<PromptName, ExtractorPrompt>> = Object.fre
       'that names the same real-world entity (a variant spelling, abbreviation, legal form or typo ' +
       'of it), or null when none does; and a confidence between 0 and 1. Similar names of ' +
       'different entities (another branch, another person with the same surname) are not a match.',
+  ),
+  producer: prompt(
+    'producer',
+    'record_concept',
+    'Record the drafted concept page.',
+    ConceptDraftSchema,
+    'You write one page of a knowledge base about a concept (a named entity or a topic) from the ' +
+      'evidence given: numbered sources with excerpts, relationships and answered questions, each ' +
+      'marked with the numbers of the sources it comes from. Call record_concept with a one-sentence ' +
+      'description and a few short sections of claims. Every claim states only what the evidence ' +
+      'says and lists the numbers of the sources that support it; leave out anything no source ' +
+      'supports. Write plainly, in the language of the sources.',
   ),
 });

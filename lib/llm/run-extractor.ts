@@ -11,7 +11,7 @@ import type PQueue from 'p-queue';
 import { sha256Hex } from '../hash.ts';
 import type { LlmClient, LlmMessage, LlmMessageParam, LlmToolSchema, LlmToolUse } from './client.ts';
 import type { StateStore } from '../state/store.ts';
-import { countEvent, currentRunContext } from '../run-context.ts';
+import { currentRunContext, type RunContext } from '../run-context.ts';
 import type { ExtractorPrompt } from './prompts.ts';
 import { withRetry, type RetryPolicy } from './retry.ts';
 import { validator, type Validator } from './schemas.ts';
@@ -39,6 +39,11 @@ export interface ExtractorContext {
    */
   queue: PQueue;
   retry?: RetryPolicy;
+  /**
+   * The run whose counters and full_reprocess flag apply; by default the current walk's. The
+   * producer passes its own, since it may run while a walk does.
+   */
+  run?: RunContext;
 }
 
 const validators = new Map<string, Validator<unknown>>();
@@ -56,16 +61,17 @@ export function extractorMemoKey(prompt: ExtractorPrompt, identity: string, text
 export async function runExtractor<T>(prompt: ExtractorPrompt, text: string, context: ExtractorContext): Promise<T> {
   const valid = validatorFor(prompt);
   const key = extractorMemoKey(prompt, context.identity, text);
+  const run = context.run ?? currentRunContext();
   // full_reprocess bypasses the memo (and refreshes it below).
-  if (!currentRunContext().fullReprocess) {
+  if (!run.fullReprocess) {
     const memo = context.store.getMemo(key);
     if (memo !== undefined) {
       if (valid(memo)) return memo as T;
       await context.store.removeMemo(key);
-      countEvent('memo_heal');
+      run.counters.memo_heal += 1;
     }
   }
-  const output = await callModel(prompt, text, context, valid);
+  const output = await callModel(prompt, text, context, valid, run);
   await context.store.putMemo(key, output);
   return output as T;
 }
@@ -75,6 +81,7 @@ async function callModel(
   text: string,
   context: ExtractorContext,
   valid: Validator<unknown>,
+  run: RunContext,
 ): Promise<unknown> {
   const messages: LlmMessageParam[] = [{ role: 'user', content: text }];
   const ask = () =>
@@ -99,7 +106,7 @@ async function callModel(
             { signal },
           ),
         context.retry,
-        () => countEvent('model_retry'),
+        () => (run.counters.model_retry += 1),
       ),
     );
   const first = await ask();

@@ -91,11 +91,43 @@ export const PairResolutionSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * The producer's draft of one concept (stages/producer/): a one-sentence description and
+ * sections of claims, each citing the numbered sources of the evidence it was shown. The
+ * numbers are checked against the evidence after validation (stages/producer/draft.ts).
+ */
+export const ConceptDraftSchema = Type.Object(
+  {
+    description: Type.String({ minLength: 1, maxLength: 400 }),
+    sections: Type.Array(
+      Type.Object(
+        {
+          heading: Type.String({ minLength: 1, maxLength: 120 }),
+          claims: Type.Array(
+            Type.Object(
+              {
+                text: Type.String({ minLength: 1, maxLength: 2000 }),
+                sources: Type.Array(Type.Integer({ minimum: 1 }), { minItems: 1, maxItems: 20 }),
+              },
+              { additionalProperties: false },
+            ),
+            { minItems: 1, maxItems: 40 },
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 12 },
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export type Classification = Static<typeof ClassificationSchema>;
 export type QaPairs = Static<typeof QaSchema>;
 export type Entities = Static<typeof EntitiesSchema>;
 export type Relationships = Static<typeof RelationshipsSchema>;
 export type PairResolution = Static<typeof PairResolutionSchema>;
+export type ConceptDraft = Static<typeof ConceptDraftSchema>;
 
 const ajv = new Ajv({ allErrors: true, strict: true });
 

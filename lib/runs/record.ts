@@ -13,6 +13,8 @@ export interface RunWarning {
 
 export interface RunRecord {
   opId: string;
+  /** pipeline_runs.flow: a walk unless said otherwise; the producer's runs are 'producer'. */
+  flow?: 'walk' | 'producer';
   /**
    * fence_busy: the invocation found the writer fence held and made no pass. abandoned: the
    * walk's process ended before the walk did (killed, crashed); its row is closed by the next walk.
@@ -48,9 +50,9 @@ export function databaseRunRecorder(db: Database, onError: (phase: string, error
       try {
         await db.query(
           `INSERT INTO pipeline_runs (id, op_id, flow, status, started_at, result)
-           VALUES ($1, $1, 'walk', $2, $3, $4::jsonb)
+           VALUES ($1, $1, $5, $2, $3, $4::jsonb)
            ON CONFLICT (op_id) DO NOTHING`,
-          [record.opId, record.status, record.startedAt, JSON.stringify(record.result)],
+          [record.opId, record.status, record.startedAt, JSON.stringify(record.result), record.flow ?? 'walk'],
         );
       } catch (error) {
         onError('start', error);
@@ -61,9 +63,16 @@ export function databaseRunRecorder(db: Database, onError: (phase: string, error
         // An upsert, so a run whose start row could not be written still leaves its outcome.
         await db.query(
           `INSERT INTO pipeline_runs (id, op_id, flow, status, started_at, finished_at, result)
-           VALUES ($1, $1, 'walk', $2, $3, $4, $5::jsonb)
+           VALUES ($1, $1, $6, $2, $3, $4, $5::jsonb)
            ON CONFLICT (op_id) DO UPDATE SET status = EXCLUDED.status, finished_at = EXCLUDED.finished_at, result = EXCLUDED.result`,
-          [record.opId, record.status, record.startedAt, record.finishedAt, JSON.stringify(record.result)],
+          [
+            record.opId,
+            record.status,
+            record.startedAt,
+            record.finishedAt,
+            JSON.stringify(record.result),
+            record.flow ?? 'walk',
+          ],
         );
         return true;
       } catch (error) {

@@ -4,8 +4,8 @@
 // finally fails is logged and the walk goes on.
 //
 // Body (snake_case, one shape for both calls):
-//   { "op_id", "status", "started_at", "finished_at", "result": { "extractor_version"?,
-//     "counts", "counters", "error"? } }
+//   { "op_id", "flow", "status", "started_at", "finished_at", "result": { "extractor_version"?,
+//     "counts", "counters", "error"? } }   (flow: "walk", or "producer" for the producer's runs)
 
 import { withDeadline } from '../deadline.ts';
 import type { Logger } from '../log.ts';
@@ -52,6 +52,7 @@ export function webhookRunRecorder(options: WebhookOptions): RunRecorder {
   const send = async (record: RunRecord): Promise<boolean> => {
     const body = JSON.stringify({
       op_id: record.opId,
+      flow: record.flow ?? 'walk',
       status: record.status,
       started_at: record.startedAt,
       finished_at: record.finishedAt,

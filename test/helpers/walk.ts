@@ -28,7 +28,13 @@ export async function walkFixture(
   const corpus = path.join(root, 'corpus');
   await mkdir(corpus);
   const target = await openTestDatabase();
-  let env: Record<string, string> = { INGEST_DATA_DIR: root, INGEST_SINK_FLUSH_MS: '5', ...options.env };
+  // The producer chains after a walk only where a test asks for it (test/producer.test.ts).
+  let env: Record<string, string> = {
+    INGEST_DATA_DIR: root,
+    INGEST_SINK_FLUSH_MS: '5',
+    INGEST_PRODUCER_AFTER_WALK: 'false',
+    ...options.env,
+  };
   const log = pino({ level: 'silent' });
   const open = (passes?: FlowPass[]) =>
     openLifespan(loadConfig(env, root), log, { db: target.db, ...(passes ? { passes } : {}) });

@@ -1,0 +1,226 @@
+// The producer as a flow of its own (SPEC.md 1 rule 2, SPEC.md 4 rule 6, DESIGN.md 12): one run
+// at a time under its own lock (in this process, and across processes by a lease in the bundle
+// directory), independent of the walk's; each run recorded like a walk's (a pipeline_runs row of
+// flow 'producer', or the webhook), its failure logged and recorded, never a walk's.
+//
+// Chained after a walk: a clean walk with source_documents deltas asks for a run. The request is
+// kept in the state store until a run that began after it has finished, so a walk that ends
+// while a run is going (or a process killed first) is followed by another run, never forgotten.
+
+import { randomUUID } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Config } from '../lib/config.ts';
+import { openBucket } from '../lib/bucket/index.ts';
+import type { Database } from '../lib/db/database.ts';
+import { tryAcquireLease } from '../lib/lease.ts';
+import { llmIdentity, type LlmClient } from '../lib/llm/client.ts';
+import type { Logger } from '../lib/log.ts';
+import { emptyRunCounters, type RunContext } from '../lib/run-context.ts';
+import type { RunRecorder } from '../lib/runs/record.ts';
+import { SingleFlight } from '../lib/single-flight.ts';
+import type { StateStore } from '../lib/state/store.ts';
+import type PQueue from 'p-queue';
+import { produceBundle, type BundleMirror, type ProducerReport } from '../stages/producer/index.ts';
+import { runRecord } from './run-record.ts';
+import type { WalkSummary } from './walk.ts';
+
+export class ProducerBusyError extends Error {
+  readonly code = 'producer_in_progress';
+  constructor(where: string) {
+    super(`a producer run is already going ${where}`);
+    this.name = 'ProducerBusyError';
+  }
+}
+
+/** State-store memos: the latest walk that asked for a run, and the record of a run in progress. */
+const WANTED_MEMO = 'producer:wanted';
+const RUNNING_MEMO = 'producer:running';
+const ABANDONED_ERROR = "the producer's process ended before its run did; the next run took its work up";
+
+export interface ProducerRunOptions {
+  /** Every concept, bypassing the delta gate (POST /producer-run). */
+  all: boolean;
+  /** Ask the model again even for evidence the memo has a draft of. */
+  redraft: boolean;
+}
+
+export interface ProducerOutcome {
+  opId: string;
+  status: 'completed' | 'failed';
+  report?: ProducerReport;
+  error?: string;
+  durationMs: number;
+}
+
+export interface ProducerDeps {
+  config: Config;
+  db: Database;
+  store: StateStore;
+  log: Logger;
+  runs: RunRecorder;
+  llm: LlmClient;
+  queue: PQueue;
+}
+
+export class Producer {
+  readonly #deps: ProducerDeps;
+  readonly #flight = new SingleFlight(() => new ProducerBusyError('in this process'));
+  #current: Promise<unknown> = Promise.resolve();
+  #chained: Promise<unknown> = Promise.resolve();
+
+  constructor(deps: ProducerDeps) {
+    this.#deps = deps;
+  }
+
+  get running(): boolean {
+    return this.#flight.running;
+  }
+
+  /**
+   * Starts a run unless one is going (ProducerBusyError, thrown before anything starts). The
+   * returned promise settles when the run has ended.
+   */
+  start(options: ProducerRunOptions): { opId: string; done: Promise<ProducerOutcome> } {
+    const opId = randomUUID();
+    const done = this.#flight.run(() => this.#runUnderLease(opId, options));
+    this.#current = done.catch(() => {});
+    return { opId, done };
+  }
+
+  /**
+   * After a walk (SPEC.md 1 rule 2), in the background (idle() waits for it): a clean walk that
+   * changed or removed items asks for a run, and runs follow while requests are pending. A failed
+   * walk chains none; a walk ending while a run goes leaves its request to that run's loop.
+   */
+  chainAfter(summary: Pick<WalkSummary, 'opId' | 'status' | 'items'>): void {
+    const { store, log } = this.#deps;
+    if (summary.status !== 'completed') return;
+    const chain = async () => {
+      if (summary.items.changed + summary.items.removed > 0) await store.putMemo(WANTED_MEMO, summary.opId);
+      await this.runWanted();
+    };
+    this.#chained = Promise.all([this.#chained, chain()]).catch((error: unknown) => {
+      if (error instanceof ProducerBusyError)
+        log.info({ walk: summary.opId }, 'producer: a run is going; it takes this walk up');
+      else log.error({ err: error, walk: summary.opId }, 'producer: the run after the walk could not start');
+    });
+  }
+
+  /** Runs while a walk's request is pending (also one left by a process that died). */
+  async runWanted(): Promise<void> {
+    const { store } = this.#deps;
+    while (store.getMemo(WANTED_MEMO) !== undefined) {
+      const wanted = store.getMemo(WANTED_MEMO);
+      const outcome = await this.start({ all: false, redraft: false }).done;
+      if (outcome.status !== 'completed') return;
+      if (store.getMemo(WANTED_MEMO) === wanted) await store.removeMemo(WANTED_MEMO);
+    }
+  }
+
+  /** Resolves once no run is going and no chained run is about to start. */
+  async idle(): Promise<void> {
+    await this.#chained;
+    await this.#current;
+  }
+
+  async #runUnderLease(opId: string, options: ProducerRunOptions): Promise<ProducerOutcome> {
+    const { config } = this.#deps;
+    await mkdir(config.bundle.dir, { recursive: true });
+    const hold = await tryAcquireLease(path.join(config.bundle.dir, '.producer.lease'), {
+      staleMs: config.fenceStaleMs,
+    });
+    if (hold === null) throw new ProducerBusyError(`in another process (its lease is in ${config.bundle.dir})`);
+    try {
+      return await this.#recordedRun(opId, options);
+    } finally {
+      await hold.release();
+    }
+  }
+
+  async #recordedRun(opId: string, options: ProducerRunOptions): Promise<ProducerOutcome> {
+    const { config, db, store, log, runs, llm, queue } = this.#deps;
+    await this.#settleAbandoned();
+    const started = new Date();
+    const run: RunContext = { opId, fullReprocess: options.redraft, counters: emptyRunCounters() };
+    const record = (status: 'in_progress' | 'completed' | 'failed', counts: object, error?: string) =>
+      runRecord(config, {
+        opId,
+        flow: 'producer',
+        status,
+        startedAt: started.toISOString(),
+        finishedAt: status === 'in_progress' ? null : new Date().toISOString(),
+        counts: counts as Record<string, number>,
+        counters: run.counters,
+        ...(error === undefined ? {} : { error }),
+      });
+    await store.putMemo(RUNNING_MEMO, record('in_progress', {}));
+    await runs.start(record('in_progress', {}));
+    const plog = log.child({ producerOpId: opId });
+    plog.info(options, 'producer run started');
+    let outcome: ProducerOutcome;
+    try {
+      const mirror = openMirror(config, plog);
+      try {
+        const report = await produceBundle(
+          {
+            db,
+            store,
+            model: {
+              client: llm,
+              model: config.models.producer,
+              identity: llmIdentity(llm, config.models.producer),
+              store,
+              queue,
+              run,
+            },
+            bundleDir: config.bundle.dir,
+            mirror: mirror?.mirror ?? null,
+            log: plog,
+          },
+          { opId, all: options.all, redraft: options.redraft, now: started },
+        );
+        outcome = { opId, status: 'completed', report, durationMs: Date.now() - started.getTime() };
+      } finally {
+        mirror?.close();
+      }
+      plog.info({ ...outcome.report, durationMs: outcome.durationMs }, 'producer run finished');
+    } catch (error) {
+      outcome = { opId, status: 'failed', error: (error as Error).message, durationMs: Date.now() - started.getTime() };
+      plog.error({ err: error }, 'producer run failed; the published bundle stays as it was');
+    }
+    await runs.finish(record(outcome.status, outcome.report ?? {}, outcome.error));
+    await store.removeMemo(RUNNING_MEMO);
+    return outcome;
+  }
+
+  /** A run record still in progress under the lease we now hold is a run whose process died. */
+  async #settleAbandoned(): Promise<void> {
+    const { store, runs, log } = this.#deps;
+    const earlier = store.getMemo(RUNNING_MEMO) as ReturnType<typeof runRecord> | undefined;
+    if (earlier === undefined) return;
+    await runs.finish({
+      ...earlier,
+      status: 'abandoned',
+      finishedAt: new Date().toISOString(),
+      result: { ...earlier.result, error: ABANDONED_ERROR },
+    });
+    await store.removeMemo(RUNNING_MEMO);
+    log.warn({ earlierOpId: earlier.opId }, 'settled the run record of an earlier producer run');
+  }
+}
+
+/** The corpus bucket's bundle prefix as the producer's mirror, when a bucket is configured. */
+function openMirror(config: Config, log: Logger): { mirror: BundleMirror; close(): void } | null {
+  const bucket = openBucket(config, log);
+  if (bucket === null) return null;
+  const prefix = config.bundle.bucketPrefix;
+  return {
+    mirror: {
+      location: `${bucket.location}${prefix}`,
+      upload: async (relPath, file) => void (await bucket.upload(prefix + relPath, file)),
+      remove: (relPath) => bucket.remove(prefix + relPath),
+    },
+    close: () => bucket.close(),
+  };
+}

@@ -1,0 +1,260 @@
+// The producer (SPEC.md 1 rule 2, SPEC.md 4 rule 6, SPEC.md 9 rule 4; docs/DECISIONS.md "The
+// producer"): the knowledge bundle drafted from what the walks built.
+//
+//   the delta gate     concepts.ts: the concepts whose feeding rows moved since the last run
+//                      (every concept with `all`)
+//   evidence           evidence.ts, a batch at a time; a concept whose evidence text is the one
+//                      it was drafted from keeps its draft (no model call)
+//   draft              draft.ts: the producer model through the extractor memo, so evidence met
+//                      before is served without a call (unless `redraft`)
+//   rows               bundle_concepts, a batch per statement: the pages are rendered from these
+//   vanished           concepts no longer qualifying are marked, left out of the next bundle and
+//                      logged, then deleted
+//   the bundle         bundle-dir.ts: a new version from the rows, switched in atomically;
+//                      log.md records what was drafted and removed since the last switch
+//   write-through      the changed and removed files, to the corpus bucket's bundle prefix
+//
+// One concept's failed draft fails it alone: it keeps its earlier page and is tried again by
+// the next run (its fingerprint is not recorded).
+
+import type { Database, Queryable } from '../../lib/db/database.ts';
+import type { ExtractorContext } from '../../lib/llm/run-extractor.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { StateStore } from '../../lib/state/store.ts';
+import { assembleBundle } from './bundle-dir.ts';
+import { changedConcepts, conceptPaths, MIN_SOURCES, type ConceptChange } from './concepts.ts';
+import { draftConcept, type Drafted } from './draft.ts';
+import { loadEvidence, type Evidence } from './evidence.ts';
+import type { LogEntry } from './okf.ts';
+import type { ConceptDocument } from './render.ts';
+
+/** Concepts whose evidence is read and drafted together. */
+export const BATCH_CONCEPTS = 50;
+/** State-store memo: when and by which run the bundle was last switched. */
+const PUBLISHED_MEMO = 'producer:published';
+
+/** Where the bundle's changed files are copied after each switch (the corpus bucket's bundle prefix). */
+export interface BundleMirror {
+  readonly location: string;
+  upload(relPath: string, file: string): Promise<void>;
+  remove(relPath: string): Promise<void>;
+}
+
+export interface ProducerDeps {
+  db: Database;
+  store: StateStore;
+  /** The producer model: client, model, identity, memo store, the queue bounding calls, its run. */
+  model: ExtractorContext;
+  bundleDir: string;
+  mirror: BundleMirror | null;
+  log: Logger;
+}
+
+export interface ProduceOptions {
+  opId: string;
+  /** Look at every concept, not only those whose rows moved (POST /producer-run, `ingest produce --all`). */
+  all: boolean;
+  /** Ask the model again even where the memo holds a draft of the same evidence. */
+  redraft: boolean;
+  now: Date;
+}
+
+export interface ProducerReport {
+  /** Concepts in the published bundle. */
+  concepts: number;
+  /** Concepts whose evidence was read (the gate let them through). */
+  examined: number;
+  /** Concepts drafted: their evidence was new or changed (the model was asked unless the memo held it). */
+  drafted: number;
+  /** Concepts removed: their evidence vanished. */
+  removed: number;
+  /** Concepts whose draft failed; they keep their earlier page. */
+  failed: number;
+  /** Claims dropped for citing no source they were shown. */
+  uncited_claims: number;
+  files_written: number;
+  files_kept: number;
+  files_removed: number;
+}
+
+export async function produceBundle(deps: ProducerDeps, options: ProduceOptions): Promise<ProducerReport> {
+  const { db, log } = deps;
+  const report: ProducerReport = {
+    concepts: 0,
+    examined: 0,
+    drafted: 0,
+    removed: 0,
+    failed: 0,
+    uncited_claims: 0,
+    files_written: 0,
+    files_kept: 0,
+    files_removed: 0,
+  };
+  const changes = await changedConcepts(db, options.all);
+  const live = changes.filter((c) => c.fingerprint !== null);
+  for (let i = 0; i < live.length; i += BATCH_CONCEPTS) {
+    const batch = live.slice(i, i + BATCH_CONCEPTS);
+    const stored = await storedEvidence(db, batch);
+    const outcomes = await Promise.all(
+      (await loadEvidence(db, batch)).map(async (evidence): Promise<Outcome> => {
+        if (!options.redraft && stored.get(evidence.concept.id) === evidence.sha256) return { evidence, drafted: null };
+        try {
+          return { evidence, drafted: await draftConcept(evidence, deps.model) };
+        } catch (error) {
+          log.warn(
+            { concept: evidence.concept.name, err: error },
+            'producer: concept not drafted; it keeps its earlier page',
+          );
+          return { evidence, failed: true };
+        }
+      }),
+    );
+    report.examined += batch.length;
+    for (const o of outcomes) {
+      if (o.failed) report.failed += 1;
+      else if (o.drafted !== null) {
+        report.drafted += 1;
+        report.uncited_claims += o.drafted.uncited;
+      }
+    }
+    await writeConcepts(db, outcomes, options);
+  }
+  report.removed = await markVanished(
+    db,
+    changes.filter((c) => c.fingerprint === null && c.known),
+    options.now,
+  );
+
+  const published = deps.store.getMemo(PUBLISHED_MEMO) as { at: string } | undefined;
+  const assembly = await assembleBundle(db, deps.bundleDir, {
+    opId: options.opId,
+    now: options.now,
+    log: await logEntries(db, published?.at ?? null),
+  });
+  await deps.store.putMemo(PUBLISHED_MEMO, { at: options.now.toISOString(), opId: options.opId });
+  await db.query('DELETE FROM bundle_concepts WHERE vanished_at IS NOT NULL');
+  report.concepts = assembly.concepts;
+  report.files_written = assembly.written.length;
+  report.files_kept = assembly.kept;
+  report.files_removed = assembly.removed.length;
+  if (deps.mirror !== null) {
+    for (const relPath of assembly.written) await deps.mirror.upload(relPath, `${assembly.version}/${relPath}`);
+    for (const relPath of assembly.removed) await deps.mirror.remove(relPath);
+  }
+  return report;
+}
+
+type Outcome =
+  | { evidence: Evidence; drafted: Drafted | null; failed?: undefined }
+  | { evidence: Evidence; failed: true; drafted?: undefined };
+
+/** The evidence digests the batch's concepts were last drafted from, by id. */
+async function storedEvidence(db: Queryable, batch: readonly ConceptChange[]): Promise<Map<string, string>> {
+  const { rows } = await db.query<{ id: string; evidence_sha256: string }>(
+    `SELECT id::text, evidence_sha256 FROM bundle_concepts WHERE id = ANY($1::uuid[])`,
+    [batch.map((c) => c.id)],
+  );
+  return new Map(rows.map((r) => [r.id, r.evidence_sha256]));
+}
+
+/**
+ * One batch's rows: a new draft replaces the document (drafted_at moves); unchanged evidence
+ * keeps the draft and takes the related concepts and the fingerprint as they are now; a failed
+ * draft writes nothing. A new concept takes its readable path unless another holds it.
+ */
+async function writeConcepts(db: Queryable, outcomes: readonly Outcome[], options: ProduceOptions): Promise<void> {
+  const drafted = outcomes.filter((o) => o.drafted != null) as { evidence: Evidence; drafted: Drafted }[];
+  const kept = outcomes.filter((o) => o.drafted === null);
+  if (kept.length > 0) {
+    await db.query(
+      `UPDATE bundle_concepts b
+          SET fingerprint = k.fingerprint, document = b.document || jsonb_build_object('related', k.related::jsonb),
+              vanished_at = NULL, updated_at = now()
+         FROM unnest($1::uuid[], $2::text[], $3::text[]) AS k(id, fingerprint, related)
+        WHERE b.id = k.id`,
+      [
+        kept.map((o) => o.evidence.concept.id),
+        kept.map((o) => o.evidence.concept.fingerprint),
+        kept.map((o) => JSON.stringify(o.evidence.related)),
+      ],
+    );
+  }
+  if (drafted.length === 0) return;
+  const paths = await assignPaths(
+    db,
+    drafted.map((o) => o.evidence.concept),
+  );
+  await db.query(
+    `INSERT INTO bundle_concepts (id, kind, entity_type, name, path, fingerprint, evidence_sha256, document, drafted_at, op_id)
+     SELECT id, kind, entity_type, name, path, fingerprint, evidence, document::jsonb, $9::timestamptz, $10::uuid
+       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+            AS u(id, kind, entity_type, name, path, fingerprint, evidence, document)
+     ON CONFLICT (id) DO UPDATE SET
+       fingerprint = EXCLUDED.fingerprint, evidence_sha256 = EXCLUDED.evidence_sha256, document = EXCLUDED.document,
+       drafted_at = EXCLUDED.drafted_at, op_id = EXCLUDED.op_id, vanished_at = NULL, updated_at = now()`,
+    [
+      drafted.map((o) => o.evidence.concept.id),
+      drafted.map((o) => o.evidence.concept.kind),
+      drafted.map((o) => o.evidence.concept.entityType),
+      drafted.map((o) => o.evidence.concept.name),
+      drafted.map((o) => paths.get(o.evidence.concept.id)),
+      drafted.map((o) => o.evidence.concept.fingerprint),
+      drafted.map((o) => o.evidence.sha256),
+      drafted.map((o) => JSON.stringify(conceptDocument(o.evidence, o.drafted))),
+      options.now.toISOString(),
+      options.opId,
+    ],
+  );
+}
+
+function conceptDocument(evidence: Evidence, { draft }: Drafted): ConceptDocument {
+  return { ...draft, citations: evidence.sources, related: evidence.related };
+}
+
+/** Each concept's path: the one it has, else its readable path, else that path with its id's prefix. */
+async function assignPaths(db: Queryable, concepts: readonly ConceptChange[]): Promise<Map<string, string>> {
+  const candidates = concepts.map((c) => conceptPaths(c, c.id));
+  const { rows } = await db.query<{ id: string; path: string }>(
+    `SELECT id::text, path FROM bundle_concepts WHERE id = ANY($1::uuid[]) OR path = ANY($2::text[])`,
+    [concepts.map((c) => c.id), candidates.map(([preferred]) => preferred)],
+  );
+  const own = new Map(rows.map((r) => [r.id, r.path]));
+  const taken = new Set(rows.map((r) => r.path));
+  const out = new Map<string, string>();
+  concepts.forEach((c, i) => {
+    const [preferred, fallback] = candidates[i]!;
+    const path = own.get(c.id) ?? (taken.has(preferred) ? fallback : preferred);
+    taken.add(path);
+    out.set(c.id, path);
+  });
+  return out;
+}
+
+async function markVanished(db: Queryable, gone: readonly ConceptChange[], now: Date): Promise<number> {
+  if (gone.length === 0) return 0;
+  const { rowCount } = await db.query(
+    `UPDATE bundle_concepts SET vanished_at = $2::timestamptz WHERE id = ANY($1::uuid[]) AND vanished_at IS NULL`,
+    [gone.map((c) => c.id), now.toISOString()],
+  );
+  return rowCount;
+}
+
+/** What log.md records for this switch: drafts and removals since the previous one (all, the first time). */
+async function logEntries(db: Queryable, since: string | null): Promise<LogEntry[]> {
+  const { rows } = await db.query<{ name: string; path: string; vanished: boolean; created: boolean; n: number }>(
+    `SELECT name, path, vanished_at IS NOT NULL AS vanished, ($1::timestamptz IS NULL OR created_at > $1) AS created,
+            jsonb_array_length(document -> 'citations') AS n
+       FROM bundle_concepts
+      WHERE $1::timestamptz IS NULL OR drafted_at > $1 OR created_at > $1 OR vanished_at IS NOT NULL
+      ORDER BY path COLLATE "C"`,
+    [since],
+  );
+  return rows.map((r): LogEntry => {
+    const link = `[${r.name.replace(/([[\]\\])/g, '\\$1')}](/${encodeURI(r.path)})`;
+    if (r.vanished)
+      return { kind: 'Removal', text: `${r.name} (${r.path}) removed: no longer named by ${MIN_SOURCES} sources.` };
+    return r.created
+      ? { kind: 'Creation', text: `${link} drafted from ${r.n} sources.` }
+      : { kind: 'Update', text: `${link} redrafted: its evidence changed.` };
+  });
+}
