@@ -16,6 +16,7 @@ import { extractCommand } from './extract.ts';
 import { benchCorpusCommand } from './bench-corpus.ts';
 import { entitiesListCommand, entitiesMergeCommand, entitiesShowCommand } from './entities.ts';
 import { qaDecideCommand, qaProposalsCommand } from './qa.ts';
+import { bundleCheckCommand, produceCommand } from './produce.ts';
 
 interface Command {
   usage: string;
@@ -102,6 +103,16 @@ const COMMANDS: Record<string, Command> = {
     usage: 'ingest qa decide <proposal id> accept|reject',
     summary: 'record a decision on a Q&A dedup proposal (walks never change it again)',
     run: qaDecideCommand,
+  },
+  produce: {
+    usage: 'ingest produce [--all] [--redraft] [--json]',
+    summary: 'one producer run: redraft the bundle concepts whose evidence moved (--all: look at every concept)',
+    run: produceCommand,
+  },
+  'bundle check': {
+    usage: 'ingest bundle check [DIR] [--json]',
+    summary: 'check a knowledge bundle (default: the published one): OKF 0.1 conformance, listings, citations',
+    run: bundleCheckCommand,
   },
   'state verify': {
     usage: 'ingest state verify',

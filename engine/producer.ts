@@ -78,14 +78,17 @@ export class Producer {
   }
 
   /**
-   * Starts a run unless one is going (ProducerBusyError, thrown before anything starts). The
-   * returned promise settles when the run has ended.
+   * Starts a run unless one is going in this process (ProducerBusyError, thrown at once).
+   * `started` resolves once the run holds its lease too (else it rejects with ProducerBusyError,
+   * another process running one); `done` when the run has ended.
    */
-  start(options: ProducerRunOptions): { opId: string; done: Promise<ProducerOutcome> } {
+  start(options: ProducerRunOptions): { opId: string; started: Promise<void>; done: Promise<ProducerOutcome> } {
     const opId = randomUUID();
-    const done = this.#flight.run(() => this.#runUnderLease(opId, options));
+    let began = () => {};
+    const holding = new Promise<void>((resolve) => (began = resolve));
+    const done = this.#flight.run(() => this.#runUnderLease(opId, options, began));
     this.#current = done.catch(() => {});
-    return { opId, done };
+    return { opId, started: Promise.race([holding, done.then(() => {})]), done };
   }
 
   /**
@@ -124,13 +127,14 @@ export class Producer {
     await this.#current;
   }
 
-  async #runUnderLease(opId: string, options: ProducerRunOptions): Promise<ProducerOutcome> {
+  async #runUnderLease(opId: string, options: ProducerRunOptions, began: () => void): Promise<ProducerOutcome> {
     const { config } = this.#deps;
     await mkdir(config.bundle.dir, { recursive: true });
     const hold = await tryAcquireLease(path.join(config.bundle.dir, '.producer.lease'), {
       staleMs: config.fenceStaleMs,
     });
     if (hold === null) throw new ProducerBusyError(`in another process (its lease is in ${config.bundle.dir})`);
+    began();
     try {
       return await this.#recordedRun(opId, options);
     } finally {

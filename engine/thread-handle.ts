@@ -13,11 +13,13 @@ import type { MergeRequest } from '../stages/resolve/merge.ts';
 
 type WalkDone = Extract<FromEngine, { type: 'walk-done' }>;
 type MergeDone = Extract<FromEngine, { type: 'merge-done' }>;
+type ProduceAnswer = Extract<FromEngine, { type: 'produce-started' | 'produce-refused' }>;
 
 export class EngineThread {
   readonly #worker: Worker;
   readonly #pending = new Map<string, { onRunning: () => void; resolve: (done: WalkDone) => void }>();
   readonly #merges = new Map<string, (done: MergeDone) => void>();
+  readonly #produces = new Map<string, (answer: ProduceAnswer) => void>();
   #alive = true;
   readonly ready: Promise<void>;
 
@@ -33,6 +35,9 @@ export class EngineThread {
         else if (message.type === 'merge-done') {
           this.#merges.get(message.requestId)?.(message);
           this.#merges.delete(message.requestId);
+        } else if (message.type === 'produce-started' || message.type === 'produce-refused') {
+          this.#produces.get(message.requestId)?.(message);
+          this.#produces.delete(message.requestId);
         } else {
           this.#pending.get(message.requestId)?.resolve(message);
           this.#pending.delete(message.requestId);
@@ -51,6 +56,9 @@ export class EngineThread {
         for (const [requestId, resolve] of this.#merges)
           resolve({ type: 'merge-done', requestId, error: { message: 'the engine worker exited' } });
         this.#merges.clear();
+        for (const [requestId, resolve] of this.#produces)
+          resolve({ type: 'produce-refused', requestId, busy: false, message: 'the engine worker exited' });
+        this.#produces.clear();
       });
     });
     this.ready.catch(() => {});
@@ -88,6 +96,22 @@ export class EngineThread {
     return new Promise((resolve) => {
       this.#merges.set(requestId, resolve);
       this.#worker.postMessage({ type: 'merge', requestId, request } satisfies ToEngine);
+    });
+  }
+
+  /** Asks for a producer run over every concept; resolves once it started or was refused. */
+  produce(redraft: boolean): Promise<ProduceAnswer> {
+    const requestId = randomUUID();
+    if (!this.#alive)
+      return Promise.resolve({
+        type: 'produce-refused',
+        requestId,
+        busy: false,
+        message: 'the engine worker is not running',
+      });
+    return new Promise((resolve) => {
+      this.#produces.set(requestId, resolve);
+      this.#worker.postMessage({ type: 'produce', requestId, redraft } satisfies ToEngine);
     });
   }
 

@@ -13,6 +13,7 @@ import { createLogger } from '../lib/log.ts';
 import type { FailStage5Mode } from '../lib/failure-directive.ts';
 import { fencedWalk } from './fenced-walk.ts';
 import { openLifespan } from './lifespan.ts';
+import { ProducerBusyError } from './producer.ts';
 import type { RunWarning } from '../lib/runs/record.ts';
 import { walkCounts } from './tally.ts';
 import { mergeUnderFence } from './entity-merge.ts';
@@ -21,6 +22,7 @@ import type { MergeRequest, MergeResult } from '../stages/resolve/merge.ts';
 export type ToEngine =
   | { type: 'walk'; requestId: string; flags: WalkFlags; failStage5: FailStage5Mode | null }
   | { type: 'merge'; requestId: string; request: MergeRequest }
+  | { type: 'produce'; requestId: string; redraft: boolean }
   | { type: 'shutdown' };
 
 export type FromEngine =
@@ -43,7 +45,10 @@ export type FromEngine =
       result?: MergeResult;
       /** A named refusal (EntityMergeError, WriterFenceBusyError) or, without a code, a failure. */
       error?: { code?: string; message: string };
-    };
+    }
+  /** A producer run asked for: started (its op_id), or refused because one is going. */
+  | { type: 'produce-started'; requestId: string; opId: string }
+  | { type: 'produce-refused'; requestId: string; busy: boolean; message: string };
 
 const port = parentPort!;
 const post = (message: FromEngine) => port.postMessage(message);
@@ -52,6 +57,8 @@ const config = workerData as Config;
 const log = createLogger(config).child({ thread: 'engine' });
 const lifespan = await openLifespan(config, log);
 post({ type: 'ready' });
+// A run a walk asked for before this process last stopped.
+void lifespan.producer.runWanted().catch((error: unknown) => log.warn({ err: error }, 'producer: no run at boot'));
 
 // The walk in progress, so that shutdown lets it finish (within the main thread's grace).
 let current: Promise<void> = Promise.resolve();
@@ -60,6 +67,8 @@ port.on('message', (message: ToEngine) => {
     void current.then(() => lifespan.close()).finally(() => port.close());
     return;
   }
+  // The producer runs beside the walks, under its own lock (SPEC.md 4 rule 6).
+  if (message.type === 'produce') return void produceOnRequest(message);
   // One write at a time: a merge waits for the walk in progress, and the next walk for it.
   current = current.then(() => (message.type === 'walk' ? walkOnRequest(message) : mergeOnRequest(message)));
 });
@@ -75,6 +84,19 @@ async function mergeOnRequest({ requestId, request }: Extract<ToEngine, { type: 
       requestId,
       error: { ...(typeof code === 'string' ? { code } : {}), message: (error as Error).message },
     });
+  }
+}
+
+/** POST /producer-run: every concept, bypassing the delta gate; answered as soon as it holds its locks. */
+async function produceOnRequest({ requestId, redraft }: Extract<ToEngine, { type: 'produce' }>): Promise<void> {
+  try {
+    const run = lifespan.producer.start({ all: true, redraft });
+    await run.started;
+    post({ type: 'produce-started', requestId, opId: run.opId });
+  } catch (error) {
+    const busy = error instanceof ProducerBusyError;
+    if (!busy) log.error({ err: error, requestId }, 'producer run did not start');
+    post({ type: 'produce-refused', requestId, busy, message: (error as Error).message });
   }
 }
 

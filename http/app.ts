@@ -101,6 +101,9 @@ export function createApp(deps: AppDeps) {
         limit: perMinute(config.rateLimits.extract),
       }) as never,
     )
-    .post('/producer-run', handle(producerRunRoute(), trigger(perMinute(config.rateLimits.producerRun))) as never)
+    .post(
+      '/producer-run',
+      handle(producerRunRoute(deps.engine), trigger(perMinute(config.rateLimits.producerRun))) as never,
+    )
     .post('/entities/merge', handle(entitiesMergeRoute(deps.engine), trigger()) as never);
 }

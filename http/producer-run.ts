@@ -1,16 +1,22 @@
-// POST /producer-run (SPEC.md 4 rule 6): its own single-flight lock, independent of the walk's.
-// The producer itself is not built yet, so an accepted request answers 501 with a named error.
+// POST /producer-run (SPEC.md 4 rule 6): a producer run over every concept, bypassing the
+// post-walk delta gate, under the producer's own lock (independent of the walk's). The run
+// starts on the engine thread; the answer comes once it holds its locks: 202 with its op_id
+// (its pipeline_runs row, flow producer, records how it ends), or 409 while another runs.
+// Body: empty, or {"redraft": true} to ask the model again even where the memo holds a draft.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { SingleFlight } from '../lib/single-flight.ts';
-import { HttpError } from './errors.ts';
+import type { EngineThread } from '../engine/thread-handle.ts';
+import { readBooleanFields } from './body.ts';
+import { HttpError, sendJson } from './errors.ts';
 
-export function producerRunRoute() {
-  const producing = new SingleFlight(
-    () => new HttpError(409, 'producer_in_progress', 'a producer pass is already running'),
-  );
-  return async (_req: IncomingMessage, _res: ServerResponse): Promise<void> =>
-    producing.run(async () => {
-      throw new HttpError(501, 'producer_not_available', 'the knowledge-bundle producer is not part of this build yet');
-    });
+export function producerRunRoute(engine: EngineThread) {
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const { redraft = false } = await readBooleanFields(req, { redraft: 'redraft' });
+    const answer = await engine.produce(redraft);
+    if (answer.type === 'produce-refused')
+      throw answer.busy
+        ? new HttpError(409, 'producer_in_progress', answer.message)
+        : new HttpError(503, 'producer_unavailable', answer.message);
+    sendJson(res, 202, { op_id: answer.opId, status: 'accepted' });
+  };
 }

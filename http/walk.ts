@@ -10,7 +10,7 @@ import type { WalkRegistry } from './walk-registry.ts';
 import type { EngineThread } from '../engine/thread-handle.ts';
 import type { WalkFlags } from '../engine/walk.ts';
 import type { Logger } from '../lib/log.ts';
-import { readBody } from './body.ts';
+import { readBooleanFields } from './body.ts';
 import { HttpError, sendJson } from './errors.ts';
 
 export interface WalkRouteDeps {
@@ -20,37 +20,12 @@ export interface WalkRouteDeps {
   log: Logger;
 }
 
-const MAX_WALK_BODY = 4096;
-
 /** The body's field for each flag of a walk; anything else is refused by name. */
 const BODY_FLAGS = {
   full_reprocess: 'fullReprocess',
   allow_mass_removal: 'allowMassRemoval',
   rebind_corpus: 'rebindCorpus',
-} as const;
-
-async function walkFlags(req: IncomingMessage): Promise<WalkFlags> {
-  const body = (await readBody(req, MAX_WALK_BODY)).toString('utf8').trim();
-  if (body === '') return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    throw new HttpError(400, 'invalid_json', 'the body is not valid JSON');
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
-    throw new HttpError(400, 'invalid_body', 'the body must be a JSON object');
-  const flags: WalkFlags = {};
-  for (const [field, value] of Object.entries(parsed)) {
-    if (!Object.hasOwn(BODY_FLAGS, field)) {
-      const known = Object.keys(BODY_FLAGS).join(', ');
-      throw new HttpError(400, 'unknown_field', `unknown field ${field}; the fields are ${known}`);
-    }
-    if (typeof value !== 'boolean') throw new HttpError(400, 'invalid_field', `${field} must be a boolean`);
-    flags[BODY_FLAGS[field as keyof typeof BODY_FLAGS]] = value;
-  }
-  return flags;
-}
+} as const satisfies Record<string, keyof WalkFlags>;
 
 export function walkRoute(deps: WalkRouteDeps) {
   const walking = new SingleFlight(
@@ -58,7 +33,7 @@ export function walkRoute(deps: WalkRouteDeps) {
       new HttpError(409, 'walk_in_progress', 'a walk is already running; poll its status and try again when it ends'),
   );
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const flags = await walkFlags(req);
+    const flags: WalkFlags = await readBooleanFields(req, BODY_FLAGS);
     void walking.run(() => {
       const entry = deps.registry.accept();
       const failStage5 = deps.directive.consume();

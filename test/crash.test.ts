@@ -89,7 +89,7 @@ async function landed(env: Record<string, string>): Promise<Record<string, strin
 async function runStatuses(env: Record<string, string>): Promise<Record<string, number>> {
   return withDatabase(env, async (db) => {
     const { rows } = await db.query<{ status: string; n: number }>(
-      'SELECT status, count(*)::int AS n FROM pipeline_runs GROUP BY status',
+      "SELECT status, count(*)::int AS n FROM pipeline_runs WHERE flow = 'walk' GROUP BY status",
     );
     return Object.fromEntries(rows.map((r) => [r.status, r.n]));
   });

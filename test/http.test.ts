@@ -4,13 +4,15 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { cp, readFile, writeFile, mkdir, rm } from 'node:fs/promises';
+import { cp, readFile, realpath, writeFile, mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { loadConfig, type Config } from '../lib/config.ts';
 import { openDatabase } from '../lib/db/open.ts';
 import { startSidecar, type Sidecar } from '../http/server.ts';
+import { publishedBundle } from '../stages/producer/bundle-dir.ts';
+import { checkBundle } from '../stages/producer/check.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
 import { markdown } from './helpers/walk.ts';
 import { startTestS3 } from './helpers/s3.ts';
@@ -38,6 +40,8 @@ async function start(env: Record<string, string> = {}) {
       EXTRACT_API_TOKEN: EXTRACT,
       INGEST_PORT: '0',
       INGEST_LOG_LEVEL: 'silent',
+      // The producer chains after a walk only in the tests of POST /producer-run.
+      INGEST_PRODUCER_AFTER_WALK: 'false',
       ...(target.dsn ? { ENGINE_DB_DSN: target.dsn } : {}),
       ...env,
     },
@@ -346,8 +350,8 @@ test('/extract: HTML or JSON in, {text, verdict, warnings} out; 413 past 20 MB; 
   assert.is((await post('/extract', { headers: { ...headers, 'content-type': 'image/png' }, body: 'x' })).status, 415);
 });
 
-test('rate limits answer 429 with Retry-After; /producer-run has its own named answer', async () => {
-  await start({ INGEST_RATE_LIMIT_EXTRACT: '2' });
+test('rate limits answer 429 with Retry-After; /producer-run has a limit of its own', async () => {
+  await start({ INGEST_RATE_LIMIT_EXTRACT: '2', INGEST_RATE_LIMIT_PRODUCER_RUN: '1' });
   const headers = { authorization: `Bearer ${EXTRACT}`, 'content-type': 'text/html' };
   const statuses = [];
   for (let i = 0; i < 3; i++) statuses.push((await post('/extract', { headers, body: '<p>x</p>' })).status);
@@ -355,9 +359,53 @@ test('rate limits answer 429 with Retry-After; /producer-run has its own named a
   const limited = await post('/extract', { headers, body: '<p>x</p>' });
   assert.is(limited.status, 429);
   assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+  assert.is((await post('/producer-run', { headers: trigger })).status, 202);
   const producer = await post('/producer-run', { headers: trigger });
-  assert.is(producer.status, 501);
-  assert.is(((await producer.json()) as { error: string }).error, 'producer_not_available');
+  assert.is(producer.status, 429);
+  assert.is(((await producer.json()) as { error: string }).error, 'rate_limited');
+});
+
+test('a walk chains a producer run; POST /producer-run answers 202 with its op_id, 409 while it runs, 400 to a bad body', async () => {
+  await start({ INGEST_PRODUCER_AFTER_WALK: 'true' });
+  assert.is((await walkToEnd()).state, 'completed');
+  const published = () => realpath(publishedBundle(config.bundle.dir)).catch(() => null);
+  /** Waits for a bundle other than `before` to be published. */
+  const republished = async (before: string | null) => {
+    for (let i = 0; i < 600 && (await published()) === before; i++) await new Promise((r) => setTimeout(r, 100));
+    return published();
+  };
+  const chained = await republished(null);
+  assert.ok(chained !== null, 'the clean walk chained a run that published a bundle');
+  const answers = await Promise.all([1, 2].map(() => post('/producer-run', { headers: trigger })));
+  assert.equal(answers.map((a) => a.status).sort(), [202, 409]);
+  const accepted = (await answers.find((a) => a.status === 202)!.json()) as { op_id: string; status: string };
+  assert.is(accepted.status, 'accepted');
+  const refused = (await answers.find((a) => a.status === 409)!.json()) as { error: string };
+  assert.is(refused.error, 'producer_in_progress');
+  const bad = await post('/producer-run', {
+    headers: { ...trigger, 'content-type': 'application/json' },
+    body: '{"redraft":"yes"}',
+  });
+  assert.is(bad.status, 400);
+  assert.ok((await republished(chained)) !== chained, 'the forced run published a bundle of its own');
+  // The embedded database is the sidecar's alone: read it with the sidecar stopped.
+  const { runs, run, check } = await readWhileStopped(async (db) => ({
+    runs: (await db.query("SELECT 1 FROM pipeline_runs WHERE flow = 'producer'")).rows.length,
+    run: (
+      await db.query<{ flow: string; status: string; result: { counts: Record<string, number> } }>(
+        'SELECT flow, status, result FROM pipeline_runs WHERE op_id = $1',
+        [accepted.op_id],
+      )
+    ).rows[0],
+    check: await checkBundle(publishedBundle(config.bundle.dir), db),
+  }));
+  assert.is(runs, 2, 'the chained run and the forced one');
+  assert.is(run?.flow, 'producer');
+  assert.is(run?.status, 'completed');
+  const concepts = run!.result.counts.concepts!;
+  assert.ok(concepts > 0, 'the example corpus names entities in several documents');
+  assert.equal(check.problems, []);
+  assert.is(check.concepts, concepts);
 });
 
 test('failed authentications count against the client: past the limit a guess is 429, not another 401', async () => {

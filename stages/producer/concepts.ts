@@ -4,7 +4,8 @@
 //                      of one entity type, named by at least MIN_SOURCES distinct documents or
 //                      feed items
 //   a topic concept    a classifier topic (classification.topics, lower-cased) given to at
-//                      least MIN_SOURCES documents or feed items
+//                      least MIN_SOURCES documents or feed items that are still in the corpus
+//                      (their rows stay as provenance when they leave it, their chunks do not)
 //
 // Its id is uuid5 of concept:{kind}:{entity type}:{name} (lib/ids.ts; the seed is frozen once a
 // bundle is published), its path entities/{type}/{slug}.md or topics/{slug}.md, assigned once.
@@ -86,9 +87,11 @@ const CURRENT_CONCEPTS = `
      GROUP BY n.entity_type, n.name
   ), topical AS (
     SELECT lower(btrim(t.topic)) AS name, owner.id, owner.op_id
-      FROM (SELECT id, op_id, classification FROM source_documents
+      FROM (SELECT id, op_id, classification FROM source_documents d
+             WHERE EXISTS (SELECT 1 FROM content_chunks c WHERE c.source_document_id = d.id)
             UNION ALL
-            SELECT id, op_id, classification FROM reference_items) owner
+            SELECT id, op_id, classification FROM reference_items r
+             WHERE EXISTS (SELECT 1 FROM content_chunks c WHERE c.reference_item_id = r.id)) owner
       CROSS JOIN LATERAL jsonb_array_elements_text(
         CASE WHEN jsonb_typeof(owner.classification -> 'topics') = 'array'
              THEN owner.classification -> 'topics' ELSE '[]'::jsonb END) AS t(topic)

@@ -134,9 +134,13 @@ async function topicEvidence(db: Queryable, concepts: readonly ConceptChange[]):
      given AS (
        SELECT k.i, o.target, o.id, o.title, o.place,
               row_number() OVER (PARTITION BY k.i ORDER BY o.id) AS rank
-         FROM (SELECT 'source_document' AS target, id::text, title, rel_path AS place, classification FROM source_documents
+         FROM (SELECT 'source_document' AS target, id::text, title, rel_path AS place, classification
+                 FROM source_documents d
+                WHERE EXISTS (SELECT 1 FROM content_chunks c WHERE c.source_document_id = d.id)
                UNION ALL
-               SELECT 'reference_item', id::text, title, url, classification FROM reference_items) o
+               SELECT 'reference_item', id::text, title, url, classification
+                 FROM reference_items r
+                WHERE EXISTS (SELECT 1 FROM content_chunks c WHERE c.reference_item_id = r.id)) o
         CROSS JOIN LATERAL (
           SELECT DISTINCT lower(btrim(t)) AS topic
             FROM jsonb_array_elements_text(

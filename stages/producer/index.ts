@@ -185,8 +185,9 @@ async function writeConcepts(db: Queryable, outcomes: readonly Outcome[], option
     drafted.map((o) => o.evidence.concept),
   );
   await db.query(
-    `INSERT INTO bundle_concepts (id, kind, entity_type, name, path, fingerprint, evidence_sha256, document, drafted_at, op_id)
-     SELECT id, kind, entity_type, name, path, fingerprint, evidence, document::jsonb, $9::timestamptz, $10::uuid
+    `INSERT INTO bundle_concepts (id, kind, entity_type, name, path, fingerprint, evidence_sha256, document, drafted_at, op_id,
+                                  created_at)
+     SELECT id, kind, entity_type, name, path, fingerprint, evidence, document::jsonb, $9::timestamptz, $10::uuid, $9::timestamptz
        FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
             AS u(id, kind, entity_type, name, path, fingerprint, evidence, document)
      ON CONFLICT (id) DO UPDATE SET

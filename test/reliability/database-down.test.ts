@@ -7,12 +7,13 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { openLifespan, type Lifespan } from '../../engine/lifespan.ts';
 import { walk } from '../../engine/walk.ts';
+import { publishedBundle } from '../../stages/producer/bundle-dir.ts';
 import { loadConfig } from '../../lib/config.ts';
 import { WALK_TABLES } from '../../lib/db/tables.ts';
 import { leaseHolder } from '../../lib/lease.ts';
@@ -99,6 +100,8 @@ test('a walk whose database stops mid-way fails cleanly, and the next walk lands
     assert.is(interrupted.items.failed, 0, 'no item is blamed for the database');
     assert.ok(interrupted.items.changed >= DOCS / 3 && interrupted.items.changed < DOCS);
     assert.equal(interrupted.passes, [], 'no flow-scope pass ran, cleanup least of all');
+    await lifespan.producer.idle();
+    assert.not.ok(existsSync(publishedBundle(config.bundle.dir)), 'a failed walk chains no producer run');
     await lifespan.close();
 
     await database.restart();
@@ -122,13 +125,18 @@ test('a walk whose database stops mid-way fails cleanly, and the next walk lands
     assert.is(resumed.items.changed + resumed.items.unchanged, DOCS);
     const got = await rowsInContentTerms(lifespan.db);
     for (const table of WALKED_TABLES) assert.equal(got[table], expected[table], table);
-    const { rows } = await lifespan.db.query<{ status: string }>(
-      'SELECT status FROM pipeline_runs ORDER BY started_at',
+    await lifespan.producer.idle();
+    const { rows } = await lifespan.db.query<{ flow: string; status: string }>(
+      'SELECT flow, status FROM pipeline_runs ORDER BY started_at',
     );
     assert.equal(
-      rows.map((r) => r.status),
-      ['failed', 'completed'],
-      'the interrupted walk is in the ledger, failed (delivered by the next walk)',
+      rows.map((r) => [r.flow, r.status]),
+      [
+        ['walk', 'failed'],
+        ['walk', 'completed'],
+        ['producer', 'completed'],
+      ],
+      'the interrupted walk is in the ledger, failed (delivered by the next walk); the clean walk chained a producer run',
     );
   } finally {
     await lifespan.close();
