@@ -13,7 +13,7 @@
 // `ingest produce` starts one; the mock model server runs in this process, as tier 1 does.
 
 import { mkdtempSync, rmSync } from 'node:fs';
-import { appendFile, mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -98,8 +98,12 @@ async function runEngine(engine: string, corpus: string, tier: MockTier): Promis
     const coldWalkMs = await walked('cold');
     const cold = await timedRun(lifespan, tier, `${engine}: after the cold walk`);
     let touched = 0;
+    // Edited at the top, so the document's first chunk (its excerpts' usual source) changes.
     for (let index = 0; index < DOCS; index += TOUCH_EVERY) {
-      await appendFile(path.join(corpus, relPathOf(index, 'md')), `\nA line added by the touch, number ${index}.\n`);
+      const file = path.join(corpus, relPathOf(index, 'md'));
+      const text = await readFile(file, 'utf8');
+      const cut = text.indexOf('\n\n') + 2;
+      await writeFile(file, `${text.slice(0, cut)}A line added by the touch, number ${index}.\n\n${text.slice(cut)}`);
       touched += 1;
     }
     const touchWalkMs = await walked('1 % touch');
@@ -128,6 +132,7 @@ function report(results: EngineResult[]): void {
       `${p.calls}`,
       p.calls === p.report.drafted ? 'yes' : 'NO',
       `${p.report.concepts}`,
+      `${p.report.pages_rendered}`,
       `${p.report.files_written} / ${p.report.files_kept}`,
       `${p.rssMb.before} / ${p.rssMb.peak}`,
     ];
@@ -139,6 +144,7 @@ function report(results: EngineResult[]): void {
         'model calls',
         'calls = drafted?',
         'concepts',
+        'pages rendered',
         'files written / kept',
         'RSS MB start / peak',
       ],

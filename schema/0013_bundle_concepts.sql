@@ -22,11 +22,16 @@ CREATE TABLE bundle_concepts (
   drafted_at       timestamptz NOT NULL,
   -- Set when its evidence vanished: the next bundle leaves it out and logs its removal, then the row goes.
   vanished_at      timestamptz,
+  -- Written since the bundle was last published: its page (and the pages linking to it) must be
+  -- rendered again; cleared once a bundle holding it is switched in.
+  pending          boolean NOT NULL DEFAULT true,
   op_id            uuid NOT NULL,
   created_at       timestamptz NOT NULL DEFAULT now(),
   updated_at       timestamptz NOT NULL DEFAULT now(),
   UNIQUE (kind, entity_type, name)
 );
+
+CREATE INDEX bundle_concepts_pending_idx ON bundle_concepts (id) WHERE pending OR vanished_at IS NOT NULL;
 
 -- A concept's relationships are read by either end's name.
 CREATE INDEX entity_relationships_source_canonical_idx ON entity_relationships (source_canonical);

@@ -7,10 +7,13 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFile, readdir, realpath, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { pino } from 'pino';
 import { walk } from '../engine/walk.ts';
+import { syncCorpus } from '../lib/bucket/pull-sync.ts';
 import { publishedBundle } from '../stages/producer/bundle-dir.ts';
 import { checkBundle } from '../stages/producer/check.ts';
 import { startMockTier, type MockTier } from './helpers/mock-tier.ts';
+import { startTestS3 } from './helpers/s3.ts';
 import { walkFixture, type WalkFixture } from './helpers/walk.ts';
 
 let tier: MockTier;
@@ -157,6 +160,29 @@ test('deleting every document of a concept removes its page and logs the removal
   const check = await checkBundle(bundle(), f.target.db);
   assert.equal(check.problems, []);
   assert.is(check.concepts, CONCEPTS - 4);
+});
+
+test('with a corpus bucket, each bundle is written through to its .bundle/ prefix, removals too; pull-sync passes it over', async () => {
+  const s3 = await startTestS3();
+  try {
+    await f.reopen(undefined, s3.env('docs'));
+    await walkAndProduce();
+    const page = 'entities/person/carl-jung.md';
+    assert.is(await s3.get(`docs/.bundle/${page}`), await readFile(path.join(bundle(), page), 'utf8'));
+    assert.is(await s3.get('docs/.bundle/index.md'), await readFile(path.join(bundle(), 'index.md'), 'utf8'));
+    await rm(path.join(f.corpus, 'd.md'));
+    await rm(path.join(f.corpus, 'e.md'));
+    await walkAndProduce({ allowMassRemoval: true });
+    assert.is(await s3.get(`docs/.bundle/${page}`), null, 'a removed page is removed from the bucket');
+    assert.is(await s3.get('docs/.bundle/log.md'), await readFile(path.join(bundle(), 'log.md'), 'utf8'));
+    await s3.put('docs/only.md', '# Only\n\nThe one document of the bucket.\n');
+    const copy = path.join(f.root, 'synced');
+    const report = await syncCorpus(f.lifespan.config, copy, pino({ level: 'silent' }));
+    assert.equal([report?.downloaded, report?.refused], [1, 0], 'the bundle is neither corpus nor refused');
+    assert.equal(await readdir(copy), ['only.md']);
+  } finally {
+    await s3.close();
+  }
 });
 
 test.run();

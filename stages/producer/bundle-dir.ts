@@ -1,24 +1,30 @@
 // Writing the bundle so that no reader ever sees half of one (docs/DECISIONS.md "The producer"):
 // INGEST_BUNDLE_DIR holds versions/<name>/, each a whole bundle, and `current`, a symbolic link
-// to one of them, replaced by rename(2), which is atomic. A run writes a new version from the
-// bundle_concepts rows alone, then switches `current` to it; a run killed before the switch
-// leaves the previous bundle published and its own version behind, removed by the next run.
-// The version before the current one is kept for readers still inside it.
+// to one of them, replaced by rename(2), which is atomic. A run writes a new version, then
+// switches `current` to it; a run killed before the switch leaves the previous bundle published
+// and its own version behind, removed by the next run. The version before the current one is
+// kept for readers still inside it.
 //
-// A file whose bytes the previous version already holds is hard-linked from it, not written,
-// so it keeps its inode and mtime: a concept page changes on disk only when its text does.
+// A new version is the previous one with what changed: the pages of concepts written since the
+// last switch (bundle_concepts.pending) and of those linking to a concept written or removed,
+// rendered from their rows; the index.md of every directory where a page came or went; the
+// parent indexes and log.md. Every other file is hard-linked from the previous version, so it
+// keeps its inode and mtime (as does a rendered file whose bytes did not change). The first
+// version, or a run asked for everything, renders every page.
 
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, readdir, readFile, realpath, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Queryable } from '../../lib/db/database.ts';
 import type { ConceptKind } from './concepts.ts';
-import { appendToLog, indexFile, INDEX_FILE, LOG_FILE, type IndexEntry, type LogEntry } from './okf.ts';
+import { appendToLog, indexFile, INDEX_FILE, LOG_FILE, type LogEntry } from './okf.ts';
 import { renderConcept, type ConceptDocument, type ConceptRow, type Linked } from './render.ts';
 
 const PAGE = 500;
 const CURRENT = 'current';
 const VERSIONS = 'versions';
+/** The directory of a concept's path, in SQL (paths are '/'-separated, always in a directory). */
+const DIR_OF = `regexp_replace(path, '/[^/]*$', '')`;
 
 /** The published bundle's directory: what readers (and `ingest bundle check`) open. */
 export const publishedBundle = (bundleDir: string): string => path.join(bundleDir, CURRENT);
@@ -32,13 +38,15 @@ export interface Assembly {
   kept: number;
   /** Files the previous version had and this one does not. */
   removed: string[];
+  /** Pages rendered (the rest were carried over). */
+  rendered: number;
   concepts: number;
 }
 
 export async function assembleBundle(
   db: Queryable,
   bundleDir: string,
-  run: { opId: string; now: Date; log: readonly LogEntry[] },
+  run: { opId: string; now: Date; log: readonly LogEntry[]; whole: boolean },
 ): Promise<Assembly> {
   const versions = path.join(bundleDir, VERSIONS);
   await mkdir(versions, { recursive: true });
@@ -47,9 +55,10 @@ export async function assembleBundle(
   const name = `${run.now.toISOString().replace(/[-:.]/g, '')}-${run.opId.slice(0, 8)}`;
   const target = path.join(versions, name);
   await mkdir(target);
-  const out: Assembly = { version: target, written: [], kept: 0, removed: [], concepts: 0 };
+  const out: Assembly = { version: target, written: [], kept: 0, removed: [], rendered: 0, concepts: 0 };
   const present = new Set<string>();
 
+  /** Writes `text` at `relPath`, or links the previous version's file when it holds these bytes. */
   const put = async (relPath: string, text: string): Promise<void> => {
     present.add(relPath);
     const file = path.join(target, relPath);
@@ -65,35 +74,18 @@ export async function assembleBundle(
     }
   };
 
-  // Leaf directories come whole and in order (rows by path), so each index is written as its
-  // directory ends and nothing but the per-directory counts is held.
-  const counts = new Map<string, number>();
-  let leaf = null as { dir: string; entries: IndexEntry[] } | null;
-  const closeLeaf = async () => {
-    if (leaf === null) return;
-    const { dir, entries } = leaf;
-    leaf = null;
-    await put(`${dir}/${INDEX_FILE}`, indexFile(path.posix.basename(dir), entries, false));
-    counts.set(dir, entries.length);
-  };
-  for await (const page of conceptPages(db)) {
+  const whole = run.whole || previous === null;
+  const stale = whole ? null : await stalePaths(db);
+  for await (const page of conceptPages(db, stale)) {
     const linked = await relatedConcepts(db, page);
-    for (const row of page) {
-      await put(row.path, renderConcept(row, linked(row)));
-      const dir = path.posix.dirname(row.path);
-      if (leaf?.dir !== dir) {
-        await closeLeaf();
-        leaf = { dir, entries: [] };
-      }
-      leaf.entries.push({
-        title: row.name,
-        href: path.posix.basename(row.path),
-        description: row.document.description,
-      });
-      out.concepts += 1;
-    }
+    for (const row of page) await put(row.path, renderConcept(row, linked(row)));
+    out.rendered += page.length;
   }
-  await closeLeaf();
+  const counts = await directoryCounts(db);
+  const gone = await vanishedPaths(db);
+  const touched = whole ? null : new Set([...stale!, ...gone].map((p) => path.posix.dirname(p)));
+  for (const dir of counts.keys())
+    if (touched === null || touched.has(dir)) await put(`${dir}/${INDEX_FILE}`, await leafIndex(db, dir));
   await writeParentIndexes(counts, put);
   const previousLog =
     previous === null ? null : await readFile(path.join(previous, LOG_FILE), 'utf8').catch(() => null);
@@ -103,10 +95,55 @@ export async function assembleBundle(
     run.log.length === 0 && previousLog !== null ? previousLog : appendToLog(previousLog, day, run.log),
   );
 
+  const before = previous === null ? [] : await filesUnder(previous);
+  for (const relPath of before) {
+    if (present.has(relPath) || gone.has(relPath) || !counts.has(path.posix.dirname(relPath))) continue;
+    await mkdir(path.dirname(path.join(target, relPath)), { recursive: true });
+    await link(path.join(previous!, relPath), path.join(target, relPath));
+    present.add(relPath);
+    out.kept += 1;
+  }
+  out.concepts = [...counts.values()].reduce((a, b) => a + b, 0);
   await switchCurrent(bundleDir, name);
-  if (previous !== null) out.removed = (await filesUnder(previous)).filter((f) => !present.has(f));
+  out.removed = before.filter((f) => !present.has(f));
   await removeVersionsBut(versions, [target, previous]);
   return out;
+}
+
+/** Pages to render: concepts written since the last switch, and those linking to one written or removed. */
+async function stalePaths(db: Queryable): Promise<string[]> {
+  const { rows } = await db.query<{ path: string }>(
+    `WITH moved AS (SELECT kind, name FROM bundle_concepts WHERE pending OR vanished_at IS NOT NULL)
+     SELECT b.path FROM bundle_concepts b
+      WHERE b.vanished_at IS NULL
+        AND (b.pending OR EXISTS (SELECT 1 FROM jsonb_array_elements(b.document -> 'related') AS r
+                                    JOIN moved m ON m.kind = r ->> 'kind' AND m.name = r ->> 'name'))
+      ORDER BY b.path COLLATE "C"`,
+  );
+  return rows.map((r) => r.path);
+}
+
+async function vanishedPaths(db: Queryable): Promise<Set<string>> {
+  const { rows } = await db.query<{ path: string }>(`SELECT path FROM bundle_concepts WHERE vanished_at IS NOT NULL`);
+  return new Set(rows.map((r) => r.path));
+}
+
+/** Live concepts per leaf directory. */
+async function directoryCounts(db: Queryable): Promise<Map<string, number>> {
+  const { rows } = await db.query<{ dir: string; n: number }>(
+    `SELECT ${DIR_OF} AS dir, count(*)::int AS n FROM bundle_concepts WHERE vanished_at IS NULL GROUP BY 1 ORDER BY 1`,
+  );
+  return new Map(rows.map((r) => [r.dir, r.n]));
+}
+
+async function leafIndex(db: Queryable, dir: string): Promise<string> {
+  const { rows } = await db.query<{ name: string; path: string; description: string }>(
+    `SELECT name, path, document ->> 'description' AS description FROM bundle_concepts
+      WHERE vanished_at IS NULL AND ${DIR_OF} = $1 ORDER BY path COLLATE "C"`,
+    [dir],
+  );
+  const entries = rows.map((r) => ({ title: r.name, href: path.posix.basename(r.path), description: r.description }));
+  return indexFile(path.posix.basename(dir), entries, false);
 }
 
 /** Every directory above the leaves, each with an index of its subdirectories; the root's carries the stamp. */
@@ -149,14 +186,23 @@ interface StoredRow {
   drafted_at: Date | string;
 }
 
-async function* conceptPages(db: Queryable): AsyncGenerator<ConceptRow[]> {
+const COLUMNS = 'id::text, kind, entity_type, name, path, document, drafted_at';
+
+/** The live concepts (or those at `paths`), a page at a time in path order. */
+async function* conceptPages(db: Queryable, paths: readonly string[] | null): AsyncGenerator<ConceptRow[]> {
   let after = '';
-  for (;;) {
-    const { rows } = await db.query<StoredRow>(
-      `SELECT id::text, kind, entity_type, name, path, document, drafted_at FROM bundle_concepts
-        WHERE vanished_at IS NULL AND path > $1 ORDER BY path COLLATE "C" LIMIT ${PAGE}`,
-      [after],
-    );
+  for (let i = 0; ; i += PAGE) {
+    const { rows } =
+      paths === null
+        ? await db.query<StoredRow>(
+            `SELECT ${COLUMNS} FROM bundle_concepts WHERE vanished_at IS NULL AND path > $1
+              ORDER BY path COLLATE "C" LIMIT ${PAGE}`,
+            [after],
+          )
+        : await db.query<StoredRow>(
+            `SELECT ${COLUMNS} FROM bundle_concepts WHERE path = ANY($1::text[]) ORDER BY path COLLATE "C"`,
+            [paths.slice(i, i + PAGE)],
+          );
     if (rows.length === 0) return;
     yield rows.map((r) => ({
       id: r.id,
@@ -173,17 +219,19 @@ async function* conceptPages(db: Queryable): AsyncGenerator<ConceptRow[]> {
 
 /** For a page of concepts, a lookup of each one's related concepts as they stand now, by path. */
 async function relatedConcepts(db: Queryable, page: readonly ConceptRow[]): Promise<(row: ConceptRow) => Linked[]> {
-  const wanted = new Set(page.flatMap((row) => row.document.related.map((r) => `${r.kind}\u0000${r.name}`)));
-  const split = [...wanted].map((k) => k.split('\u0000'));
+  const key = (kind: string, name: string) => `${kind}\u0000${name}`;
+  const wanted = [...new Set(page.flatMap((row) => row.document.related.map((r) => key(r.kind, r.name))))].map((k) =>
+    k.split('\u0000'),
+  );
   const { rows } = await db.query<{ kind: string; id: string; name: string; path: string }>(
     `SELECT b.kind, b.id::text, b.name, b.path FROM bundle_concepts b
        JOIN unnest($1::text[], $2::text[]) AS w(kind, name) ON b.kind = w.kind AND b.name = w.name
       WHERE b.vanished_at IS NULL ORDER BY b.path COLLATE "C"`,
-    [split.map((s) => s[0]), split.map((s) => s[1])],
+    [wanted.map((w) => w[0]), wanted.map((w) => w[1])],
   );
   return (row) => {
-    const names = new Set(row.document.related.map((r) => `${r.kind}\u0000${r.name}`));
-    return rows.filter((r) => r.id !== row.id && names.has(`${r.kind}\u0000${r.name}`));
+    const names = new Set(row.document.related.map((r) => key(r.kind, r.name)));
+    return rows.filter((r) => r.id !== row.id && names.has(key(r.kind, r.name)));
   };
 }
 

@@ -21,7 +21,7 @@ import type { Database, Queryable } from '../../lib/db/database.ts';
 import type { ExtractorContext } from '../../lib/llm/run-extractor.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { StateStore } from '../../lib/state/store.ts';
-import { assembleBundle } from './bundle-dir.ts';
+import { assembleBundle, filesUnder, type Assembly } from './bundle-dir.ts';
 import { changedConcepts, conceptPaths, MIN_SOURCES, type ConceptChange } from './concepts.ts';
 import { draftConcept, type Drafted } from './draft.ts';
 import { loadEvidence, type Evidence } from './evidence.ts';
@@ -30,8 +30,9 @@ import type { ConceptDocument } from './render.ts';
 
 /** Concepts whose evidence is read and drafted together. */
 export const BATCH_CONCEPTS = 50;
-/** State-store memo: when and by which run the bundle was last switched. */
+/** State-store memos: when and by which run the bundle was last switched; whether the mirror missed a switch. */
 const PUBLISHED_MEMO = 'producer:published';
+const MIRROR_BEHIND_MEMO = 'producer:mirror-behind';
 
 /** Where the bundle's changed files are copied after each switch (the corpus bucket's bundle prefix). */
 export interface BundleMirror {
@@ -72,6 +73,8 @@ export interface ProducerReport {
   failed: number;
   /** Claims dropped for citing no source they were shown. */
   uncited_claims: number;
+  /** Concept pages rendered from their rows; the others were carried over from the previous bundle. */
+  pages_rendered: number;
   files_written: number;
   files_kept: number;
   files_removed: number;
@@ -86,6 +89,7 @@ export async function produceBundle(deps: ProducerDeps, options: ProduceOptions)
     removed: 0,
     failed: 0,
     uncited_claims: 0,
+    pages_rendered: 0,
     files_written: 0,
     files_kept: 0,
     files_removed: 0,
@@ -130,18 +134,31 @@ export async function produceBundle(deps: ProducerDeps, options: ProduceOptions)
     opId: options.opId,
     now: options.now,
     log: await logEntries(db, published?.at ?? null),
+    whole: options.all,
   });
   await deps.store.putMemo(PUBLISHED_MEMO, { at: options.now.toISOString(), opId: options.opId });
+  await db.query('UPDATE bundle_concepts SET pending = false WHERE pending');
   await db.query('DELETE FROM bundle_concepts WHERE vanished_at IS NOT NULL');
   report.concepts = assembly.concepts;
   report.files_written = assembly.written.length;
   report.files_kept = assembly.kept;
   report.files_removed = assembly.removed.length;
-  if (deps.mirror !== null) {
-    for (const relPath of assembly.written) await deps.mirror.upload(relPath, `${assembly.version}/${relPath}`);
-    for (const relPath of assembly.removed) await deps.mirror.remove(relPath);
-  }
+  report.pages_rendered = assembly.rendered;
+  if (deps.mirror !== null) await mirrorBundle(deps.mirror, deps.store, assembly);
   return report;
+}
+
+/**
+ * The switch's written files uploaded, its dropped ones deleted; every file uploaded when an
+ * earlier run's mirroring failed (the files that run dropped may then linger in the bucket).
+ */
+async function mirrorBundle(mirror: BundleMirror, store: StateStore, assembly: Assembly): Promise<void> {
+  const behind = store.getMemo(MIRROR_BEHIND_MEMO) !== undefined;
+  await store.putMemo(MIRROR_BEHIND_MEMO, true);
+  const upload = behind ? await filesUnder(assembly.version) : assembly.written;
+  for (const relPath of upload) await mirror.upload(relPath, `${assembly.version}/${relPath}`);
+  for (const relPath of assembly.removed) await mirror.remove(relPath);
+  await store.removeMemo(MIRROR_BEHIND_MEMO);
 }
 
 type Outcome =
@@ -169,6 +186,7 @@ async function writeConcepts(db: Queryable, outcomes: readonly Outcome[], option
     await db.query(
       `UPDATE bundle_concepts b
           SET fingerprint = k.fingerprint, document = b.document || jsonb_build_object('related', k.related::jsonb),
+              pending = b.pending OR b.vanished_at IS NOT NULL OR b.document -> 'related' IS DISTINCT FROM k.related::jsonb,
               vanished_at = NULL, updated_at = now()
          FROM unnest($1::uuid[], $2::text[], $3::text[]) AS k(id, fingerprint, related)
         WHERE b.id = k.id`,
@@ -192,7 +210,7 @@ async function writeConcepts(db: Queryable, outcomes: readonly Outcome[], option
             AS u(id, kind, entity_type, name, path, fingerprint, evidence, document)
      ON CONFLICT (id) DO UPDATE SET
        fingerprint = EXCLUDED.fingerprint, evidence_sha256 = EXCLUDED.evidence_sha256, document = EXCLUDED.document,
-       drafted_at = EXCLUDED.drafted_at, op_id = EXCLUDED.op_id, vanished_at = NULL, updated_at = now()`,
+       drafted_at = EXCLUDED.drafted_at, op_id = EXCLUDED.op_id, vanished_at = NULL, pending = true, updated_at = now()`,
     [
       drafted.map((o) => o.evidence.concept.id),
       drafted.map((o) => o.evidence.concept.kind),
