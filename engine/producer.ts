@@ -23,7 +23,7 @@ import type { StateStore } from '../lib/state/store.ts';
 import type PQueue from 'p-queue';
 import { produceBundle, type BundleMirror, type ProducerReport } from '../stages/producer/index.ts';
 import { runRecord } from './run-record.ts';
-import type { WalkSummary } from './walk.ts';
+import type { ItemCounts } from './tally.ts';
 
 export class ProducerBusyError extends Error {
   readonly code = 'producer_in_progress';
@@ -96,7 +96,7 @@ export class Producer {
    * changed or removed items asks for a run, and runs follow while requests are pending. A failed
    * walk chains none; a walk ending while a run goes leaves its request to that run's loop.
    */
-  chainAfter(summary: Pick<WalkSummary, 'opId' | 'status' | 'items'>): void {
+  chainAfter(summary: { opId: string; status: 'completed' | 'failed'; items: ItemCounts }): void {
     const { store, log } = this.#deps;
     if (summary.status !== 'completed') return;
     const chain = async () => {
