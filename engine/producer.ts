@@ -73,10 +73,6 @@ export class Producer {
     this.#deps = deps;
   }
 
-  get running(): boolean {
-    return this.#flight.running;
-  }
-
   /**
    * Starts a run unless one is going in this process (ProducerBusyError, thrown at once).
    * `started` resolves once the run holds its lease too (else it rejects with ProducerBusyError,

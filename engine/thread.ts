@@ -91,6 +91,9 @@ async function mergeOnRequest({ requestId, request }: Extract<ToEngine, { type: 
 async function produceOnRequest({ requestId, redraft }: Extract<ToEngine, { type: 'produce' }>): Promise<void> {
   try {
     const run = lifespan.producer.start({ all: true, redraft });
+    run.done.catch((error: unknown) => {
+      if (!(error instanceof ProducerBusyError)) log.error({ err: error, requestId }, 'producer run ended in error');
+    });
     await run.started;
     post({ type: 'produce-started', requestId, opId: run.opId });
   } catch (error) {
