@@ -12,6 +12,14 @@ const BENCHMARKS: Record<string, { file: string; summary: string }> = {
     file: './qa-dedup.ts',
     summary: 'Q&A dedup proposals: precision and recall on repeated FAQ entries, the unchanged pass',
   },
+  resolve: {
+    file: './resolve.ts',
+    summary: 'entity resolution: cluster quality against known variants, blocking recall, the pass cost',
+  },
+  producer: {
+    file: './producer.ts',
+    summary: 'the knowledge-bundle producer after a cold walk, a 1 % touch and no change: time, calls, memory',
+  },
   http: { file: './http-latency.ts', summary: '/health and /extract latency while a walk runs' },
   extract: {
     file: './extract-quality.ts',
