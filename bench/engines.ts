@@ -29,3 +29,9 @@ export async function openEngine(engine: string): Promise<TestDatabase> {
     if (dsn !== undefined) process.env.ENGINE_DB_DSN = dsn;
   }
 }
+
+/**
+ * The environment every benchmark of walks adds: no producer run chained after a walk, so what
+ * is measured is the walk (bench/producer.ts measures the producer).
+ */
+export const WALKS_ONLY = { INGEST_PRODUCER_AFTER_WALK: 'false' } as const;

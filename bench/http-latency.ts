@@ -12,6 +12,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { pino } from 'pino';
+import { WALKS_ONLY } from './engines.ts';
 import { loadConfig } from '../lib/config.ts';
 import { startSidecar } from '../http/server.ts';
 
@@ -45,6 +46,7 @@ const config = loadConfig(
     INGEST_PORT: '0',
     INGEST_LOG_LEVEL: 'silent',
     INGEST_RATE_LIMIT_EXTRACT: '100000',
+    ...WALKS_ONLY,
   },
   root,
 );

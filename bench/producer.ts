@@ -26,7 +26,7 @@ import type { ProducerReport } from '../stages/producer/index.ts';
 import { startMockTier, type MockTier } from '../test/helpers/mock-tier.ts';
 import { buildDocument, relPathOf } from './corpus/generate.ts';
 import { renderDocument } from './corpus/render.ts';
-import { enginesToRun, openEngine } from './engines.ts';
+import { enginesToRun, openEngine, WALKS_ONLY } from './engines.ts';
 import { printTable, sampleResidentMemory, writeJson } from './report.ts';
 
 const { values: args } = parseArgs({
@@ -84,7 +84,7 @@ async function runEngine(engine: string, corpus: string, tier: MockTier): Promis
   let lifespan: Lifespan | undefined;
   try {
     lifespan = await openLifespan(
-      loadConfig({ INGEST_DATA_DIR: root, INGEST_LOG_LEVEL: 'silent', INGEST_PRODUCER_AFTER_WALK: 'false' }, root),
+      loadConfig({ INGEST_DATA_DIR: root, INGEST_LOG_LEVEL: 'silent', ...WALKS_ONLY }, root),
       pino({ level: 'silent' }),
       { db: target.db },
     );

@@ -36,7 +36,7 @@ import { BATCH_PAIRS, MIN_SIMILARITY, proposeQaDuplicates, type QaDedupReport } 
 import { startMockTier } from '../test/helpers/mock-tier.ts';
 import { buildDocument, relPathOf, type QaPair } from './corpus/generate.ts';
 import { renderDocument } from './corpus/render.ts';
-import { enginesToRun, openEngine } from './engines.ts';
+import { enginesToRun, openEngine, WALKS_ONLY } from './engines.ts';
 import { median, printTable, sampleResidentMemory, writeJson } from './report.ts';
 
 const { values: args } = parseArgs({
@@ -259,7 +259,7 @@ async function runEngine(engine: string, corpus: string, truth: Truth): Promise<
   try {
     // The Q&A dedup pass alone: entity resolution is bench/resolve.ts's subject.
     lifespan = await openLifespan(
-      loadConfig({ INGEST_DATA_DIR: root, INGEST_LOG_LEVEL: 'silent' }, root),
+      loadConfig({ INGEST_DATA_DIR: root, INGEST_LOG_LEVEL: 'silent', ...WALKS_ONLY }, root),
       pino({ level: 'silent' }),
       { db: target.db, passes: [timedPass(runs)] },
     );

@@ -45,7 +45,7 @@ import type { MockServer } from '../mock/server.ts';
 import { startMockTier } from '../test/helpers/mock-tier.ts';
 import { buildDocument, relPathOf, trueEntities, type EntityOccurrence } from './corpus/generate.ts';
 import { renderDocument } from './corpus/render.ts';
-import { enginesToRun, openEngine } from './engines.ts';
+import { enginesToRun, openEngine, WALKS_ONLY } from './engines.ts';
 import { printTable, sampleResidentMemory, writeJson } from './report.ts';
 
 const { values: args } = parseArgs({
@@ -587,7 +587,7 @@ async function runEngine(engine: string, corpus: string, truth: GroundTruth, moc
   let lifespan: Lifespan | undefined;
   try {
     lifespan = await openLifespan(
-      loadConfig({ INGEST_DATA_DIR: root, INGEST_LOG_LEVEL: 'silent' }, root),
+      loadConfig({ INGEST_DATA_DIR: root, INGEST_LOG_LEVEL: 'silent', ...WALKS_ONLY }, root),
       pino({ level: 'silent' }),
       { db: target.db, passes: [timedResolutionPass(() => lifespan!, mock, runs)] },
     );

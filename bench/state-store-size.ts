@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
+import { WALKS_ONLY } from './engines.ts';
 import { loadConfig } from '../lib/config.ts';
 import { openLifespan } from '../engine/lifespan.ts';
 import { walk } from '../engine/walk.ts';
@@ -37,7 +38,10 @@ try {
     );
     await writeFile(path.join(dir, `doc-${d}.md`), `# Document ${d}\n\n${paragraphs.join('\n\n')}\n`);
   }
-  const config = loadConfig({ INGEST_DATA_DIR: path.join(root, 'data'), INGEST_LOG_LEVEL: 'silent' }, root);
+  const config = loadConfig(
+    { INGEST_DATA_DIR: path.join(root, 'data'), INGEST_LOG_LEVEL: 'silent', ...WALKS_ONLY },
+    root,
+  );
   const engine = await openLifespan(config, pino({ level: 'silent' }));
   const started = Date.now();
   const summary = await walk(engine, { sourcePath: corpus });

@@ -31,7 +31,7 @@ import { walk, type WalkSummary } from '../engine/walk.ts';
 import { openTestDatabase } from '../test/helpers/db.ts';
 import { buildDocument, DEFAULT_MIX, mixPattern, parseMix, relPathOf, type CorpusType } from './corpus/generate.ts';
 import { startMockProcess, type MockProcess } from './mock-process.ts';
-import { enginesToRun } from './engines.ts';
+import { enginesToRun, WALKS_ONLY } from './engines.ts';
 import { LogHistogram, printTable, rate, writeJson } from './report.ts';
 
 const { values: args } = parseArgs({
@@ -228,6 +228,7 @@ async function freshEngine(
     {
       INGEST_DATA_DIR: path.join(root, name),
       INGEST_LOG_LEVEL: 'silent',
+      ...WALKS_ONLY,
       ...(concurrency === undefined ? {} : { INGEST_MODEL_CONCURRENCY: String(concurrency) }),
       ...(dsn === undefined ? {} : { ENGINE_DB_DSN: dsn }),
     },
