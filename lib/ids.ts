@@ -36,3 +36,10 @@ export const dedupKey = (qaA: string, qaB: string): string => {
   const [a, b] = qaA < qaB ? [qaA, qaB] : [qaB, qaA];
   return key(`dedup:${a}:${b}`);
 };
+
+/**
+ * A question of a form (the bid-worker's analyse_form): the form's bytes, the block holding the
+ * question and its order within that block, so re-analysing the same form keeps every id.
+ */
+export const formQuestionKey = (formSha256: string, block: string, ordinal: number): string =>
+  key(`formq:${formSha256}:${block}:${ordinal}`);

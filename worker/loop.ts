@@ -15,7 +15,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Database } from '../lib/db/database.ts';
+import type { Database, Queryable } from '../lib/db/database.ts';
 import { isDatabaseUnavailable } from '../lib/db/database.ts';
 import type { Logger } from '../lib/log.ts';
 import { asJobError, errorText, JobError } from './errors.ts';
@@ -24,6 +24,8 @@ import { claimJobs, completeJob, failJob, giveBackJob, renewLease, type ClaimedJ
 
 export interface JobContext {
   job: ClaimedJob;
+  /** The worker's database (reopened after the embedded one died, so never kept across jobs). */
+  db: Queryable;
   /** Aborted when the lease is lost or the worker gives the job back. */
   signal: AbortSignal;
   log: Logger;
@@ -163,7 +165,12 @@ export function startWorker(
       if (handler === undefined) throw new JobError('unknown_job', `no handler for job "${job.job}"`, { final: true });
       outcome = {
         ok: true,
-        result: await handler(job.payload, { job, signal: entry.controller.signal, log: log.child({ job: job.id }) }),
+        result: await handler(job.payload, {
+          job,
+          db,
+          signal: entry.controller.signal,
+          log: log.child({ job: job.id }),
+        }),
       };
     } catch (error) {
       outcome = { ok: false, error: asJobError(error) };

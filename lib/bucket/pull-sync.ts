@@ -26,6 +26,8 @@ export async function pullSync(
   corpus: string,
   stateDir: string,
   log: Logger,
+  /** Keys under it are not corpus: the bid-worker's results and filled forms (worker/output.ts). */
+  outputPrefix: string | null = null,
 ): Promise<SyncReport> {
   const report: SyncReport = { downloaded: 0, unchanged: 0, removed: 0, refused: 0 };
   await mkdir(corpus, { recursive: true });
@@ -33,6 +35,7 @@ export async function pullSync(
   const listed = new Set<string>();
   try {
     for await (const object of bucket.list()) {
+      if (outputPrefix !== null && object.key.startsWith(outputPrefix)) continue;
       const problem = corpusPathProblem(object.key);
       if (problem !== null) {
         report.refused++;
@@ -97,14 +100,16 @@ async function removeUnlisted(
 
 /** Pull-sync of `corpus` from the configured bucket; null when no bucket is configured or the walk is idle. */
 export async function syncCorpus(
-  config: Pick<Config, 'corpusBucket' | 's3' | 'stateStorePath'>,
+  config: Pick<Config, 'corpusBucket' | 's3' | 'stateStorePath' | 'worker'>,
   corpus: string | null,
   log: Logger,
 ): Promise<SyncReport | null> {
   const bucket = openBucket(config, log);
   if (bucket === null) return null;
   try {
-    return corpus === null ? null : await pullSync(bucket, corpus, config.stateStorePath, log);
+    return corpus === null
+      ? null
+      : await pullSync(bucket, corpus, config.stateStorePath, log, config.worker.outputPrefix);
   } finally {
     bucket.close();
   }

@@ -1,4 +1,5 @@
-// The model prompts, in one registry: the four extractors and stage 5's pair resolver. A prompt's version is part of every memo key of its
+// The model prompts, in one registry: the four extractors, stage 5's pair resolver and the
+// bid-worker's two (form questions, answer drafts). A prompt's version is part of every memo key of its
 // extractor: editing the text without bumping the version would serve stale memos, so the
 // version is derived from the text itself.
 
@@ -12,10 +13,13 @@ import {
   TAXONOMY,
   ENTITY_TYPES,
   PairResolutionSchema,
+  FormQuestionsSchema,
+  AnswerDraftSchema,
+  ANSWER_KINDS,
 } from './schemas.ts';
 
 export type ExtractorName = 'classification' | 'qa' | 'entities' | 'relationships';
-export type PromptName = ExtractorName | 'pair_resolver';
+export type PromptName = ExtractorName | 'pair_resolver' | 'form_questions' | 'answer_draft';
 
 export interface ExtractorPrompt {
   name: PromptName;
@@ -80,5 +84,29 @@ export const PROMPTS: Readonly<Record<PromptName, ExtractorPrompt>> = Object.fre
       'that names the same real-world entity (a variant spelling, abbreviation, legal form or typo ' +
       'of it), or null when none does; and a confidence between 0 and 1. Similar names of ' +
       'different entities (another branch, another person with the same surname) are not a match.',
+  ),
+  form_questions: prompt(
+    'form_questions',
+    'record_form_questions',
+    'Record the questions of the form.',
+    FormQuestionsSchema,
+    'You analyse bid and tender questionnaires. The message lists the blocks of a form, one per ' +
+      'line, each as [address] followed by its text. Call record_form_questions with every question ' +
+      'the form asks its reader to answer, in document order: the address of the block that holds ' +
+      `it, the question text as written, the kind of answer expected (${ANSWER_KINDS.join(', ')}), ` +
+      'whether an answer is required (true unless the form marks it optional), and the heading of ' +
+      'the section it is in, or null. Headings, instructions and answers already given are not ' +
+      'questions. Do not invent questions.',
+  ),
+  answer_draft: prompt(
+    'answer_draft',
+    'record_answer',
+    'Record the drafted answer.',
+    AnswerDraftSchema,
+    "You draft answers to bid and tender questions from the organisation's own records. The " +
+      'message gives a question and numbered evidence from those records. Call record_answer with ' +
+      'an answer grounded only in the evidence, the numbers of the evidence it rests on, and a ' +
+      'confidence between 0 and 1. When the evidence does not answer the question, set answer to ' +
+      'null, cite nothing and give confidence 0: never invent an answer.',
   ),
 });

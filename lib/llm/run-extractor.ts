@@ -70,11 +70,28 @@ export async function runExtractor<T>(prompt: ExtractorPrompt, text: string, con
   return output as T;
 }
 
+/** What one model call needs: the client, the model and the queue bounding calls in flight. */
+export type ModelCallContext = Pick<ExtractorContext, 'client' | 'model' | 'queue' | 'retry'>;
+
+/**
+ * One prompt's tool call, validated, with the corrective re-ask, and no memo: for callers
+ * outside a walk (the bid-worker), which hear of retries through `onRetry`.
+ */
+export async function askModel<T>(
+  prompt: ExtractorPrompt,
+  text: string,
+  context: ModelCallContext,
+  onRetry: () => void = () => {},
+): Promise<T> {
+  return (await callModel(prompt, text, context, validatorFor(prompt), onRetry)) as T;
+}
+
 async function callModel(
   prompt: ExtractorPrompt,
   text: string,
-  context: ExtractorContext,
+  context: ModelCallContext,
   valid: Validator<unknown>,
+  onRetry: () => void = () => countEvent('model_retry'),
 ): Promise<unknown> {
   const messages: LlmMessageParam[] = [{ role: 'user', content: text }];
   const ask = () =>
@@ -99,7 +116,7 @@ async function callModel(
             { signal },
           ),
         context.retry,
-        () => countEvent('model_retry'),
+        onRetry,
       ),
     );
   const first = await ask();
