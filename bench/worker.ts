@@ -12,7 +12,7 @@
 //     entry. Goal >= 0.95. Nothing in the retrieval was tuned on seed 2: it is the held-out run.
 //
 //   node bench/worker.ts [--part throughput|recall|all] [--engines pglite,postgres] [--latency-ms 100]
-//     [--concurrency 8] [--jobs 600] [--docs 300] [--seeds 1,2] [--json FILE]
+//     [--concurrency 8] [--jobs 600] [--docs 600] [--seeds 1,2] [--sweep 0,1,2,3,5,8] [--json FILE]
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -29,10 +29,11 @@ import { loadConfig } from '../lib/config.ts';
 import type { Database } from '../lib/db/database.ts';
 import { openDatabase } from '../lib/db/open.ts';
 import { readHeartbeat } from '../worker/heartbeat.ts';
-import { jobHandlers } from '../worker/jobs.ts';
+import { embedder, jobHandlers } from '../worker/jobs.ts';
 import { startWorker } from '../worker/loop.ts';
 import type { TemplateFillResult } from '../worker/payloads.ts';
 import { enqueueJob, getJob } from '../worker/queue.ts';
+import { LEXICAL_WEIGHT, retrieve } from '../worker/retrieval.ts';
 import { openWorkerRuntime } from '../worker/runtime.ts';
 import { startMockTier } from '../test/helpers/mock-tier.ts';
 import { buildDocument, faqQuestion, relPathOf } from './corpus/generate.ts';
@@ -48,8 +49,9 @@ const { values } = parseArgs({
     'latency-ms': { type: 'string', default: '100' },
     concurrency: { type: 'string', default: '8' },
     jobs: { type: 'string', default: '600' },
-    docs: { type: 'string', default: '300' },
+    docs: { type: 'string', default: '600' },
     seeds: { type: 'string', default: '1,2' },
+    sweep: { type: 'string', default: '0,1,2,3,5,8' },
     json: { type: 'string' },
   },
 });
@@ -58,6 +60,7 @@ const C = Number(values.concurrency);
 const JOBS = Number(values.jobs);
 const DOCS = Number(values.docs);
 const SEEDS = values.seeds.split(',').map(Number);
+const SWEEP = values.sweep.split(',').map(Number);
 const engines = enginesToRun('worker', values.engines);
 const BIN = path.resolve(import.meta.dirname, '..', 'bin', 'ingest.ts');
 const log = pino({ level: 'silent' });
@@ -170,6 +173,8 @@ interface RecallRun {
   hits: number;
   recall: number;
   noEvidence: number;
+  /** Recall at 5 of retrieve() alone at each lexical weight (the one tuned: seed 1). */
+  sweep: { lexicalWeight: number; recall: number }[];
 }
 
 const QUESTIONS_PER_FORM = 20;
@@ -209,6 +214,20 @@ async function recall(engine: string, seed: number): Promise<RecallRun> {
     const familyOf = new Map<string, number>();
     for (const family of carried.keys()) for (const w of [0, 1, 2]) familyOf.set(faqQuestion(family, w), family);
     const runtime = await openWorkerRuntime(config, log);
+    const sweep: RecallRun['sweep'] = [];
+    for (const lexicalWeight of SWEEP) {
+      let found = 0;
+      for (const q of asked) {
+        const evidence = await retrieve(target.db, embedder(runtime.deps), q.question, 5, lexicalWeight);
+        const ids = evidence.filter((e) => e.kind === 'q_a_pair').map((e) => e.id);
+        const { rows } = await target.db.query<{ question_text: string }>(
+          `SELECT question_text FROM q_a_extractions WHERE id = ANY($1::uuid[])`,
+          [ids],
+        );
+        if (rows.some((r) => familyOf.get(r.question_text) === q.family)) found += 1;
+      }
+      sweep.push({ lexicalWeight, recall: found / asked.length });
+    }
     const worker = startWorker(
       target.db,
       jobHandlers(runtime.deps),
@@ -280,7 +299,16 @@ async function recall(engine: string, seed: number): Promise<RecallRun> {
       await worker.stop();
       await runtime.close();
     }
-    return { engine, seed, docs: DOCS, questions: asked.length, hits, recall: hits / asked.length, noEvidence };
+    return {
+      engine,
+      seed,
+      docs: DOCS,
+      questions: asked.length,
+      hits,
+      recall: hits / asked.length,
+      noEvidence,
+      sweep,
+    };
   } finally {
     await target.dispose();
     await tier.stop();
@@ -318,7 +346,15 @@ if (values.part === 'throughput' || values.part === 'all') {
 if (values.part === 'recall' || values.part === 'all') {
   for (const engine of engines) for (const seed of SEEDS) recallRuns.push(await recall(engine, seed));
   printTable(
-    ['engine', 'seed', 'docs', 'questions', 'hits', 'recall@5', 'no evidence'],
+    [
+      'engine',
+      'seed',
+      'docs',
+      'questions',
+      'hits',
+      `recall@5 (template_fill, weight ${LEXICAL_WEIGHT})`,
+      'no evidence',
+    ],
     recallRuns.map((r) => [
       r.engine,
       String(r.seed),
@@ -328,6 +364,10 @@ if (values.part === 'recall' || values.part === 'all') {
       r.recall.toFixed(3),
       String(r.noEvidence),
     ]),
+  );
+  printTable(
+    ['engine', 'seed', ...SWEEP.map((w) => `weight ${w}`)],
+    recallRuns.map((r) => [r.engine, String(r.seed), ...r.sweep.map((s) => s.recall.toFixed(3))]),
   );
 }
 await writeJson(values.json, 'worker', {
