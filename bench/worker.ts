@@ -106,7 +106,7 @@ async function throughput(engine: string, workers: number): Promise<ThroughputRu
         spawn(process.execPath, [BIN, 'worker'], {
           stdio: ['ignore', 'ignore', 'inherit'],
           env: {
-            ...process.env,
+            PATH: process.env.PATH ?? '',
             INGEST_DATA_DIR: root,
             ...(target?.dsn ? { ENGINE_DB_DSN: target.dsn } : {}),
             ANTHROPIC_BASE_URL: mock.url,

@@ -28,7 +28,12 @@ export async function workerCommand(args: string[], { config, log }: { config: C
   const worker = startWorker(
     db,
     jobHandlers(runtime.deps),
-    { ...config.worker, concurrency, heartbeat: new Heartbeat(config.worker.heartbeatFile, config.worker.heartbeatMs) },
+    {
+      ...config.worker,
+      concurrency,
+      prefetch: config.worker.prefetch ?? concurrency,
+      heartbeat: new Heartbeat(config.worker.heartbeatFile, config.worker.heartbeatMs),
+    },
     log,
     db.kind === 'pglite' ? () => openDatabase(config) : undefined,
   );
@@ -45,7 +50,7 @@ export async function workerCommand(args: string[], { config, log }: { config: C
     await worker.stop();
   } finally {
     await runtime.close();
-    await db.close();
+    await worker.db.close();
   }
   return 0;
 }

@@ -106,6 +106,8 @@ export interface Config {
   readonly worker: {
     /** Jobs one worker runs at once (and so its model calls in flight). */
     readonly concurrency: number;
+    /** Jobs claimed ahead of a free slot (default: as many as the concurrency). */
+    readonly prefetch: number | null;
     /** A claimed job's lease; renewed every third of it while the job works. */
     readonly leaseMs: number;
     /** How often an idle worker polls the queue. */
@@ -280,6 +282,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     },
     worker: {
       concurrency: integer('INGEST_WORKER_CONCURRENCY', 4, 1, 256),
+      prefetch: read('INGEST_WORKER_PREFETCH') === null ? null : integer('INGEST_WORKER_PREFETCH', 0, 0, 256),
       leaseMs: integer('INGEST_WORKER_LEASE_MS', 60_000, 300, 3_600_000),
       pollMs: integer('INGEST_WORKER_POLL_MS', 1_000, 10, 600_000),
       graceMs: integer('INGEST_WORKER_GRACE_MS', 30_000, 0, 3_600_000),

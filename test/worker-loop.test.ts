@@ -225,6 +225,36 @@ test('stop (SIGTERM) gives back a job that outlasts the grace period, its attemp
   assert.equal(worker.stats.givenBack, 1);
 });
 
+test('prefetched jobs hold a lease while they wait, and go back at once at stop', async () => {
+  const ids = await enqueue(t.db, 3);
+  let started = 0;
+  const worker = startWorker(
+    t.db,
+    {
+      analyse_form: async () => {
+        started += 1;
+        await new Promise((r) => setTimeout(r, 300));
+        return { ok: true };
+      },
+    },
+    { ...OPTIONS, concurrency: 1, prefetch: 2 },
+    log,
+  );
+  await until(async () => (await countByStatus(t.db, 'running')) === 3);
+  assert.is(started, 1, 'one slot, one job working');
+  await worker.stop();
+  const jobs = await Promise.all(ids.map((id) => getJob(t.db, id)));
+  assert.equal(
+    jobs.map((j) => [j?.status, j?.attempts]),
+    [
+      ['done', 1],
+      ['queued', 0],
+      ['queued', 0],
+    ],
+  );
+  assert.is(worker.stats.givenBack, 2);
+});
+
 test('two workers on one queue never run one job at once, and each job runs once', async () => {
   const ids = await enqueue(t.db, 120);
   // On PostgreSQL the second worker has its own pool, as a second machine would.
@@ -240,8 +270,8 @@ test('two workers on one queue never run one job at once, and each job runs once
     active.delete(job.id);
     return { ok: true };
   };
-  const a = startWorker(t.db, { analyse_form: handler }, OPTIONS, log);
-  const b = startWorker(second, { analyse_form: handler }, OPTIONS, log);
+  const a = startWorker(t.db, { analyse_form: handler }, { ...OPTIONS, prefetch: 4 }, log);
+  const b = startWorker(second, { analyse_form: handler }, { ...OPTIONS, prefetch: 4 }, log);
   await until(async () => (await countByStatus(t.db, 'done')) === ids.length);
   await Promise.all([a.stop(), b.stop()]);
   if (second !== t.db) await second.close();

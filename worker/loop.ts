@@ -15,6 +15,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import PQueue from 'p-queue';
 import type { Database, Queryable } from '../lib/db/database.ts';
 import { isDatabaseUnavailable } from '../lib/db/database.ts';
 import type { Logger } from '../lib/log.ts';
@@ -37,6 +38,11 @@ export interface WorkerOptions {
   /** Names this worker in claimed_by; unique per process. */
   id?: string;
   concurrency: number;
+  /**
+   * Jobs claimed ahead of a free slot, so a slot that frees starts its next job at once instead
+   * of after a claim's round trips. They hold a lease (and an attempt) while they wait.
+   */
+  prefetch?: number;
   leaseMs: number;
   pollMs: number;
   graceMs: number;
@@ -58,6 +64,8 @@ export interface WorkerStats {
 export interface RunningWorker {
   readonly id: string;
   readonly stats: WorkerStats;
+  /** The database it works on now: another than it was given once the embedded one was reopened. */
+  readonly db: Database;
   /** Stops claiming, waits for running jobs up to the grace period, gives back the rest. */
   stop(): Promise<void>;
 }
@@ -84,6 +92,9 @@ interface Running {
   leaseEnds: number;
   /** Lost its lease or given back: nothing more may be written for it. */
   released: boolean;
+  /** Its handler has begun (a prefetched job waits for a slot first). */
+  started: boolean;
+  renewal: NodeJS.Timeout;
   settled: Promise<void>;
 }
 
@@ -97,7 +108,10 @@ export function startWorker(
 ): RunningWorker {
   const id = options.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const stats: WorkerStats = { claimed: 0, done: 0, failed: 0, retried: 0, lost: 0, givenBack: 0, databaseErrors: 0 };
+  /** Every job this worker holds: running, or prefetched and waiting for a slot. */
   const running = new Map<string, Running>();
+  const slots = new PQueue({ concurrency: options.concurrency });
+  const capacity = options.concurrency + (options.prefetch ?? 0);
   let stopping = false;
   let state: 'polling' | 'database_unreachable' | 'stopping' = 'polling';
   let wakeUp: () => void = () => {};
@@ -158,7 +172,8 @@ export function startWorker(
 
   async function execute(entry: Running): Promise<void> {
     const { job } = entry;
-    const timer = renewer(entry);
+    if (entry.released) return;
+    entry.started = true;
     let outcome: { ok: true; result: unknown } | { ok: false; error: JobError };
     try {
       const handler = handlers[job.job];
@@ -174,9 +189,9 @@ export function startWorker(
       };
     } catch (error) {
       outcome = { ok: false, error: asJobError(error) };
-    } finally {
-      clearInterval(timer);
     }
+    // Renewed no more: a renewal racing the outcome's write would find the job done and call it lost.
+    clearInterval(entry.renewal);
     if (entry.released) return;
     if (outcome.ok) {
       const written = await write(entry, () => completeJob(db, job, outcome.result));
@@ -197,27 +212,42 @@ export function startWorker(
   }
 
   function launch(job: ClaimedJob): void {
-    const entry: Running = {
+    const entry = {
       job,
       controller: new AbortController(),
       leaseEnds: Date.now() + options.leaseMs,
       released: false,
+      started: false,
       settled: Promise.resolve(),
-    };
+    } as Running;
+    // The lease is renewed from the claim on: a prefetched job waiting for a slot keeps it too.
+    entry.renewal = renewer(entry);
     running.set(job.id, entry);
-    entry.settled = execute(entry)
+    entry.settled = slots
+      .add(() => execute(entry))
       .catch((error: unknown) => log.error({ job: job.id, err: error }, 'job bookkeeping failed'))
       .finally(() => {
+        clearInterval(entry.renewal);
         running.delete(job.id);
         nudge();
       });
+  }
+
+  /** Aborts a job and hands it back to the queue unfinished. */
+  async function giveBack(entry: Running): Promise<void> {
+    entry.released = true;
+    entry.controller.abort(new JobError('given_back', 'the worker is stopping', { final: false }));
+    clearInterval(entry.renewal);
+    const given = await giveBackJob(db, entry.job).catch(() => false);
+    if (given) stats.givenBack += 1;
+    log.warn({ job: entry.job.id, given, started: entry.started }, 'job given back at shutdown');
   }
 
   async function loop(): Promise<void> {
     let failures = 0;
     while (!stopping) {
       void beat();
-      const free = options.concurrency - running.size;
+      const free = capacity - running.size;
       let filled = false;
       if (free > 0) {
         try {
@@ -262,19 +292,15 @@ export function startWorker(
     await loopDone;
     state = 'stopping'; // a claim in flight at stop() may have set it back
     await beat(true);
+    // Prefetched jobs that never started go back at once; running ones get the grace period.
+    await Promise.all([...running.values()].filter((r) => !r.started).map(giveBack));
     let finishedInGrace = false;
     const all = Promise.all([...running.values()].map((r) => r.settled)).then(() => {
       finishedInGrace = true;
     });
     await sleep(options.graceMs, all);
     if (!finishedInGrace) {
-      for (const entry of running.values()) {
-        entry.released = true;
-        entry.controller.abort(new JobError('given_back', 'the worker is stopping', { final: false }));
-        const given = await giveBackJob(db, entry.job).catch(() => false);
-        if (given) stats.givenBack += 1;
-        log.warn({ job: entry.job.id, given }, 'job given back at shutdown');
-      }
+      await Promise.all([...running.values()].filter((r) => !r.released).map(giveBack));
       await all;
     }
     log.info({ worker: id, ...stats }, 'worker stopped');
@@ -283,6 +309,9 @@ export function startWorker(
   return {
     id,
     stats,
+    get db() {
+      return db;
+    },
     stop: () => (stopped ??= shutdown()),
   };
 }

@@ -9,7 +9,7 @@ import type { Config } from '../lib/config.ts';
 import { createEmbeddingClient } from '../lib/embed/client.ts';
 import { createLlmClient } from '../lib/llm/client.ts';
 import type { Logger } from '../lib/log.ts';
-import { createConverter, DEFAULT_CONVERTER_OPTIONS } from '../stages/convert/index.ts';
+import { converterOptions, createConverter, DEFAULT_CONVERTER_OPTIONS } from '../stages/convert/index.ts';
 import type { JobDeps } from './jobs.ts';
 import { outputLocation } from './output.ts';
 
@@ -21,14 +21,7 @@ export interface WorkerRuntime {
 export async function openWorkerRuntime(config: Config, log: Logger): Promise<WorkerRuntime> {
   const tier1 = await startMockTierIfUnconfigured(log);
   const bucket = openBucket(config, log);
-  const converter = createConverter({
-    workers: config.convert.workers,
-    timeoutMs: config.convert.timeoutMs,
-    memoryMb: config.convert.memoryMb,
-    maxInputBytes: config.convert.maxDocumentBytes,
-    maxPages: config.convert.maxPages,
-    maxCells: config.convert.maxCells,
-  });
+  const converter = createConverter(converterOptions(config.convert));
   const deps: JobDeps = {
     converter,
     models: {

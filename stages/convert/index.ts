@@ -68,6 +68,25 @@ export interface Converter {
   close(): Promise<void>;
 }
 
+/** The converter's options from the service's configuration (INGEST_CONVERT_*, INGEST_MAX_DOCUMENT_BYTES). */
+export function converterOptions(convert: {
+  workers: number;
+  timeoutMs: number;
+  memoryMb: number;
+  maxDocumentBytes: number;
+  maxPages: number;
+  maxCells: number;
+}): Partial<ConverterOptions> {
+  return {
+    workers: convert.workers,
+    timeoutMs: convert.timeoutMs,
+    memoryMb: convert.memoryMb,
+    maxInputBytes: convert.maxDocumentBytes,
+    maxPages: convert.maxPages,
+    maxCells: convert.maxCells,
+  };
+}
+
 export function createConverter(overrides: Partial<ConverterOptions> = {}): Converter {
   const options = { ...DEFAULT_CONVERTER_OPTIONS, ...overrides };
   let pool: ConverterPool | null = null;
