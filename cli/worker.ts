@@ -17,6 +17,15 @@ export async function workerCommand(args: string[], { config, log }: { config: C
   const concurrency = values.concurrency === undefined ? config.worker.concurrency : Number(values.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 256)
     throw usageError('--concurrency must be a whole number from 1 to 256');
+  // Listened for from the start: a SIGTERM while the worker is still opening ends it cleanly too.
+  const stopRequested = new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      log.info({ signal, graceMs: config.worker.graceMs }, 'bid-worker stopping');
+      resolve();
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
   // The embedded database is one process's: `ingest worker` then holds it alone (docs/DECISIONS.md).
   const db = await openDatabase(config);
   const runtime = await openWorkerRuntime({ ...config, worker: { ...config.worker, concurrency } }, log).catch(
@@ -38,14 +47,7 @@ export async function workerCommand(args: string[], { config, log }: { config: C
     db.kind === 'pglite' ? () => openDatabase(config) : undefined,
   );
   log.info({ worker: worker.id, concurrency, database: db.kind }, 'bid-worker polling processing_queue');
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      log.info({ signal, graceMs: config.worker.graceMs }, 'bid-worker stopping');
-      resolve();
-    };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
-  });
+  await stopRequested;
   try {
     await worker.stop();
   } finally {
