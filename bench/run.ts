@@ -12,6 +12,10 @@ const BENCHMARKS: Record<string, { file: string; summary: string }> = {
     file: './qa-dedup.ts',
     summary: 'Q&A dedup proposals: precision and recall on repeated FAQ entries, the unchanged pass',
   },
+  worker: {
+    file: './worker.ts',
+    summary: 'bid-worker: model calls/s against C/L for one and two workers; recall at 5 of template_fill',
+  },
   http: { file: './http-latency.ts', summary: '/health and /extract latency while a walk runs' },
   extract: {
     file: './extract-quality.ts',
