@@ -20,6 +20,10 @@ const BENCHMARKS: Record<string, { file: string; summary: string }> = {
     file: './producer.ts',
     summary: 'the knowledge-bundle producer after a cold walk, a 1 % touch and no change: time, calls, memory',
   },
+  worker: {
+    file: './worker.ts',
+    summary: 'bid-worker: model calls/s against C/L for one and two workers; recall at 5 of template_fill',
+  },
   http: { file: './http-latency.ts', summary: '/health and /extract latency while a walk runs' },
   extract: {
     file: './extract-quality.ts',

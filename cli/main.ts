@@ -17,6 +17,9 @@ import { benchCorpusCommand } from './bench-corpus.ts';
 import { entitiesListCommand, entitiesMergeCommand, entitiesShowCommand } from './entities.ts';
 import { qaDecideCommand, qaProposalsCommand } from './qa.ts';
 import { bundleCheckCommand, produceCommand } from './produce.ts';
+import { workerCommand, workerHealthCommand } from './worker.ts';
+import { jobsEnqueueCommand, jobsListCommand, jobsRetryCommand, jobsSchemaCommand, jobsShowCommand } from './jobs.ts';
+import { searchCommand } from './search.ts';
 
 interface Command {
   usage: string;
@@ -113,6 +116,47 @@ const COMMANDS: Record<string, Command> = {
     usage: 'ingest bundle check [DIR] [--json]',
     summary: 'check a knowledge bundle (default: the published one): OKF 0.1 conformance, listings, citations',
     run: bundleCheckCommand,
+  },
+  worker: {
+    usage: 'ingest worker [--concurrency N]',
+    summary: 'run the bid-worker: poll processing_queue for analyse_form and template_fill jobs (no HTTP server)',
+    run: workerCommand,
+  },
+  'worker health': {
+    usage: 'ingest worker health',
+    summary: "the bid-worker container's health check: exit 0 while its heartbeat is fresh",
+    run: workerHealthCommand,
+  },
+  'jobs enqueue': {
+    usage:
+      'ingest jobs enqueue analyse_form|template_fill (FILE | --bucket-key KEY | --analysis JOB_ID) [--evidence-k N] [--max-attempts N]',
+    summary: 'queue a bid-worker job with the payload the platform would send; prints its id',
+    run: jobsEnqueueCommand,
+  },
+  'jobs list': {
+    usage: 'ingest jobs list [--status queued|running|done|failed] [--limit N] [--json]',
+    summary: 'the bid-worker jobs, newest first, with their attempts and errors',
+    run: jobsListCommand,
+  },
+  'jobs show': {
+    usage: 'ingest jobs show ID',
+    summary: 'one job with its payload and result, as JSON',
+    run: jobsShowCommand,
+  },
+  'jobs retry': {
+    usage: 'ingest jobs retry ID',
+    summary: 'queue a failed job again with its attempts reset',
+    run: jobsRetryCommand,
+  },
+  'jobs schema': {
+    usage: 'ingest jobs schema analyse_form.payload|analyse_form.result|template_fill.payload|template_fill.result',
+    summary: 'print the JSON Schema of a job payload or result',
+    run: (args) => jobsSchemaCommand(args),
+  },
+  search: {
+    usage: 'ingest search QUERY [--k N] [--json]',
+    summary: 'the evidence template_fill retrieves for a question: Q&A pairs, chunks, entity facts, with citations',
+    run: searchCommand,
   },
   'state verify': {
     usage: 'ingest state verify',

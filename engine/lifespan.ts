@@ -14,7 +14,7 @@ import type { StateStore } from '../lib/state/store.ts';
 import { entityResolutionPass, qaDedupPass, type FlowPass } from './passes.ts';
 import type { Logger } from '../lib/log.ts';
 import { createRunRecorder } from '../lib/runs/index.ts';
-import { createConverter } from '../stages/convert/index.ts';
+import { converterOptions, createConverter } from '../stages/convert/index.ts';
 import { AliasSnapshot } from '../lib/aliases.ts';
 import { createModels } from '../lib/models.ts';
 import { createLlmClient } from '../lib/llm/client.ts';
@@ -58,14 +58,7 @@ export async function openLifespan(
       throw error;
     });
   log.info({ curatedAliases: aliases.size }, 'entity-alias snapshot generated');
-  const converter = createConverter({
-    workers: config.convert.workers,
-    timeoutMs: config.convert.timeoutMs,
-    memoryMb: config.convert.memoryMb,
-    maxInputBytes: config.convert.maxDocumentBytes,
-    maxPages: config.convert.maxPages,
-    maxCells: config.convert.maxCells,
-  });
+  const converter = createConverter(converterOptions(config.convert));
   const tier1 = await startMockTierIfUnconfigured(log);
   const models = createModels(config, () => tier1.close());
   const runs = createRunRecorder({

@@ -113,6 +113,33 @@ export interface Config {
     readonly maxPages: number;
     readonly maxCells: number;
   };
+  /** The bid-worker (`ingest worker`, worker/). */
+  readonly worker: {
+    /** Jobs one worker runs at once (and so its model calls in flight). */
+    readonly concurrency: number;
+    /** Jobs claimed ahead of a free slot (default: as many as the concurrency). */
+    readonly prefetch: number | null;
+    /** A claimed job's lease; renewed every third of it while the job works. */
+    readonly leaseMs: number;
+    /** How often an idle worker polls the queue. */
+    readonly pollMs: number;
+    /** After SIGTERM, how long running jobs may take before they are given back. */
+    readonly graceMs: number;
+    /** Backoff before a failed job's next attempt: base * 2^(attempt-1), capped. */
+    readonly retryBaseMs: number;
+    readonly retryMaxMs: number;
+    /** The heartbeat file the container's health check reads (`ingest worker health`). */
+    readonly heartbeatFile: string;
+    readonly heartbeatMs: number;
+    /** INGEST_WORKER_OUTPUT_DIR: where results and filled forms go; null: see outputPrefix. */
+    readonly outputDir: string | null;
+    /** The corpus bucket's prefix for results when a bucket is set and no directory is. */
+    readonly outputPrefix: string;
+    /** Largest inline form a payload may carry (bytes, before base64). */
+    readonly inlineMaxBytes: number;
+    /** Evidence retrieved per question (and `ingest search`'s default k). */
+    readonly evidenceK: number;
+  };
   /** The SSRF-safe fetch of passed feed URLs (lib/net/safe-fetch.ts). */
   readonly fetch: {
     /** Larger responses (declared or counted after decoding) fail as too_large. */
@@ -273,6 +300,22 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       maxDocumentBytes: integer('INGEST_MAX_DOCUMENT_BYTES', 100 * 1024 * 1024, 1, 2 ** 40),
       maxPages: integer('INGEST_CONVERT_MAX_PAGES', 2_000, 1, 1_000_000),
       maxCells: integer('INGEST_CONVERT_MAX_CELLS', 2_000_000, 1, 1_000_000_000),
+    },
+    worker: {
+      concurrency: integer('INGEST_WORKER_CONCURRENCY', 4, 1, 256),
+      prefetch: read('INGEST_WORKER_PREFETCH') === null ? null : integer('INGEST_WORKER_PREFETCH', 0, 0, 256),
+      leaseMs: integer('INGEST_WORKER_LEASE_MS', 60_000, 300, 3_600_000),
+      pollMs: integer('INGEST_WORKER_POLL_MS', 1_000, 10, 600_000),
+      graceMs: integer('INGEST_WORKER_GRACE_MS', 30_000, 0, 3_600_000),
+      retryBaseMs: integer('INGEST_WORKER_RETRY_BASE_MS', 5_000, 1, 3_600_000),
+      retryMaxMs: integer('INGEST_WORKER_RETRY_MAX_MS', 300_000, 1, 86_400_000),
+      heartbeatFile: path.resolve(cwd, read('INGEST_WORKER_HEARTBEAT_FILE') ?? path.join(dataDir, 'worker.heartbeat')),
+      heartbeatMs: integer('INGEST_WORKER_HEARTBEAT_MS', 5_000, 10, 600_000),
+      outputDir:
+        read('INGEST_WORKER_OUTPUT_DIR') === null ? null : path.resolve(cwd, read('INGEST_WORKER_OUTPUT_DIR')!),
+      outputPrefix: (read('INGEST_WORKER_OUTPUT_PREFIX') ?? 'bid-worker-output/').replace(/^\/+/, ''),
+      inlineMaxBytes: integer('INGEST_WORKER_INLINE_MAX_BYTES', 5 * 1024 * 1024, 1, 64 * 1024 * 1024),
+      evidenceK: integer('INGEST_WORKER_EVIDENCE_K', 5, 1, 100),
     },
     fetch: {
       maxBytes: integer('INGEST_FETCH_MAX_BYTES', 10 * 1024 * 1024, 1, 2 ** 31),

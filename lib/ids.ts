@@ -43,3 +43,10 @@ export const dedupKey = (qaA: string, qaB: string): string => {
  */
 export const conceptKey = (kind: 'entity' | 'topic', entityType: string, name: string): string =>
   key(`concept:${kind}:${entityType}:${name}`);
+
+/**
+ * A question of a form (the bid-worker's analyse_form): the form's bytes, the block holding the
+ * question and its order within that block, so re-analysing the same form keeps every id.
+ */
+export const formQuestionKey = (formSha256: string, block: string, ordinal: number): string =>
+  key(`formq:${formSha256}:${block}:${ordinal}`);

@@ -11,6 +11,8 @@ import {
   PairResolutionSchema,
   QaSchema,
   RelationshipsSchema,
+  FormQuestionsSchema,
+  AnswerDraftSchema,
   TAXONOMY,
   validator,
   type Classification,
@@ -21,6 +23,7 @@ import {
 import type { MessagesRequest, PromptResponder } from './messages.ts';
 import { resolvePair } from './pair-resolver.ts';
 import { draftConcept, SAMPLE_EVIDENCE } from './producer.ts';
+import { answerDraft, formQuestions } from './forms.ts';
 
 function documentText(request: MessagesRequest): string {
   const first = request.messages[0]?.content;
@@ -97,6 +100,8 @@ const BUILDERS: Record<PromptName, (text: string) => unknown> = {
   relationships,
   pair_resolver: resolvePair,
   producer: draftConcept,
+  form_questions: formQuestions,
+  answer_draft: answerDraft,
 };
 const SCHEMAS = {
   classification: ClassificationSchema,
@@ -105,11 +110,14 @@ const SCHEMAS = {
   relationships: RelationshipsSchema,
   pair_resolver: PairResolutionSchema,
   producer: ConceptDraftSchema,
+  form_questions: FormQuestionsSchema,
+  answer_draft: AnswerDraftSchema,
 };
 
 // Revalidate the canned payloads against the real schemas now, at import.
 const SAMPLE =
-  'Q: Who founded Northwind Traders?\nA: Ada Lovelace founded Northwind Traders with Grace Hopper.\n\nQ: Blank?\nA:\n';
+  'Q: Who founded Northwind Traders?\nA: Ada Lovelace founded Northwind Traders with Grace Hopper.\n\nQ: Blank?\nA:\n' +
+  '[p0] Section 1: Company\n[p1] Who founded the company?\n[1] (q_a_pair, score 0.9) Q: Who? A: Ada.\n';
 for (const name of Object.keys(BUILDERS) as PromptName[]) {
   const valid = validator(SCHEMAS[name]);
   if (!valid(BUILDERS[name](name === 'producer' ? SAMPLE_EVIDENCE : SAMPLE)))

@@ -32,6 +32,8 @@ export interface EmbedDeps {
   db: Database;
   queue: PQueue;
   retry?: RetryPolicy;
+  /** Hears each retry; a walk counts them as model_retry (the default), other callers as they like. */
+  onRetry?: () => void;
 }
 
 const MAX_INPUTS_PER_REQUEST = 256;
@@ -139,7 +141,7 @@ async function restamp(db: Database, kept: readonly EmbeddingInput[], opId: stri
 /** Embeds texts in batched requests; vectors come back in input order. */
 export async function embedTexts(
   texts: readonly string[],
-  deps: Pick<EmbedDeps, 'client' | 'queue' | 'retry'>,
+  deps: Pick<EmbedDeps, 'client' | 'queue' | 'retry' | 'onRetry'>,
 ): Promise<number[][]> {
   const batches: { start: number; texts: string[] }[] = [];
   let batch: string[] = [];
@@ -165,7 +167,7 @@ export async function embedTexts(
               { signal },
             ),
           deps.retry,
-          () => countEvent('model_retry'),
+          deps.onRetry ?? (() => countEvent('model_retry')),
         );
         for (const item of response.data) out[b.start + item.index] = item.embedding;
       }),

@@ -21,13 +21,13 @@ export interface SyncReport {
   refused: number;
 }
 
-/** `skipPrefix`: keys under it are not corpus (the producer's bundle, copied there) and are passed over. */
 export async function pullSync(
   bucket: CorpusBucket,
   corpus: string,
   stateDir: string,
   log: Logger,
-  skipPrefix: string,
+  /** Keys under these are not corpus: the producer's bundle, the bid-worker's output (worker/output.ts). */
+  skipPrefixes: readonly string[],
 ): Promise<SyncReport> {
   const report: SyncReport = { downloaded: 0, unchanged: 0, removed: 0, refused: 0 };
   await mkdir(corpus, { recursive: true });
@@ -35,7 +35,7 @@ export async function pullSync(
   const listed = new Set<string>();
   try {
     for await (const object of bucket.list()) {
-      if (object.key.startsWith(skipPrefix)) continue;
+      if (skipPrefixes.some((prefix) => object.key.startsWith(prefix))) continue;
       const problem = corpusPathProblem(object.key);
       if (problem !== null) {
         report.refused++;
@@ -100,7 +100,7 @@ async function removeUnlisted(
 
 /** Pull-sync of `corpus` from the configured bucket; null when no bucket is configured or the walk is idle. */
 export async function syncCorpus(
-  config: Pick<Config, 'corpusBucket' | 's3' | 'stateStorePath' | 'bundle'>,
+  config: Pick<Config, 'corpusBucket' | 's3' | 'stateStorePath' | 'bundle' | 'worker'>,
   corpus: string | null,
   log: Logger,
 ): Promise<SyncReport | null> {
@@ -109,7 +109,10 @@ export async function syncCorpus(
   try {
     return corpus === null
       ? null
-      : await pullSync(bucket, corpus, config.stateStorePath, log, config.bundle.bucketPrefix);
+      : await pullSync(bucket, corpus, config.stateStorePath, log, [
+          config.bundle.bucketPrefix,
+          config.worker.outputPrefix,
+        ]);
   } finally {
     bucket.close();
   }

@@ -1,5 +1,6 @@
 // The model prompts, in one registry: the four extractors, stage 5's pair resolver and the
-// producer's concept drafter. A prompt's version is part of every memo key of its
+// producer's concept drafter and the bid-worker's two (form questions, answer drafts). A
+// prompt's version is part of every memo key of its
 // extractor: editing the text without bumping the version would serve stale memos, so the
 // version is derived from the text itself.
 
@@ -14,10 +15,13 @@ import {
   ENTITY_TYPES,
   PairResolutionSchema,
   ConceptDraftSchema,
+  FormQuestionsSchema,
+  AnswerDraftSchema,
+  ANSWER_KINDS,
 } from './schemas.ts';
 
 export type ExtractorName = 'classification' | 'qa' | 'entities' | 'relationships';
-export type PromptName = ExtractorName | 'pair_resolver' | 'producer';
+export type PromptName = ExtractorName | 'pair_resolver' | 'producer' | 'form_questions' | 'answer_draft';
 
 export interface ExtractorPrompt {
   name: PromptName;
@@ -94,5 +98,29 @@ export const PROMPTS: Readonly<Record<PromptName, ExtractorPrompt>> = Object.fre
       'description and a few short sections of claims. Every claim states only what the evidence ' +
       'says and lists the numbers of the sources that support it; leave out anything no source ' +
       'supports. Write plainly, in the language of the sources.',
+  ),
+  form_questions: prompt(
+    'form_questions',
+    'record_form_questions',
+    'Record the questions of the form.',
+    FormQuestionsSchema,
+    'You analyse bid and tender questionnaires. The message lists the blocks of a form, one per ' +
+      'line, each as [address] followed by its text. Call record_form_questions with every question ' +
+      'the form asks its reader to answer, in document order: the address of the block that holds ' +
+      `it, the question text as written, the kind of answer expected (${ANSWER_KINDS.join(', ')}), ` +
+      'whether an answer is required (true unless the form marks it optional), and the heading of ' +
+      'the section it is in, or null. Headings, instructions and answers already given are not ' +
+      'questions. Do not invent questions.',
+  ),
+  answer_draft: prompt(
+    'answer_draft',
+    'record_answer',
+    'Record the drafted answer.',
+    AnswerDraftSchema,
+    "You draft answers to bid and tender questions from the organisation's own records. The " +
+      'message gives a question and numbered evidence from those records. Call record_answer with ' +
+      'an answer grounded only in the evidence, the numbers of the evidence it rests on, and a ' +
+      'confidence between 0 and 1. When the evidence does not answer the question, set answer to ' +
+      'null, cite nothing and give confidence 0: never invent an answer.',
   ),
 });

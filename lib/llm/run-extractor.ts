@@ -71,17 +71,33 @@ export async function runExtractor<T>(prompt: ExtractorPrompt, text: string, con
       run.counters.memo_heal += 1;
     }
   }
-  const output = await callModel(prompt, text, context, valid, run);
+  const output = await callModel(prompt, text, context, valid, () => (run.counters.model_retry += 1));
   await context.store.putMemo(key, output);
   return output as T;
+}
+
+/** What one model call needs: the client, the model and the queue bounding calls in flight. */
+export type ModelCallContext = Pick<ExtractorContext, 'client' | 'model' | 'queue' | 'retry'>;
+
+/**
+ * One prompt's tool call, validated, with the corrective re-ask, and no memo: for callers
+ * outside a walk (the bid-worker), which hear of retries through `onRetry`.
+ */
+export async function askModel<T>(
+  prompt: ExtractorPrompt,
+  text: string,
+  context: ModelCallContext,
+  onRetry: () => void = () => {},
+): Promise<T> {
+  return (await callModel(prompt, text, context, validatorFor(prompt), onRetry)) as T;
 }
 
 async function callModel(
   prompt: ExtractorPrompt,
   text: string,
-  context: ExtractorContext,
+  context: ModelCallContext,
   valid: Validator<unknown>,
-  run: RunContext,
+  onRetry: () => void,
 ): Promise<unknown> {
   const messages: LlmMessageParam[] = [{ role: 'user', content: text }];
   const ask = () =>
@@ -106,7 +122,7 @@ async function callModel(
             { signal },
           ),
         context.retry,
-        () => (run.counters.model_retry += 1),
+        onRetry,
       ),
     );
   const first = await ask();

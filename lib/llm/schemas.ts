@@ -122,7 +122,49 @@ export const ConceptDraftSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** The kinds of answer a form question expects. */
+export const ANSWER_KINDS = Object.freeze([
+  'short_text',
+  'long_text',
+  'yes_no',
+  'number',
+  'date',
+  'choice',
+  'file',
+] as const);
+
+/** The bid-worker's analyse_form: the questions of a form, each at the block that holds it. */
+export const FormQuestionsSchema = Type.Object(
+  {
+    questions: Type.Array(
+      Type.Object(
+        {
+          block: Type.String({ minLength: 1, description: 'the address of the block holding the question' }),
+          text: Type.String({ minLength: 1 }),
+          answer_kind: Type.Union(ANSWER_KINDS.map((k) => Type.Literal(k))),
+          required: Type.Boolean(),
+          section: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** The bid-worker's template_fill: a drafted answer citing numbered evidence, or null for none. */
+export const AnswerDraftSchema = Type.Object(
+  {
+    answer: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+    citations: Type.Array(Type.Integer({ minimum: 1 })),
+    confidence: Confidence,
+  },
+  { additionalProperties: false },
+);
+
 export type Classification = Static<typeof ClassificationSchema>;
+export type FormQuestions = Static<typeof FormQuestionsSchema>;
+export type AnswerDraft = Static<typeof AnswerDraftSchema>;
 export type QaPairs = Static<typeof QaSchema>;
 export type Entities = Static<typeof EntitiesSchema>;
 export type Relationships = Static<typeof RelationshipsSchema>;

@@ -10,10 +10,11 @@ import { cleanHtml } from './html.ts';
 import { ConverterPool } from './pool.ts';
 import { convertMarkdown, convertPlainText } from './text.ts';
 
-import type { Converted, MediaType } from './types.ts';
+import { textBlocks } from './layout.ts';
+import type { Converted, FormBlock, MediaType } from './types.ts';
 
 export { ConversionError, type ConversionErrorCode } from './errors.ts';
-export type { Converted, MediaType } from './types.ts';
+export type { BlockLocation, Converted, FormBlock, MediaType } from './types.ts';
 
 const BY_EXTENSION: Readonly<Record<string, MediaType>> = {
   '.pdf': 'application/pdf',
@@ -59,7 +60,31 @@ export const DEFAULT_CONVERTER_OPTIONS: Readonly<ConverterOptions> = Object.free
 
 export interface Converter {
   convert(bytes: Uint8Array, mediaType: MediaType): Promise<Converted>;
+  /**
+   * The document's addressed blocks (a form's paragraphs, cells or lines): DOCX and XLSX read
+   * in the isolated children, other types as the lines of their converted text.
+   */
+  blocks(bytes: Uint8Array, mediaType: MediaType): Promise<FormBlock[]>;
   close(): Promise<void>;
+}
+
+/** The converter's options from the service's configuration (INGEST_CONVERT_*, INGEST_MAX_DOCUMENT_BYTES). */
+export function converterOptions(convert: {
+  workers: number;
+  timeoutMs: number;
+  memoryMb: number;
+  maxDocumentBytes: number;
+  maxPages: number;
+  maxCells: number;
+}): Partial<ConverterOptions> {
+  return {
+    workers: convert.workers,
+    timeoutMs: convert.timeoutMs,
+    memoryMb: convert.memoryMb,
+    maxInputBytes: convert.maxDocumentBytes,
+    maxPages: convert.maxPages,
+    maxCells: convert.maxCells,
+  };
 }
 
 export function createConverter(overrides: Partial<ConverterOptions> = {}): Converter {
@@ -71,14 +96,24 @@ export function createConverter(overrides: Partial<ConverterOptions> = {}): Conv
     maxEntries: options.maxZipEntries,
     maxInflatedBytes: options.maxInflatedBytes,
   };
-  return {
+  const checkSize = (bytes: Uint8Array) => {
+    if (bytes.byteLength > options.maxInputBytes) {
+      throw new ConversionError(
+        'too_large',
+        `the document is ${bytes.byteLength} bytes, over the limit of ${options.maxInputBytes}`,
+      );
+    }
+  };
+  // Children start on first need, so a corpus of markdown never forks one.
+  const children = () =>
+    (pool ??= new ConverterPool({
+      workers: options.workers,
+      timeoutMs: options.timeoutMs,
+      memoryMb: options.memoryMb,
+    }));
+  const converter: Converter = {
     async convert(bytes, mediaType) {
-      if (bytes.byteLength > options.maxInputBytes) {
-        throw new ConversionError(
-          'too_large',
-          `the document is ${bytes.byteLength} bytes, over the limit of ${options.maxInputBytes}`,
-        );
-      }
+      checkSize(bytes);
       switch (mediaType) {
         case 'text/markdown':
           return convertMarkdown(bytes);
@@ -89,17 +124,22 @@ export function createConverter(overrides: Partial<ConverterOptions> = {}): Conv
           return { text: cleaned.text, title: cleaned.title ?? null };
         }
         default:
-          // Children start on first need, so a corpus of markdown never forks one.
-          pool ??= new ConverterPool({
-            workers: options.workers,
-            timeoutMs: options.timeoutMs,
-            memoryMb: options.memoryMb,
-          });
-          return pool.run(mediaType, bytes, limits);
+          return children().run(mediaType, bytes, limits);
+      }
+    },
+    async blocks(bytes, mediaType) {
+      checkSize(bytes);
+      switch (mediaType) {
+        case 'application/vnd.openxmlformats-officedocument.wordprocessingml.document':
+        case 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet':
+          return children().blocks(mediaType, bytes, limits);
+        default:
+          return textBlocks((await converter.convert(bytes, mediaType)).text);
       }
     },
     async close() {
       await pool?.close();
     },
   };
+  return converter;
 }

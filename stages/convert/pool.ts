@@ -15,7 +15,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { ConversionError, type ConversionErrorCode } from './errors.ts';
-import type { Converted, MediaType } from './types.ts';
+import type { Converted, FormBlock, MediaType } from './types.ts';
 
 export interface ChildLimits {
   maxPages: number;
@@ -26,13 +26,16 @@ export interface ChildLimits {
 
 export interface ChildJob {
   id: number;
+  /** text: the document's text (the walk); blocks: its addressed blocks (the bid-worker's forms). */
+  want: 'text' | 'blocks';
   mediaType: MediaType;
   bytes: Uint8Array;
   limits: ChildLimits;
 }
 
 export type ChildReply =
-  { id: number; ok: true; result: Converted } | { id: number; ok: false; code: ConversionErrorCode; message: string };
+  | { id: number; ok: true; result: Converted | FormBlock[] }
+  | { id: number; ok: false; code: ConversionErrorCode; message: string };
 
 export interface PoolOptions {
   workers: number;
@@ -46,7 +49,7 @@ const STDERR_TAIL = 4096;
 
 interface Pending {
   job: ChildJob;
-  resolve: (result: Converted) => void;
+  resolve: (result: Converted | FormBlock[]) => void;
   reject: (error: ConversionError) => void;
 }
 
@@ -69,9 +72,22 @@ export class ConverterPool {
   }
 
   run(mediaType: MediaType, bytes: Uint8Array, limits: ChildLimits): Promise<Converted> {
+    return this.#run('text', mediaType, bytes, limits) as Promise<Converted>;
+  }
+
+  blocks(mediaType: MediaType, bytes: Uint8Array, limits: ChildLimits): Promise<FormBlock[]> {
+    return this.#run('blocks', mediaType, bytes, limits) as Promise<FormBlock[]>;
+  }
+
+  #run(
+    want: ChildJob['want'],
+    mediaType: MediaType,
+    bytes: Uint8Array,
+    limits: ChildLimits,
+  ): Promise<Converted | FormBlock[]> {
     if (this.#closed) return Promise.reject(new ConversionError('converter_crashed', 'the converter pool is closed'));
     return new Promise((resolve, reject) => {
-      this.#queue.push({ job: { id: this.#nextId++, mediaType, bytes, limits }, resolve, reject });
+      this.#queue.push({ job: { id: this.#nextId++, want, mediaType, bytes, limits }, resolve, reject });
       this.#dispatch();
     });
   }

@@ -13,3 +13,21 @@ export interface Converted {
   title: string | null;
   pages?: number;
 }
+
+/**
+ * Where a block of a form sits: a DOCX body paragraph or table cell, an XLSX cell, or a line of
+ * the converted text (PDF, HTML, markdown, plain text). Indices count from 0, lines from 1.
+ */
+export type BlockLocation =
+  | { kind: 'docx_paragraph'; paragraph: number }
+  | { kind: 'docx_table_cell'; table: number; row: number; cell: number }
+  | { kind: 'xlsx_cell'; sheet: string; cell: string }
+  | { kind: 'text_line'; line: number };
+
+/** One addressed piece of a form's text (the bid-worker's view of a document). */
+export interface FormBlock {
+  /** Short and unique in the document: p12, t0.r1.c0, Sheet1!B3, l14. */
+  address: string;
+  text: string;
+  location: BlockLocation;
+}

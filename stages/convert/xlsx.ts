@@ -77,7 +77,7 @@ export async function convertXlsx(bytes: Uint8Array, limits: ZipLimits & { maxCe
   return { text: parts.join('\n\n'), title: null };
 }
 
-function cellText(value: ExcelJS.CellValue): string {
+export function cellText(value: ExcelJS.CellValue): string {
   if (value === null || value === undefined) return '';
   if (value instanceof Date) return value.toISOString().slice(0, 10);
   if (typeof value !== 'object') return String(value).trim();

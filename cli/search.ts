@@ -1,0 +1,43 @@
+// `ingest search QUERY [--k N] [--json]`: the evidence template_fill would retrieve for a
+// question (worker/retrieval.ts), with its scores and record:// citations, so an operator can
+// see what the corpus answers before a form is filled from it.
+
+import { parseArgs } from 'node:util';
+import type { Config } from '../lib/config.ts';
+import type { Logger } from '../lib/log.ts';
+import { embedder } from '../worker/jobs.ts';
+import { retrieve } from '../worker/retrieval.ts';
+import { openWorkerRuntime } from '../worker/runtime.ts';
+import { usageError } from './usage.ts';
+import { withDatabase } from './with-database.ts';
+
+export async function searchCommand(args: string[], { config, log }: { config: Config; log: Logger }): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { k: { type: 'string' }, json: { type: 'boolean', default: false } },
+    allowPositionals: true,
+  });
+  const query = positionals.join(' ').trim();
+  if (query === '') throw usageError('give a QUERY');
+  const k = values.k === undefined ? config.worker.evidenceK : Number(values.k);
+  if (!Number.isSafeInteger(k) || k < 1 || k > 100) throw usageError('--k must be a whole number from 1 to 100');
+  const runtime = await openWorkerRuntime(config, log);
+  try {
+    const evidence = await withDatabase(config, (db) => retrieve(db, embedder(runtime.deps), query, k));
+    if (values.json) {
+      process.stdout.write(`${JSON.stringify(evidence)}\n`);
+      return 0;
+    }
+    if (evidence.length === 0) process.stdout.write('no evidence\n');
+    evidence.forEach((e, i) =>
+      process.stdout.write(
+        `${i + 1}. [${e.kind}] score ${e.score.toFixed(4)}` +
+          `${e.similarity === null ? '' : `, similarity ${e.similarity.toFixed(3)}`}${e.lexical ? ', lexical match' : ''}\n` +
+          `   ${e.citation}\n   ${e.text.replace(/\s+/g, ' ').slice(0, 300)}\n`,
+      ),
+    );
+    return 0;
+  } finally {
+    await runtime.close();
+  }
+}

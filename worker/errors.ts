@@ -1,0 +1,43 @@
+// The named failures of a job. A job's error column holds `<code>: <message>`, so an operator
+// (and the platform) can tell a bad payload from an unreadable form or a model outage. `final`
+// marks what no retry can heal (the same payload or bytes fail the same way): such a job ends
+// failed at once instead of spending its remaining attempts.
+
+import { ConversionError } from '../stages/convert/index.ts';
+
+export type JobErrorCode =
+  | 'bad_payload'
+  | 'unknown_job'
+  | 'form_not_found'
+  | 'form_unsupported'
+  | 'form_unreadable'
+  | 'form_not_analysed'
+  | 'output_failed'
+  | 'job_failed';
+
+export class JobError extends Error {
+  readonly code: JobErrorCode | string;
+  readonly final: boolean;
+  constructor(code: JobErrorCode | string, message: string, options: { final: boolean; cause?: unknown }) {
+    super(message, { cause: options.cause });
+    this.name = 'JobError';
+    this.code = code;
+    this.final = options.final;
+  }
+}
+
+/**
+ * Any error a job threw, as a JobError: a form the isolated converter refused (a bomb, a
+ * corrupt or encrypted file, a timeout) is final and keeps the converter's code; anything else
+ * (a model outage, a database hiccup) is worth another attempt.
+ */
+export function asJobError(error: unknown): JobError {
+  if (error instanceof JobError) return error;
+  if (error instanceof ConversionError)
+    return new JobError(`form_unreadable/${error.code}`, error.message, { final: true, cause: error });
+  const message = error instanceof Error ? error.message : String(error);
+  return new JobError('job_failed', message, { final: false, cause: error });
+}
+
+/** The text stored in processing_queue.error. */
+export const errorText = (error: JobError): string => `${error.code}: ${error.message}`;

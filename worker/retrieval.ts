@@ -1,0 +1,196 @@
+// Evidence for a question from what the walks built (template_fill and `ingest search` share
+// it): answered Q&A pairs (promotion_candidates(), the answered predicate of schema/0002),
+// content chunks and entity facts, found by vector similarity over record_embeddings and, for
+// the Q&A pairs, by their words too. A candidate's score is its cosine similarity plus, for a
+// Q&A pair, LEXICAL_WEIGHT times the share of the question's word weight (idf) it matches:
+// a pair that answers the question in other words still shares the rare words of its subject,
+// and the answered pairs, the curated form of an answer, come before chunks that merely look
+// alike. LEXICAL_WEIGHT was chosen on the benchmark's seed 1 and checked on seed 2
+// (bench/README.md "bid-worker").
+//
+// Every piece of evidence carries a record:// citation of what SPEC.md 2 allows as a target:
+// the source_document (or reference_item) it came from.
+
+import type { Queryable } from '../lib/db/database.ts';
+import type { Evidence } from './payloads.ts';
+
+export const LEXICAL_WEIGHT = 5;
+/** A vector hit less similar than this, with no word in common, is noise, not evidence. */
+export const MIN_SIMILARITY = 0.3;
+
+export type Embed = (text: string) => Promise<number[]>;
+
+interface Hit {
+  kind: Evidence['kind'];
+  id: string;
+  similarity: number | null;
+  /** The share of the query's word weight this Q&A pair matches, 0 to 1; null: no word shared. */
+  lexical: number | null;
+}
+
+const OWNER_KIND: Record<Evidence['kind'], string> = {
+  q_a_pair: 'q_a_extraction',
+  chunk: 'content_chunk',
+  entity: 'entity_mention',
+};
+
+export async function retrieve(
+  db: Queryable,
+  embed: Embed,
+  query: string,
+  k: number,
+  lexicalWeight = LEXICAL_WEIGHT,
+): Promise<Evidence[]> {
+  const vector = `[${(await embed(query)).join(',')}]`;
+  const hits = new Map<string, Hit>();
+  const hit = (kind: Evidence['kind'], id: string): Hit => {
+    const key = `${kind}:${id}`;
+    let h = hits.get(key);
+    if (h === undefined) hits.set(key, (h = { kind, id, similarity: null, lexical: null }));
+    return h;
+  };
+  const wide = k * 4;
+  // One nearest-neighbour query per kind: the Q&A pairs' has its own HNSW index (schema/0012).
+  for (const kind of ['q_a_pair', 'chunk', 'entity'] as const) {
+    const { rows } = await db.query<{ owner_id: string; similarity: number }>(
+      `SELECT owner_id, 1 - (embedding <=> $1::vector) AS similarity FROM record_embeddings
+        WHERE owner_kind = $2 ORDER BY embedding <=> $1::vector LIMIT $3`,
+      [vector, OWNER_KIND[kind], wide],
+    );
+    for (const r of rows) hit(kind, r.owner_id).similarity = Number(r.similarity);
+  }
+  for (const [id, share] of await lexicalMatches(db, query, wide)) hit('q_a_pair', id).lexical = share;
+  // Pairs found by their words alone get their similarity too, so every score has both parts.
+  const unscored = [...hits.values()].filter((h) => h.similarity === null).map((h) => h.id);
+  if (unscored.length > 0) {
+    const { rows } = await db.query<{ owner_id: string; similarity: number }>(
+      `SELECT owner_id, 1 - (embedding <=> $1::vector) AS similarity FROM record_embeddings
+        WHERE owner_kind = 'q_a_extraction' AND owner_id = ANY($2::uuid[])`,
+      [vector, unscored],
+    );
+    for (const r of rows) hit('q_a_pair', r.owner_id).similarity = Number(r.similarity);
+  }
+  const ranked = [...hits.values()]
+    .filter((h) => h.lexical !== null || (h.similarity ?? 0) >= MIN_SIMILARITY)
+    .map((h) => ({ h, score: (h.similarity ?? 0) + lexicalWeight * (h.lexical ?? 0) }))
+    .sort((a, b) => b.score - a.score || (a.h.id < b.h.id ? -1 : 1));
+  const out: Evidence[] = [];
+  const seen = new Set<string>();
+  for (const { h, score } of ranked) {
+    if (out.length === k) break;
+    const described = await describe(db, h);
+    // A Q&A row that is no promotion candidate (blank answer) or an owner gone since: skipped.
+    // The same text from another document (a pair copied between FAQs) adds nothing: one slot.
+    const text = described?.text.replace(/\s+/g, ' ').trim().toLowerCase();
+    if (described !== null && !seen.has(`${h.kind}:${text}`)) {
+      seen.add(`${h.kind}:${text}`);
+      out.push({
+        kind: h.kind,
+        id: h.id,
+        score: Number(score.toFixed(6)),
+        similarity: h.similarity === null ? null : Number(h.similarity.toFixed(4)),
+        lexical: h.lexical !== null,
+        ...described,
+      });
+    }
+  }
+  return out;
+}
+
+/** The query's distinct words; only letters and digits pass, so no input can inject tsquery syntax. */
+export function queryWords(query: string): string[] {
+  return [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]{2,}/gu) ?? [])].slice(0, 32);
+}
+
+const TSV = `to_tsvector('english', q.question_text || ' ' || coalesce(q.answer_text, ''))`;
+/** A word in more than this share of the pairs says nothing about which one is meant. */
+const MAX_DOCUMENT_FREQUENCY = 0.25;
+
+/**
+ * Answered Q&A pairs sharing words with the query, best first: each shared word weighs its
+ * inverse document frequency among the pairs (BM25's idf), so a reworded question meets its
+ * pair through the words of its subject, and phrasing every question shares weighs little.
+ * Words are stemmed and stop words dropped by PostgreSQL's english configuration; the document
+ * frequencies and the matches are read from the text-search index (schema/0015).
+ */
+async function lexicalMatches(db: Queryable, query: string, limit: number): Promise<Map<string, number>> {
+  const words = queryWords(query);
+  if (words.length === 0) return new Map();
+  const { rows: frequencies } = await db.query<{ word: string; df: string; total: string }>(
+    `SELECT w AS word, (SELECT count(*) FROM q_a_extractions q WHERE ${TSV} @@ to_tsquery('english', w)) AS df,
+            (SELECT count(*) FROM q_a_extractions) AS total
+       FROM unnest($1::text[]) AS w
+      WHERE numnode(to_tsquery('english', w)) > 0`,
+    [words],
+  );
+  // The whole weight counts the words no pair has too: a question about something the corpus
+  // never mentions matches little of its weight, whatever it shares.
+  const all = frequencies.map((f) => ({ word: f.word, df: Number(f.df), total: Number(f.total) }));
+  const idf = (f: { df: number; total: number }) => Math.log(1 + (f.total - f.df + 0.5) / (f.df + 0.5));
+  const whole = all
+    .filter((f) => f.df <= Math.max(1, MAX_DOCUMENT_FREQUENCY * f.total))
+    .reduce((n, f) => n + idf(f), 0);
+  const weighed = all
+    .filter((f) => f.df > 0 && f.df <= Math.max(1, MAX_DOCUMENT_FREQUENCY * f.total))
+    .map((f) => ({ word: f.word, idf: idf(f) }));
+  if (weighed.length === 0) return new Map();
+  const { rows } = await db.query<{ id: string; weight: number }>(
+    `SELECT m.id, sum(w.idf) AS weight FROM unnest($1::text[], $2::float8[]) AS w(word, idf)
+       CROSS JOIN LATERAL (SELECT q.id FROM q_a_extractions q
+                            WHERE ${TSV} @@ to_tsquery('english', w.word) AND q_a_is_answered(q.answer_text)) m
+      GROUP BY m.id ORDER BY sum(w.idf) DESC, m.id LIMIT $3`,
+    [weighed.map((w) => w.word), weighed.map((w) => w.idf), limit],
+  );
+  return new Map(rows.map((r) => [r.id, Number(r.weight) / whole]));
+}
+
+const citation = (documentId: string | null, referenceItemId: string | null): string =>
+  documentId !== null ? `record://source_document/${documentId}` : `record://reference_item/${referenceItemId}`;
+
+async function describe(db: Queryable, h: Hit): Promise<{ text: string; citation: string } | null> {
+  switch (h.kind) {
+    case 'q_a_pair': {
+      const { rows } = await db.query<{ question_text: string; answer_text: string; source_document_id: string }>(
+        `SELECT question_text, answer_text, source_document_id FROM promotion_candidates() WHERE id = $1`,
+        [h.id],
+      );
+      const r = rows[0];
+      return r === undefined
+        ? null
+        : { text: `Q: ${r.question_text} A: ${r.answer_text}`, citation: citation(r.source_document_id, null) };
+    }
+    case 'chunk': {
+      const { rows } = await db.query<{ text: string; source_document_id: string | null; reference_item_id: string }>(
+        `SELECT text, source_document_id, reference_item_id FROM content_chunks WHERE id = $1`,
+        [h.id],
+      );
+      const r = rows[0];
+      return r === undefined ? null : { text: r.text, citation: citation(r.source_document_id, r.reference_item_id) };
+    }
+    case 'entity': {
+      const { rows } = await db.query<{
+        canonical_name: string;
+        entity_type: string;
+        source_document_id: string | null;
+        reference_item_id: string | null;
+        facts: string[] | null;
+      }>(
+        `SELECT m.canonical_name, m.entity_type, m.source_document_id, m.reference_item_id,
+                (SELECT array_agg(r.source_canonical || ' ' || r.predicate || ' ' || r.target_canonical)
+                   FROM (SELECT * FROM entity_relationships r
+                          WHERE r.source_document_id = m.source_document_id
+                            AND (r.source_canonical = m.canonical_name OR r.target_canonical = m.canonical_name)
+                          ORDER BY r.confidence DESC NULLS LAST, r.id LIMIT 3) r) AS facts
+           FROM entity_mentions m WHERE m.id = $1`,
+        [h.id],
+      );
+      const r = rows[0];
+      if (r === undefined) return null;
+      const facts = (r.facts ?? []).join('; ');
+      return {
+        text: `${r.canonical_name} (${r.entity_type})${facts === '' ? '' : `: ${facts}`}`,
+        citation: citation(r.source_document_id, r.reference_item_id ?? null),
+      };
+    }
+  }
+}
