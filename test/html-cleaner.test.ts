@@ -116,6 +116,25 @@ test('an article split over sibling blocks, and sibling prose beside the best bl
   assert.not.ok(text.includes('teaser'));
 });
 
+test('an article split over sibling containers deep in page-builder wrappers, with an ad and a "continue reading" link between, is kept whole', () => {
+  // Each paragraph sits five wrappers deep, as page builders nest them, under a layout class
+  // ("widget"): no single wrapper scores, and the parts are cousins rather than siblings.
+  const part = (n: number) =>
+    `<section class="builder-section"><div class="builder-container"><div class="builder-column"><div class="builder-wrap"><div class="builder-widget-container">${paragraph(n)}</div></div></div></div></section>`;
+  const html =
+    `<html><body><header><a href="/">Home</a></header><div class="site"><div class="page">${part(1)}${part(2)}` +
+    `<div class="ad-slot"><a href="/ad">Buy now and save</a></div>${part(3)}${part(4)}` +
+    `<div class="more"><a href="/more">Continue reading</a></div>${part(5)}${part(6)}</div>` +
+    `<ul class="teasers">${[1, 2, 3, 4].map((n) => `<li class="teaser"><h3><a href="/t${n}">Teaser headline number ${n} of the day</a></h3><p>A summary of another story that is long enough to read like prose to a counter, number ${n}.</p></li>`).join('')}</ul>` +
+    `</div></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  assert.is(result.verdict, 'ok');
+  for (let n = 1; n <= 6; n++) assert.ok(result.text.includes(`Paragraph ${n} `), `paragraph ${n}: ${result.text}`);
+  assert.not.ok(result.text.includes('Buy now'));
+  assert.not.ok(result.text.includes('another story'), 'a list of teasers beside the article is not part of it');
+});
+
 test('verdicts: ok, thin, empty, not_html', () => {
   assert.is(cleanHtml(ARTICLE).verdict, 'ok');
   const thin = cleanHtml(
