@@ -84,9 +84,9 @@ test('structure stays readable: blank lines between blocks, headings, list items
   assert.ok(blocks.includes('Year | Amount') && blocks.includes('2024 | 1,200'), text);
   assert.ok(blocks.indexOf('## What & why') < blocks.indexOf('- First point'), 'document order');
   const lines = cleanHtml(
-    `<article>${paragraph(1)}<p>Line one<br>line two &eacute;&#x4E2D;&nbsp;end</p></article>`,
+    `<article>${paragraph(1)}<p>Line one<br>line two &eacute;&#x4E2D;&nbsp;end.</p></article>`,
   ).text;
-  assert.match(lines, /\n\nLine one\nline two é中 end$/);
+  assert.match(lines, /\n\nLine one\nline two é中 end\.$/);
 });
 
 test('the main block is found by density in any script, without words to recognise', () => {
@@ -133,6 +133,24 @@ test('an article split over sibling containers deep in page-builder wrappers, wi
   for (let n = 1; n <= 6; n++) assert.ok(result.text.includes(`Paragraph ${n} `), `paragraph ${n}: ${result.text}`);
   assert.not.ok(result.text.includes('Buy now'));
   assert.not.ok(result.text.includes('another story'), 'a list of teasers beside the article is not part of it');
+});
+
+test('inline elements stay inside their sentence; dateline and "Text size" lines at the edges are left out', () => {
+  const html =
+    `<html><head><title>Shares rise after the merger</title></head><body><article><h1>Shares rise after the merger</h1>` +
+    `<div class="tools"><span>Text size</span><button>A+</button><button>A-</button></div>` +
+    `<div>November 19, 2019 12:21 PM</div>` +
+    `<div class="story-text">Shares of <fin-ticker symbol="ACME"><a href="/q/acme">Acme Corporation</a></fin-ticker> rose sharply on Tuesday after the ` +
+    `<div style="display: inline">board</div> approved the long-awaited merger with its largest rival in the region.</div>` +
+    `${paragraph(2)}<div>Reporting by A. Writer</div></article></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  assert.ok(
+    result.text.startsWith('Shares of Acme Corporation rose sharply on Tuesday after the board approved'),
+    result.text,
+  );
+  for (const furniture of ['Text size', 'November 19', 'Reporting by', 'Shares rise after'])
+    assert.not.ok(result.text.includes(furniture), furniture);
 });
 
 test('verdicts: ok, thin, empty, not_html', () => {

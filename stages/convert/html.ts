@@ -31,6 +31,9 @@ export const MAX_INPUT = 20 * 1024 * 1024;
 export const THIN_CHARS = 250;
 /** Above this share of link characters, a block is a link list and is left out. */
 const LINK_LIST_SHARE = 0.5;
+/** A line at the main block's edge this short (visible characters) may be furniture. */
+const EDGE_LINE_CHARS = 40;
+const SENTENCE_END = /[.!?\u3002\uff01\uff1f]$/;
 /** Only the head is sniffed for markup and binary noise. */
 const SNIFF_CHARS = 65_536;
 
@@ -84,11 +87,13 @@ function extract(html: string, warnings: string[]): CleanedHtml {
   const linkList = (element: Element) =>
     element.block && element.chars > 0 && element.linkChars > element.chars * LINK_LIST_SHARE;
   const main = new Set(selection.main);
-  let blocks = dropTitleHeading(
-    selection.main.flatMap((element) =>
-      renderText(element, { skip: (e) => selection.pruned.has(e) || (!main.has(e) && linkList(e)) }),
+  let blocks = trimEdges(
+    dropTitleHeading(
+      selection.main.flatMap((element) =>
+        renderText(element, { skip: (e) => selection.pruned.has(e) || (!main.has(e) && linkList(e)) }),
+      ),
+      title,
     ),
-    title,
   );
   const found = blocks.length > 0;
   if (!found) {
@@ -114,6 +119,24 @@ function dropTitleHeading(blocks: string[], title: string | null): string[] {
     return text.length >= 10 && text.length >= title.length * 0.4 && title.includes(text);
   });
   return index < 0 ? blocks : blocks.filter((_, i) => i !== index);
+}
+
+/**
+ * Short lines without a sentence's end at either edge of the main block are its furniture
+ * (datelines, "Text size", share labels, a lone author name), not its text; a block of only
+ * such lines is kept as it is.
+ */
+function trimEdges(blocks: string[]): string[] {
+  const furniture = (block: string) =>
+    !block.startsWith('#') &&
+    !block.startsWith('- ') &&
+    visibleChars(block) <= EDGE_LINE_CHARS &&
+    !SENTENCE_END.test(block);
+  let start = 0;
+  while (start < blocks.length && furniture(blocks[start]!)) start++;
+  let end = blocks.length;
+  while (end > start && furniture(blocks[end - 1]!)) end--;
+  return start === end ? blocks : blocks.slice(start, end);
 }
 
 function firstHeading(blocks: string[]): string | null {

@@ -87,7 +87,7 @@ const FURNITURE_SIGNAL = new RegExp(
  * "main-header"), so a content fragment in the same element cancels them.
  */
 const LAYOUT_SIGNAL =
-  /sidebar|footer|header|menu|navbar|navigation|banner|masthead|widget|pagination|pager|toolbar|byline|hidden/;
+  /sidebar|footer|header|menu|navbar|navigation|banner|masthead|widget|pagination|pager|toolbar|byline|dateline|timestamp|hidden/;
 const CONTENT_SIGNAL = /article|body|content|main|column|post|entry|story|text/;
 /** Short tokens that must be a whole class token (as a substring they match too much). */
 const LAYOUT_TOKENS = new Set([

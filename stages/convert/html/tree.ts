@@ -29,12 +29,14 @@ export class Element {
   prose = 0;
   score = 0;
 
-  constructor(tag: string, signal: string, role: string, parent: Element | null) {
+  /** `inline`: styled `display: inline` in the markup, whatever the tag. */
+  constructor(tag: string, signal: string, role: string, parent: Element | null, inline = false) {
     this.tag = tag;
     this.signal = signal;
     this.role = role;
     this.parent = parent;
-    this.block = !INLINE.has(tag);
+    // Custom elements (a hyphen in the name) render inline, as browsers render unknown tags.
+    this.block = !inline && !INLINE.has(tag) && !tag.includes('-');
   }
 }
 
@@ -277,6 +279,12 @@ function isSpace(code: number): boolean {
   );
 }
 
+/** An inline style of `display: inline` (not inline-block, which still breaks the line for us: it is laid out as a box). */
+function styledInline(attrs: Map<string, string>): boolean {
+  const style = attrs.get('style');
+  return style !== undefined && /display\s*:\s*inline\s*(?:;|!|$)/i.test(style);
+}
+
 function hidden(attrs: Map<string, string>): boolean {
   if (attrs.has('hidden') || attrs.get('aria-hidden') === 'true' || attrs.get('type') === 'hidden') return true;
   const style = attrs.get('style');
@@ -418,7 +426,13 @@ export function buildTree(html: string): Page {
         ? ''
         : `${cls ?? ''} ${id ?? ''} ${itemprop ?? ''}`.toLowerCase();
     const role = attrs.get('role');
-    const element = new Element(name, signal, role === undefined ? '' : role.toLowerCase(), current);
+    const element = new Element(
+      name,
+      signal,
+      role === undefined ? '' : role.toLowerCase(),
+      current,
+      styledInline(attrs),
+    );
     current.children.push(element);
     targets.push(current);
     current = element;
