@@ -153,6 +153,21 @@ test('inline elements stay inside their sentence; dateline and "Text size" lines
     assert.not.ok(result.text.includes(furniture), furniture);
 });
 
+test('a short article under the headline wins over a longer block of other text beside it', () => {
+  const notice = `<p>${'Our customer service team answers questions about subscriptions, deliveries and invoices on weekdays from nine to five. '.repeat(4)}</p>`;
+  const html =
+    `<html><head><title>Council approves the new bridge | Town News</title></head><body>` +
+    `<div class="layout"><div class="primary"><h1>Council approves the new bridge</h1><div class="entry">` +
+    `<p>The town council approved the new bridge over the river on Monday evening, after two years of debate.</p>` +
+    `<p>Work starts in spring and should take eighteen months, the mayor said after the vote.</p></div></div>` +
+    `<div class="secondary"><div class="service-notice">${notice}</div></div></div></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  assert.ok(result.text.startsWith('The town council approved the new bridge'), result.text);
+  assert.ok(result.text.includes('the mayor said after the vote.'));
+  assert.not.ok(result.text.includes('customer service'), 'the longer block beside the article is left out');
+});
+
 test('verdicts: ok, thin, empty, not_html', () => {
   assert.is(cleanHtml(ARTICLE).verdict, 'ok');
   const thin = cleanHtml(

@@ -83,7 +83,7 @@ function extract(html: string, warnings: string[]): CleanedHtml {
   const title = page.title === '' ? null : page.title;
   if (page.body.chars === 0) return { text: '', verdict: 'empty', warnings, title };
 
-  const selection = selectMain(page.body);
+  const selection = selectMain(page.body, title);
   const linkList = (element: Element) =>
     element.block && element.chars > 0 && element.linkChars > element.chars * LINK_LIST_SHARE;
   const main = new Set(selection.main);

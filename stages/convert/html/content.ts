@@ -167,6 +167,8 @@ const MAX_RIVALS = 5;
 /** A sibling whose own running text has this much prose joins the best block whatever its score. */
 const SIBLING_PROSE_CHARS = 80;
 
+/** The block under the headline is the article, over a best block elsewhere with up to 1/0.3 times its prose. */
+const HEADLINE_PROSE_SHARE = 0.3;
 /** In the prose region, each character of other text costs this many characters of prose. */
 const REGION_NOISE_WEIGHT = 1;
 /** The prose region replaces the best block when its margin is at least this multiple of the block's. */
@@ -181,7 +183,7 @@ const REGION_GAIN = 1.3;
  * blocks) join it. Boilerplate subtrees are left out first, unless one of them holds most of
  * the page's prose (a site that wraps the whole page in a <form>).
  */
-export function selectMain(body: Element): Selection {
+export function selectMain(body: Element, title: string | null): Selection {
   const totalProse = sumProse(body);
   const pruned = new Set<Element>();
   const scored: Element[] = [];
@@ -251,6 +253,17 @@ export function selectMain(body: Element): Selection {
     }
     last = score;
   }
+
+  // The page's headline marks where its article is: a short article beside a longer block of
+  // other text (a service notice, a list of stories) is found by the headline it sits under.
+  const anchored = headlineBlock(body, title, pruned);
+  if (
+    anchored !== null &&
+    !contains(anchored, best) &&
+    !contains(best, anchored) &&
+    anchored.prose >= best.prose * HEADLINE_PROSE_SHARE
+  )
+    return { main: [anchored], pruned };
 
   // An article in many small containers, a thread of posts, a product's description beside
   // its specifications: the best block is only a part. The prose region around it is the
@@ -381,4 +394,39 @@ export function repeatedItems(element: Element): Element[] {
   let largest: Element[] = [];
   for (const group of groups.values()) if (group.length > largest.length) largest = group;
   return largest.length * 2 > count ? largest : [];
+}
+
+/** Text of a heading that can be the page's headline, against the page title. */
+function isHeadline(element: Element, title: string): boolean {
+  const text = renderInline(element);
+  return text.length >= 10 && (title.includes(text) || text.includes(title));
+}
+
+/**
+ * The nearest block around the page's headline (the first h1 whose text the title contains,
+ * or which contains the title) that holds a paragraph of prose; null when there is none.
+ */
+function headlineBlock(body: Element, title: string | null, pruned: Set<Element>): Element | null {
+  if (title === null) return null;
+  const headline = find(body, (e) => e.tag === 'h1' && !pruned.has(e) && isHeadline(e, title), pruned);
+  if (headline === null) return null;
+  for (let block = headline.parent; block !== null && block !== body; block = block.parent)
+    if (block.prose >= SIBLING_PROSE_CHARS) return block;
+  return null;
+}
+
+function find(element: Element, test: (e: Element) => boolean, pruned: Set<Element>): Element | null {
+  for (const child of element.children) {
+    if (typeof child === 'string' || pruned.has(child)) continue;
+    if (test(child)) return child;
+    const found = find(child, test, pruned);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
+function renderInline(element: Element): string {
+  let text = '';
+  for (const child of element.children) text += typeof child === 'string' ? child : renderInline(child);
+  return text.replace(/\s+/g, ' ').trim();
 }
