@@ -11,6 +11,10 @@ const WARNINGS = [
   'charset_unknown',
   'mostly_links',
   'nesting_flattened',
+  'forum_page',
+  'product_page',
+  'documentation_page',
+  'listing_page',
 ];
 
 /** What every result must satisfy, whatever went in. */
@@ -168,6 +172,85 @@ test('a short article under the headline wins over a longer block of other text 
   assert.not.ok(result.text.includes('customer service'), 'the longer block beside the article is left out');
 });
 
+const SITE_HEADER = `<header class="site-header"><a href="/">Home</a> <a href="/about">About</a> <a href="/help">Help</a></header>`;
+const sentence = (subject: string, n: number) =>
+  `${subject} ${n} says, in a few plain words, what this part of the page is about and why it matters to a reader.`;
+
+test('a forum thread keeps every post, short replies too, and says it is a forum', () => {
+  const post = (n: number, text: string) =>
+    `<article class="message"><div class="message-user"><a href="/u/${n}">member${n}</a> Joined 2024</div><div class="message-body"><p>${text}</p></div></article>`;
+  const html =
+    `<html><head><title>Best first telescope? | Astronomy Forum</title></head><body>${SITE_HEADER}` +
+    `<div class="thread"><h1>Best first telescope?</h1>` +
+    post(1, `${sentence('Question', 1)} ${sentence('Question', 2)}`) +
+    post(2, sentence('Reply', 2)) +
+    post(3, `${sentence('Reply', 3)} ${sentence('Reply', 3)} ${sentence('Reply', 3)}`) +
+    post(4, 'Thanks, that answers it: I will start with binoculars first.') +
+    `</div><div class="similar"><h3>Similar threads</h3><ul>${[1, 2, 3].map((n) => `<li><a href="/t/${n}">Another thread ${n}</a></li>`).join('')}</ul></div></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  for (const text of ['Question 1 says', 'Reply 2 says', 'Reply 3 says', 'I will start with binoculars'])
+    assert.ok(result.text.includes(text), `${text}: ${result.text}`);
+  assert.not.ok(result.text.includes('Another thread'));
+  assert.ok(result.warnings.includes('forum_page'), result.warnings.join());
+});
+
+test('a product page keeps its description and its specification table, and says it is a product', () => {
+  const html =
+    `<html><head><title>Trail Runner 2 | Shoe Shop</title><meta property="og:type" content="product"></head><body>${SITE_HEADER}` +
+    `<div class="product-page"><h1>Trail Runner 2</h1><div class="price">€ 129</div>` +
+    `<div class="description"><p>${sentence('The description', 1)}</p><p>${sentence('The description', 2)}</p></div>` +
+    `<h2>Specifications</h2><table class="specs"><tr><th>Weight</th><td>280 g</td></tr><tr><th>Drop</th><td>6 mm</td></tr><tr><th>Upper</th><td>Recycled mesh</td></tr></table></div>` +
+    `<div class="more-products"><h3>You may also like</h3>${[1, 2, 3, 4].map((n) => `<div class="card"><h4><a href="/p/${n}">Other shoe ${n}</a></h4><span>€ 99</span></div>`).join('')}</div></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  assert.ok(
+    result.text.includes('The description 1 says') && result.text.includes('The description 2 says'),
+    result.text,
+  );
+  for (const row of ['Weight | 280 g', 'Drop | 6 mm', 'Upper | Recycled mesh'])
+    assert.ok(result.text.includes(row), row);
+  assert.not.ok(result.text.includes('Other shoe'));
+  assert.ok(result.warnings.includes('product_page'), result.warnings.join());
+});
+
+test('a documentation page keeps its headings and code blocks, and says it is documentation', () => {
+  const html =
+    `<html><head><title>Configuration | Tool docs</title></head><body>${SITE_HEADER}` +
+    `<nav class="docs-nav"><ul>${[1, 2, 3, 4].map((n) => `<li><a href="/docs/${n}">Chapter ${n}</a></li>`).join('')}</ul></nav>` +
+    `<main><h1>Configuration</h1><p>${sentence('The guide', 1)}</p><h2>Install</h2><pre><code>npm install tool --save-exact</code></pre>` +
+    `<p>${sentence('The guide', 2)}</p><h2>Run</h2><pre><code>tool run --config tool.json\ntool check</code></pre><p>${sentence('The guide', 3)}</p></main></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  const blocks = result.text.split('\n\n');
+  for (const block of [
+    '## Install',
+    '## Run',
+    'npm install tool --save-exact',
+    'tool run --config tool.json\ntool check',
+  ])
+    assert.ok(blocks.includes(block), `${block}: ${result.text}`);
+  assert.not.ok(result.text.includes('Chapter 2'));
+  assert.ok(result.warnings.includes('documentation_page'), result.warnings.join());
+});
+
+test('a listing keeps its items, and says it is a listing', () => {
+  const items = Array.from(
+    { length: 8 },
+    (_, n) => `<li class="result"><a href="/book/${n}">Catalogue of hardware, volume ${n}</a> (19${n}0)</li>`,
+  ).join('');
+  const html =
+    `<html><head><title>Browse: Hardware catalogues</title></head><body>${SITE_HEADER}` +
+    `<main><h1>Hardware catalogues</h1><p>Books on this subject, oldest first.</p><ul class="results">${items}</ul></main>` +
+    `<footer><a href="/terms">Terms</a></footer></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  for (let n = 0; n < 8; n++)
+    assert.ok(result.text.includes(`Catalogue of hardware, volume ${n} (19${n}0)`), result.text);
+  assert.not.ok(result.text.includes('Terms'));
+  assert.ok(result.warnings.includes('listing_page'), result.warnings.join());
+});
+
 test('verdicts: ok, thin, empty, not_html', () => {
   assert.is(cleanHtml(ARTICLE).verdict, 'ok');
   const thin = cleanHtml(
@@ -199,7 +282,7 @@ test('warnings: no_main_block and mostly_links on a page of links; nesting_flatt
   const result = cleanHtml(hub);
   assertWellFormed(result);
   assert.is(result.verdict, 'thin');
-  assert.equal(result.warnings, ['no_main_block', 'mostly_links']);
+  assert.equal(result.warnings, ['no_main_block', 'mostly_links', 'listing_page']);
   assert.ok(result.text.includes('Section 39'), 'with no main block, the visible text is returned');
 
   const depth = 100_000;

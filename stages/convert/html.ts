@@ -10,6 +10,7 @@
 
 import { isBoilerplate, selectMain } from './html/content.ts';
 import { decodeHtml } from './html/decode.ts';
+import { pageKind, withSpecTables, type PageKind } from './html/kind.ts';
 import { renderText } from './html/render.ts';
 import { buildTree, type Element } from './html/tree.ts';
 
@@ -20,6 +21,8 @@ export interface CleanedHtml {
   verdict: HtmlVerdict;
   warnings: string[];
   title?: string | null;
+  /** The kind of page the text came from; absent when no text was extracted. */
+  kind?: PageKind;
 }
 
 /**
@@ -84,8 +87,11 @@ function extract(html: string, warnings: string[]): CleanedHtml {
   if (page.body.chars === 0) return { text: '', verdict: 'empty', warnings, title };
 
   const selection = selectMain(page.body, title);
+  const kind = pageKind(page.body, selection.main, page.ogType);
+  if (kind === 'product') selection.main = withSpecTables(selection.main, selection.pruned);
+  // A listing's items are links by nature; on any other page a link list in the main block is furniture.
   const linkList = (element: Element) =>
-    element.block && element.chars > 0 && element.linkChars > element.chars * LINK_LIST_SHARE;
+    kind !== 'listing' && element.block && element.chars > 0 && element.linkChars > element.chars * LINK_LIST_SHARE;
   const main = new Set(selection.main);
   let blocks = trimEdges(
     dropTitleHeading(
@@ -105,7 +111,8 @@ function extract(html: string, warnings: string[]): CleanedHtml {
   const text = blocks.join('\n\n');
   const verdict = text === '' ? 'empty' : found && visibleChars(text) >= THIN_CHARS ? 'ok' : 'thin';
   if (verdict !== 'ok' && page.body.linkChars > page.body.chars * LINK_LIST_SHARE) warnings.push('mostly_links');
-  return { text, verdict, warnings, title: title ?? firstHeading(blocks) };
+  if (verdict !== 'empty' && kind !== 'article') warnings.push(`${kind}_page`);
+  return { text, verdict, warnings, title: title ?? firstHeading(blocks), kind };
 }
 
 /**
@@ -130,6 +137,7 @@ function trimEdges(blocks: string[]): string[] {
   const furniture = (block: string) =>
     !block.startsWith('#') &&
     !block.startsWith('- ') &&
+    !block.includes(' | ') &&
     visibleChars(block) <= EDGE_LINE_CHARS &&
     !SENTENCE_END.test(block);
   let start = 0;

@@ -294,7 +294,7 @@ function strongest(elements: Element[], score: (e: Element) => number, count: nu
   return elements.length <= count ? elements : elements.sort((a, b) => score(b) - score(a)).slice(0, count);
 }
 
-function contains(ancestor: Element, element: Element): boolean {
+export function contains(ancestor: Element, element: Element): boolean {
   for (let e: Element | null = element; e !== null; e = e.parent) if (e === ancestor) return true;
   return false;
 }

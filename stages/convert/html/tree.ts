@@ -11,9 +11,11 @@ import { Tokenizer } from 'htmlparser2';
 
 export class Element {
   readonly tag: string;
-  /** Lower-cased class and id, the tokens the boilerplate rules read. */
+  /** Lower-cased class, id and itemprop: the tokens the boilerplate and kind rules read. */
   readonly signal: string;
   readonly role: string;
+  /** The schema.org item type (itemtype), lower-cased; '' when none. */
+  itemtype = '';
   readonly parent: Element | null;
   readonly children: (Element | string)[] = [];
   readonly block: boolean;
@@ -44,6 +46,8 @@ export interface Page {
   body: Element;
   /** The <title> text, else og:title; whitespace collapsed. */
   title: string;
+  /** The og:type the page declares ("article", "product", ...), lower-cased; '' when none. */
+  ogType: string;
   /** Elements deeper than MAX_DEPTH were flattened into their ancestor. */
   flattened: boolean;
 }
@@ -54,6 +58,7 @@ const ATTRIBUTES = new Set([
   'id',
   'role',
   'itemprop',
+  'itemtype',
   'style',
   'hidden',
   'aria-hidden',
@@ -298,6 +303,7 @@ export function buildTree(html: string): Page {
   const body = new Element('body', '', '', null);
   let title = '';
   let ogTitle = '';
+  let ogType = '';
   let flattened = false;
 
   // The open-element stack: tag names, and the element each entry writes into (an entry that
@@ -383,6 +389,7 @@ export function buildTree(html: string): Page {
       const property = attrs.get('property') ?? attrs.get('name');
       if ((property === 'og:title' || property === 'twitter:title') && ogTitle === '')
         ogTitle = attrs.get('content') ?? '';
+      if (property === 'og:type' && ogType === '') ogType = (attrs.get('content') ?? '').trim().toLowerCase();
     }
     if (skip > 0) {
       if (!VOID.has(name)) {
@@ -433,6 +440,8 @@ export function buildTree(html: string): Page {
       current,
       styledInline(attrs),
     );
+    const itemtype = attrs.get('itemtype');
+    if (itemtype !== undefined) element.itemtype = itemtype.toLowerCase();
     current.children.push(element);
     targets.push(current);
     current = element;
@@ -518,5 +527,5 @@ export function buildTree(html: string): Page {
     current = current.parent!;
   }
   close(body);
-  return { body, title: (title || ogTitle).replace(/\s+/g, ' ').trim(), flattened };
+  return { body, title: (title || ogTitle).replace(/\s+/g, ' ').trim(), ogType, flattened };
 }
