@@ -251,6 +251,53 @@ test('a listing keeps its items, and says it is a listing', () => {
   assert.ok(result.warnings.includes('listing_page'), result.warnings.join());
 });
 
+test('the thin threshold weighs text, not characters: a short news item in Chinese, Japanese or Korean is ok, a one-line note thin', () => {
+  // 80 to 110 characters of each: a full news item in these scripts, a third of the letters
+  // an English one needs. Thai writes no spaces either, but in letters: it is counted as such.
+  const items: Record<string, { article: string[]; note: string }> = {
+    chinese: {
+      article: [
+        '市政府周一宣布，明年将投入更多资金用于公共交通和学校建设，以缓解城市人口快速增长带来的压力。',
+        '官员表示，新的地铁线路预计在三年内完工，沿线将新建多所小学和社区医院，方便居民日常出行和就医。',
+      ],
+      note: '编辑今天上午发布了简短说明。',
+    },
+    japanese: {
+      article: [
+        '東京都は月曜日、来年度から公共交通と学校の整備に重点的に予算を配分すると発表した。',
+        '担当者によると、新しい地下鉄路線は三年以内に完成する見込みで、沿線には小学校や病院も新設される。',
+      ],
+      note: '編集部から短いお知らせです。',
+    },
+    korean: {
+      article: [
+        '서울시는 월요일 내년부터 대중교통과 학교 건설에 더 많은 예산을 투입하겠다고 발표했다.',
+        '관계자는 새 지하철 노선이 삼 년 안에 완공될 예정이며 노선을 따라 초등학교와 병원이 새로 들어선다고 밝혔다.',
+        '시민들은 대체로 환영하는 분위기다.',
+      ],
+      note: '편집부의 짧은 공지입니다.',
+    },
+    thai: {
+      article: [
+        'รัฐบาลประกาศเมื่อวันจันทร์ว่าจะเพิ่มงบประมาณสำหรับระบบขนส่งสาธารณะและการสร้างโรงเรียนใหม่ในปีหน้าเพื่อรองรับจำนวนประชากรที่เพิ่มขึ้นอย่างรวดเร็ว',
+        'เจ้าหน้าที่กล่าวว่ารถไฟฟ้าสายใหม่จะแล้วเสร็จภายในสามปีและจะมีการสร้างโรงเรียนประถมและโรงพยาบาลชุมชนตามแนวเส้นทาง',
+      ],
+      note: 'ประกาศสั้นจากบรรณาธิการวันนี้',
+    },
+  };
+  for (const [script, { article, note }] of Object.entries(items)) {
+    const page = (body: string) =>
+      `<html><body><nav><a href="/">Home</a></nav><article>${body}</article></body></html>`;
+    const ok = cleanHtml(page(article.map((p) => `<p>${p}</p>`).join('')));
+    assertWellFormed(ok);
+    assert.is(ok.verdict, 'ok', script);
+    assert.is(ok.text, article.join('\n\n'), script);
+    const thin = cleanHtml(page(`<p>${note}</p>`));
+    assert.is(thin.verdict, 'thin', script);
+    assert.is(thin.text, note, script);
+  }
+});
+
 test('verdicts: ok, thin, empty, not_html', () => {
   assert.is(cleanHtml(ARTICLE).verdict, 'ok');
   const thin = cleanHtml(

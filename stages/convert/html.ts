@@ -12,7 +12,7 @@ import { isBoilerplate, selectMain } from './html/content.ts';
 import { decodeHtml } from './html/decode.ts';
 import { pageKind, withSpecTables, type PageKind } from './html/kind.ts';
 import { renderText } from './html/render.ts';
-import { buildTree, type Element } from './html/tree.ts';
+import { buildTree, charWeight, isSpace, type Element } from './html/tree.ts';
 
 export type HtmlVerdict = 'ok' | 'thin' | 'empty' | 'not_html';
 
@@ -30,7 +30,7 @@ export interface CleanedHtml {
  * `truncated`: the /extract body cap, and a bound on the cleaner's memory in the walk.
  */
 export const MAX_INPUT = 20 * 1024 * 1024;
-/** A main block with fewer visible characters than this is too short to be an article. */
+/** A main block with fewer visible characters than this (Latin letters, or a third as many Han, kana or Hangul) is too short to be an article. */
 export const THIN_CHARS = 250;
 /** Above this share of link characters, a block is a link list and is left out. */
 const LINK_LIST_SHARE = 0.5;
@@ -152,6 +152,12 @@ function firstHeading(blocks: string[]): string | null {
   return null;
 }
 
+/** Visible characters, weighted as the tree weighs them (a Han character counts as three letters). */
 function visibleChars(text: string): number {
-  return text.replace(/\s+/g, '').length;
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (!isSpace(code)) count += charWeight(code);
+  }
+  return count;
 }

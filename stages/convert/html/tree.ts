@@ -19,7 +19,7 @@ export class Element {
   readonly parent: Element | null;
   readonly children: (Element | string)[] = [];
   readonly block: boolean;
-  /** Visible characters (whitespace excluded) in the whole subtree. */
+  /** Visible characters (whitespace excluded; dense scripts weighted, see charWeight) in the whole subtree. */
   chars = 0;
   /** Of those, characters inside links. */
   linkChars = 0;
@@ -270,7 +270,7 @@ function addLineBreak(element: Element): void {
   if (kids[kids.length - 1] !== LINE_BREAK) kids.push(LINE_BREAK);
 }
 
-function isSpace(code: number): boolean {
+export function isSpace(code: number): boolean {
   return (
     code <= 32 ||
     code === 160 ||
@@ -288,6 +288,22 @@ function isSpace(code: number): boolean {
 function styledInline(attrs: Map<string, string>): boolean {
   const style = attrs.get('style');
   return style !== undefined && /display\s*:\s*inline\s*(?:;|!|$)/i.test(style);
+}
+
+/**
+ * Characters of a script that writes a word in one or two signs (Han, kana, Hangul) carry
+ * about as much text as three Latin letters: they count three times wherever text is
+ * measured, so every threshold in characters means the same amount of text in every script.
+ */
+export const DENSE_SCRIPT_WEIGHT = 3;
+
+export function charWeight(code: number): number {
+  return (code >= 0x3040 && code <= 0x30ff) || // hiragana, katakana
+    (code >= 0x3400 && code <= 0x9fff) || // CJK ideographs (extension A and unified)
+    (code >= 0xac00 && code <= 0xd7af) || // Hangul syllables
+    (code >= 0xf900 && code <= 0xfaff) // CJK compatibility ideographs
+    ? DENSE_SCRIPT_WEIGHT
+    : 1;
 }
 
 function hidden(attrs: Map<string, string>): boolean {
@@ -343,7 +359,7 @@ export function buildTree(html: string): Page {
       if (typeof child === 'string') {
         for (let i = 0; i < child.length; i++) {
           const code = child.charCodeAt(i);
-          if (!isSpace(code)) text += 1;
+          if (!isSpace(code)) text += charWeight(code);
         }
       } else {
         chars += child.chars;
