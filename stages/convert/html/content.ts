@@ -268,13 +268,8 @@ export function selectMain(body: Element, title: string | null): Selection {
   // An article in many small containers, a thread of posts, a product's description beside
   // its specifications: the best block is only a part. The prose region around it is the
   // main content when its margin clearly beats the block's own.
-  const { region, margins } = proseRegion(body, best, pruned);
-  if (
-    region !== null &&
-    region !== best &&
-    contains(region, best) &&
-    margins.get(region)! >= REGION_GAIN * margins.get(best)!
-  )
+  const region = proseRegion(body, best, pruned);
+  if (region !== null && region !== best && contains(region, best) && region.margin >= REGION_GAIN * best.margin)
     return { main: [region], pruned };
 
   const parent = best.parent;
@@ -316,16 +311,13 @@ function sumProse(element: Element): number {
  * The region of the page whose prose outweighs everything else in it by the widest margin:
  * for every element, its prose characters less its other visible characters (links, labels,
  * short lines), pruned subtrees left out; the element with the largest margin wins (the body
- * text extraction idea, on the tree). Returns each element's margin too.
+ * text extraction idea, on the tree). Every element keeps its margin.
  */
-function proseRegion(
-  body: Element,
-  core: Element,
-  pruned: Set<Element>,
-): { region: Element | null; margins: Map<Element, number> } {
-  const margins = new Map<Element, number>();
+function proseRegion(body: Element, core: Element, pruned: Set<Element>): Element | null {
   let region: Element | null = null;
   let widest = 0;
+  const aboveCore = new Set<Element>();
+  for (let e: Element | null = core; e !== null; e = e.parent) aboveCore.add(e);
   const measure = (element: Element): number => {
     let prose = element.block ? proseChars(element) : 0;
     let chars = element.chars;
@@ -335,9 +327,9 @@ function proseRegion(
       else prose += measure(child);
     }
     // Teasers of other pages are not this page's prose, unless the best block is among them.
-    if (prose > 0 && !contains(element, core) && isTeaserList(element)) prose = 0;
+    if (prose > 0 && !aboveCore.has(element) && isTeaserList(element)) prose = 0;
     const margin = prose - REGION_NOISE_WEIGHT * (chars - prose);
-    margins.set(element, margin);
+    element.margin = margin;
     if (margin > widest) {
       region = element;
       widest = margin;
@@ -345,7 +337,7 @@ function proseRegion(
     return prose;
   };
   measure(body);
-  return { region, margins };
+  return region;
 }
 
 /** Repeated items this short, each with this share of link text, are teasers of other pages. */
