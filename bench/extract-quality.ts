@@ -40,13 +40,17 @@ const { values: args } = parseArgs({
 const SPEED_TARGET = 0.25;
 const WARMUP_PAGES = 3;
 
-type Extractor = (html: string) => string;
+/** The text, and the kind of page when the extractor names one. */
+type Extractor = (html: string) => { text: string; kind?: string };
 
 const extractors: Record<string, Extractor> = {
-  cleaner: (html) => cleanHtml(html).text,
+  cleaner: (html) => {
+    const { text, kind } = cleanHtml(html);
+    return { text, kind: kind ?? 'none' };
+  },
   'readability+linkedom': (html) => {
     const { document } = parseHTML(html);
-    return new Readability(document).parse()?.textContent ?? '';
+    return { text: new Readability(document).parse()?.textContent ?? '' };
   },
 };
 
@@ -184,30 +188,33 @@ function runExtractors(pages: BenchPage[]) {
   const names = Object.keys(extractors);
   for (const page of pages.slice(0, WARMUP_PAGES)) for (const name of names) extractors[name]!(page.html);
   const outputs = new Map<BenchPage, Record<string, string>>();
+  /** The kind of page the cleaner named. */
+  const recognised = new Map<BenchPage, string>();
   const times: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
   for (const page of pages) {
     const out: Record<string, string> = {};
     for (const name of names) {
       const started = performance.now();
-      let text = '';
+      let result: ReturnType<Extractor> = { text: '' };
       try {
-        text = extractors[name]!(page.html);
+        result = extractors[name]!(page.html);
       } catch {
         // A crash scores as an empty output.
       }
       times[name]!.push(performance.now() - started);
-      out[name] = text;
+      out[name] = result.text;
+      if (result.kind !== undefined) recognised.set(page, result.kind);
     }
     outputs.set(page, out);
   }
-  return { outputs, medianMs: Object.fromEntries(names.map((n) => [n, median(times[n]!)])) };
+  return { outputs, recognised, medianMs: Object.fromEntries(names.map((n) => [n, median(times[n]!)])) };
 }
 
 async function measurePages(root: string, limit: number | undefined) {
   const metric = (await import(pathToFileURL(path.join(root, 'lib', 'metric.mjs')).href)) as MetricModule;
   const sets = loadSets(root, limit);
   const all = sets.flatMap((set) => set.pages);
-  const { outputs, medianMs } = runExtractors(all);
+  const { outputs, recognised, medianMs } = runExtractors(all);
   const names = Object.keys(extractors);
 
   const score = (pages: BenchPage[]): Scored => ({
@@ -229,6 +236,15 @@ async function measurePages(root: string, limit: number | undefined) {
     Object.fromEntries(
       (['tuned', 'kept'] as Part[]).map((part) => [part, score(pages.filter((p) => p.part === part))]),
     );
+  /** How many pages the cleaner named each kind, e.g. "article 9, product 6". */
+  const namedAs = (pages: BenchPage[]) => {
+    const counts = new Map<string, number>();
+    for (const page of pages) counts.set(recognised.get(page)!, (counts.get(recognised.get(page)!) ?? 0) + 1);
+    return [...counts]
+      .sort((a, b) => b[1] - a[1])
+      .map(([kind, n]) => `${kind} ${n}`)
+      .join(', ');
+  };
 
   const results = sets.map((set) => {
     const kinds = [...new Set(set.pages.map((p) => p.kind))].sort(
@@ -242,6 +258,17 @@ async function measurePages(root: string, limit: number | undefined) {
         kinds.length > 1
           ? Object.fromEntries(kinds.map((kind) => [kind, byPart(set.pages.filter((p) => p.kind === kind))]))
           : {},
+      namedAs: Object.fromEntries(
+        kinds.map((kind) => [
+          kind,
+          Object.fromEntries(
+            (['tuned', 'kept'] as Part[]).map((part) => [
+              part,
+              namedAs(set.pages.filter((p) => p.kind === kind && p.part === part)),
+            ]),
+          ),
+        ]),
+      ),
     };
   });
 
@@ -304,7 +331,7 @@ if (args['synthetic-case'] !== undefined) {
       for (const [kind, parts] of Object.entries(set.kinds)) {
         const f1 = (part: Part, name: string) => f3(parts[part]!.scores[name]!.f1);
         console.log(
-          `| ${kind} | ${parts.tuned!.pages} / ${parts.kept!.pages} | ${f1('tuned', 'cleaner')} | ${f1('kept', 'cleaner')} | ${f1('tuned', 'readability+linkedom')} | ${f1('kept', 'readability+linkedom')} |`,
+          `| ${kind} | ${parts.tuned!.pages} / ${parts.kept!.pages} | ${f1('tuned', 'cleaner')} | ${f1('kept', 'cleaner')} | ${f1('tuned', 'readability+linkedom')} | ${f1('kept', 'readability+linkedom')} | ${set.namedAs[kind]!.kept} |`,
         );
       }
     }
