@@ -325,9 +325,9 @@ if (args['synthetic-case'] !== undefined) {
       }
     if (Object.keys(set.kinds).length > 0) {
       console.log(
-        '\n| kind | pages tuned / kept | cleaner tuned | cleaner kept | Readability tuned | Readability kept |',
+        '\n| kind | pages tuned / kept | cleaner tuned | cleaner kept | Readability tuned | Readability kept | kind the cleaner named (kept part) |',
       );
-      console.log('|---|---|---|---|---|---|');
+      console.log('|---|---|---|---|---|---|---|');
       for (const [kind, parts] of Object.entries(set.kinds)) {
         const f1 = (part: Part, name: string) => f3(parts[part]!.scores[name]!.f1);
         console.log(
