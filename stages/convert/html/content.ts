@@ -181,7 +181,10 @@ const REGION_GAIN = 1.3;
  * much prose again spread over teasers and comments. A container's score shrinks with its
  * link share. Siblings of the winner that also score well (an article split across several
  * blocks) join it. Boilerplate subtrees are left out first, unless one of them holds most of
- * the page's prose (a site that wraps the whole page in a <form>).
+ * the page's prose (a site that wraps the whole page in a <form>). Two checks can overrule
+ * the winner: the block under the page's headline, when the winner lies elsewhere and is not
+ * much longer (a short article beside a long notice), and the prose region around the winner,
+ * when it clearly outweighs it (an article in many wrappers, a thread, a product page).
  */
 export function selectMain(body: Element, title: string | null): Selection {
   const totalProse = sumProse(body);
