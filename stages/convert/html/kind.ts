@@ -9,7 +9,7 @@ import type { Element } from './tree.ts';
 export type PageKind = 'article' | 'forum' | 'product' | 'documentation' | 'listing';
 
 const PRODUCT_ITEMTYPE = /schema\.org\/product\b/;
-/** itemprop values only a product carries. */
+/** Whole class, id or itemprop tokens only a product page carries (schema.org Offer properties). */
 const PRODUCT_SIGNAL = /(?:^|\s)(?:price|offers|sku|gtin\d*)(?:\s|$)/;
 const POST_ITEMTYPE = /schema\.org\/discussionforumposting\b/;
 /** Class tokens of the items of a thread. */
