@@ -335,7 +335,7 @@ test('/extract: HTML or JSON in, {text, verdict, warnings} out; 413 past 20 MB; 
   assert.ok(['ok', 'thin'].includes(out.verdict));
   // A page that is not an article says what it is in a warning; the body keeps its three fields.
   const post3 = (n: number) =>
-    `<div class="post"><a href="/u/${n}">user${n}</a><p>Reply ${n}: a few words of advice on the first telescope to buy, and why it suits a beginner.</p></div>`;
+    `<div class="post"><a href="/u/${n}">user${n}</a><p>Reply ${n}: a few words of advice on the first telescope to buy. A small refractor suits a beginner best.</p></div>`;
   const forum = await post('/extract', {
     headers: { ...headers, 'content-type': 'text/html' },
     body: `<html><body><div class="thread">${[1, 2, 3].map(post3).join('')}</div></body></html>`,
