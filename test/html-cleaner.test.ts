@@ -11,6 +11,10 @@ const WARNINGS = [
   'charset_unknown',
   'mostly_links',
   'nesting_flattened',
+  'forum_page',
+  'product_page',
+  'documentation_page',
+  'listing_page',
 ];
 
 /** What every result must satisfy, whatever went in. */
@@ -84,9 +88,9 @@ test('structure stays readable: blank lines between blocks, headings, list items
   assert.ok(blocks.includes('Year | Amount') && blocks.includes('2024 | 1,200'), text);
   assert.ok(blocks.indexOf('## What & why') < blocks.indexOf('- First point'), 'document order');
   const lines = cleanHtml(
-    `<article>${paragraph(1)}<p>Line one<br>line two &eacute;&#x4E2D;&nbsp;end</p></article>`,
+    `<article>${paragraph(1)}<p>Line one<br>line two &eacute;&#x4E2D;&nbsp;end.</p></article>`,
   ).text;
-  assert.match(lines, /\n\nLine one\nline two é中 end$/);
+  assert.match(lines, /\n\nLine one\nline two é中 end\.$/);
 });
 
 test('the main block is found by density in any script, without words to recognise', () => {
@@ -114,6 +118,184 @@ test('an article split over sibling blocks, and sibling prose beside the best bl
   for (let n = 1; n <= 8; n++) assert.ok(text.includes(`Paragraph ${n} `), `paragraph ${n}`);
   assert.not.ok(text.includes('Buy now'));
   assert.not.ok(text.includes('teaser'));
+});
+
+test('an article split over sibling containers deep in page-builder wrappers, with an ad and a "continue reading" link between, is kept whole', () => {
+  // Each paragraph sits five wrappers deep, as page builders nest them, under a layout class
+  // ("widget"): no single wrapper scores, and the parts are cousins rather than siblings.
+  const part = (n: number) =>
+    `<section class="builder-section"><div class="builder-container"><div class="builder-column"><div class="builder-wrap"><div class="builder-widget-container">${paragraph(n)}</div></div></div></div></section>`;
+  const html =
+    `<html><body><header><a href="/">Home</a></header><div class="site"><div class="page">${part(1)}${part(2)}` +
+    `<div class="ad-slot"><a href="/ad">Buy now and save</a></div>${part(3)}${part(4)}` +
+    `<div class="more"><a href="/more">Continue reading</a></div>${part(5)}${part(6)}</div>` +
+    `<ul class="teasers">${[1, 2, 3, 4].map((n) => `<li class="teaser"><h3><a href="/t${n}">Teaser headline number ${n} of the day</a></h3><p>A summary of another story that is long enough to read like prose to a counter, number ${n}.</p></li>`).join('')}</ul>` +
+    `</div></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  assert.is(result.verdict, 'ok');
+  for (let n = 1; n <= 6; n++) assert.ok(result.text.includes(`Paragraph ${n} `), `paragraph ${n}: ${result.text}`);
+  assert.not.ok(result.text.includes('Buy now'));
+  assert.not.ok(result.text.includes('another story'), 'a list of teasers beside the article is not part of it');
+});
+
+test('inline elements stay inside their sentence; dateline and "Text size" lines at the edges are left out', () => {
+  const html =
+    `<html><head><title>Shares rise after the merger</title></head><body><article><h1>Shares rise after the merger</h1>` +
+    `<div class="tools"><span>Text size</span><button>A+</button><button>A-</button></div>` +
+    `<div>November 19, 2019 12:21 PM</div>` +
+    `<div class="story-text">Shares of <fin-ticker symbol="ACME"><a href="/q/acme">Acme Corporation</a></fin-ticker> rose sharply on Tuesday after the ` +
+    `<div style="display: inline">board</div> approved the long-awaited merger with its largest rival in the region.</div>` +
+    `${paragraph(2)}<div>Reporting by A. Writer</div></article></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  assert.ok(
+    result.text.startsWith('Shares of Acme Corporation rose sharply on Tuesday after the board approved'),
+    result.text,
+  );
+  for (const furniture of ['Text size', 'November 19', 'Reporting by', 'Shares rise after'])
+    assert.not.ok(result.text.includes(furniture), furniture);
+});
+
+test('a short article under the headline wins over a longer block of other text beside it', () => {
+  const notice = `<p>${'Our customer service team answers questions about subscriptions, deliveries and invoices on weekdays from nine to five. '.repeat(4)}</p>`;
+  const html =
+    `<html><head><title>Council approves the new bridge | Town News</title></head><body>` +
+    `<div class="layout"><div class="primary"><h1>Council approves the new bridge</h1><div class="entry">` +
+    `<p>The town council approved the new bridge over the river on Monday evening, after two years of debate.</p>` +
+    `<p>Work starts in spring and should take eighteen months, the mayor said after the vote.</p></div></div>` +
+    `<div class="secondary"><div class="service-notice">${notice}</div></div></div></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  assert.ok(result.text.startsWith('The town council approved the new bridge'), result.text);
+  assert.ok(result.text.includes('the mayor said after the vote.'));
+  assert.not.ok(result.text.includes('customer service'), 'the longer block beside the article is left out');
+});
+
+const SITE_HEADER = `<header class="site-header"><a href="/">Home</a> <a href="/about">About</a> <a href="/help">Help</a></header>`;
+const sentence = (subject: string, n: number) =>
+  `${subject} ${n} says, in a few plain words, what this part of the page is about and why it matters to a reader.`;
+
+test('a forum thread keeps every post, short replies too, and says it is a forum', () => {
+  const post = (n: number, text: string) =>
+    `<article class="message"><div class="message-user"><a href="/u/${n}">member${n}</a> Joined 2024</div><div class="message-body"><p>${text}</p></div></article>`;
+  const html =
+    `<html><head><title>Best first telescope? | Astronomy Forum</title></head><body>${SITE_HEADER}` +
+    `<div class="thread"><h1>Best first telescope?</h1>` +
+    post(1, `${sentence('Question', 1)} ${sentence('Question', 2)}`) +
+    post(2, sentence('Reply', 2)) +
+    post(3, `${sentence('Reply', 3)} ${sentence('Reply', 3)} ${sentence('Reply', 3)}`) +
+    post(4, 'Thanks, that answers it: I will start with binoculars first.') +
+    `</div><div class="similar"><h3>Similar threads</h3><ul>${[1, 2, 3].map((n) => `<li><a href="/t/${n}">Another thread ${n}</a></li>`).join('')}</ul></div></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  for (const text of ['Question 1 says', 'Reply 2 says', 'Reply 3 says', 'I will start with binoculars'])
+    assert.ok(result.text.includes(text), `${text}: ${result.text}`);
+  assert.not.ok(result.text.includes('Another thread'));
+  assert.ok(result.warnings.includes('forum_page'), result.warnings.join());
+});
+
+test('a product page keeps its description and its specification table, and says it is a product', () => {
+  const html =
+    `<html><head><title>Trail Runner 2 | Shoe Shop</title><meta property="og:type" content="product"></head><body>${SITE_HEADER}` +
+    `<div class="product-page"><h1>Trail Runner 2</h1><div class="price">€ 129</div>` +
+    `<div class="description"><p>${sentence('The description', 1)}</p><p>${sentence('The description', 2)}</p></div>` +
+    `<h2>Specifications</h2><table class="specs"><tr><th>Weight</th><td>280 g</td></tr><tr><th>Drop</th><td>6 mm</td></tr><tr><th>Upper</th><td>Recycled mesh</td></tr></table></div>` +
+    `<div class="more-products"><h3>You may also like</h3>${[1, 2, 3, 4].map((n) => `<div class="card"><h4><a href="/p/${n}">Other shoe ${n}</a></h4><span>€ 99</span></div>`).join('')}</div></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  assert.ok(
+    result.text.includes('The description 1 says') && result.text.includes('The description 2 says'),
+    result.text,
+  );
+  for (const row of ['Weight | 280 g', 'Drop | 6 mm', 'Upper | Recycled mesh'])
+    assert.ok(result.text.includes(row), row);
+  assert.not.ok(result.text.includes('Other shoe'));
+  assert.ok(result.warnings.includes('product_page'), result.warnings.join());
+});
+
+test('a documentation page keeps its headings and code blocks, and says it is documentation', () => {
+  const html =
+    `<html><head><title>Configuration | Tool docs</title></head><body>${SITE_HEADER}` +
+    `<nav class="docs-nav"><ul>${[1, 2, 3, 4].map((n) => `<li><a href="/docs/${n}">Chapter ${n}</a></li>`).join('')}</ul></nav>` +
+    `<main><h1>Configuration</h1><p>${sentence('The guide', 1)}</p><h2>Install</h2><pre><code>npm install tool --save-exact</code></pre>` +
+    `<p>${sentence('The guide', 2)}</p><h2>Run</h2><pre><code>tool run --config tool.json\ntool check</code></pre><p>${sentence('The guide', 3)}</p></main></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  const blocks = result.text.split('\n\n');
+  for (const block of [
+    '## Install',
+    '## Run',
+    'npm install tool --save-exact',
+    'tool run --config tool.json\ntool check',
+  ])
+    assert.ok(blocks.includes(block), `${block}: ${result.text}`);
+  assert.not.ok(result.text.includes('Chapter 2'));
+  assert.ok(result.warnings.includes('documentation_page'), result.warnings.join());
+});
+
+test('a listing keeps its items, and says it is a listing', () => {
+  const items = Array.from(
+    { length: 8 },
+    (_, n) => `<li class="result"><a href="/book/${n}">Catalogue of hardware, volume ${n}</a> (19${n}0)</li>`,
+  ).join('');
+  const html =
+    `<html><head><title>Browse: Hardware catalogues</title></head><body>${SITE_HEADER}` +
+    `<main><h1>Hardware catalogues</h1><p>Books on this subject, oldest first.</p><ul class="results">${items}</ul></main>` +
+    `<footer><a href="/terms">Terms</a></footer></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  for (let n = 0; n < 8; n++)
+    assert.ok(result.text.includes(`Catalogue of hardware, volume ${n} (19${n}0)`), result.text);
+  assert.not.ok(result.text.includes('Terms'));
+  assert.ok(result.warnings.includes('listing_page'), result.warnings.join());
+});
+
+test('the thin threshold weighs text, not characters: a short news item in Chinese, Japanese or Korean is ok, a one-line note thin', () => {
+  // 80 to 110 characters of each: a full news item in these scripts, a third of the letters
+  // an English one needs. Thai writes no spaces either, but in letters: it is counted as such.
+  const items: Record<string, { article: string[]; note: string }> = {
+    chinese: {
+      article: [
+        '市政府周一宣布，明年将投入更多资金用于公共交通和学校建设，以缓解城市人口快速增长带来的压力。',
+        '官员表示，新的地铁线路预计在三年内完工，沿线将新建多所小学和社区医院，方便居民日常出行和就医。',
+      ],
+      note: '编辑今天上午发布了简短说明。',
+    },
+    japanese: {
+      article: [
+        '東京都は月曜日、来年度から公共交通と学校の整備に重点的に予算を配分すると発表した。',
+        '担当者によると、新しい地下鉄路線は三年以内に完成する見込みで、沿線には小学校や病院も新設される。',
+      ],
+      note: '編集部から短いお知らせです。',
+    },
+    korean: {
+      article: [
+        '서울시는 월요일 내년부터 대중교통과 학교 건설에 더 많은 예산을 투입하겠다고 발표했다.',
+        '관계자는 새 지하철 노선이 삼 년 안에 완공될 예정이며 노선을 따라 초등학교와 병원이 새로 들어선다고 밝혔다.',
+        '시민들은 대체로 환영하는 분위기다.',
+      ],
+      note: '편집부의 짧은 공지입니다.',
+    },
+    thai: {
+      article: [
+        'รัฐบาลประกาศเมื่อวันจันทร์ว่าจะเพิ่มงบประมาณสำหรับระบบขนส่งสาธารณะและการสร้างโรงเรียนใหม่ในปีหน้าเพื่อรองรับจำนวนประชากรที่เพิ่มขึ้นอย่างรวดเร็ว',
+        'เจ้าหน้าที่กล่าวว่ารถไฟฟ้าสายใหม่จะแล้วเสร็จภายในสามปีและจะมีการสร้างโรงเรียนประถมและโรงพยาบาลชุมชนตามแนวเส้นทาง',
+      ],
+      note: 'ประกาศสั้นจากบรรณาธิการวันนี้',
+    },
+  };
+  for (const [script, { article, note }] of Object.entries(items)) {
+    const page = (body: string) =>
+      `<html><body><nav><a href="/">Home</a></nav><article>${body}</article></body></html>`;
+    const ok = cleanHtml(page(article.map((p) => `<p>${p}</p>`).join('')));
+    assertWellFormed(ok);
+    assert.is(ok.verdict, 'ok', script);
+    assert.is(ok.text, article.join('\n\n'), script);
+    const thin = cleanHtml(page(`<p>${note}</p>`));
+    assert.is(thin.verdict, 'thin', script);
+    assert.is(thin.text, note, script);
+  }
 });
 
 test('verdicts: ok, thin, empty, not_html', () => {
@@ -147,7 +329,7 @@ test('warnings: no_main_block and mostly_links on a page of links; nesting_flatt
   const result = cleanHtml(hub);
   assertWellFormed(result);
   assert.is(result.verdict, 'thin');
-  assert.equal(result.warnings, ['no_main_block', 'mostly_links']);
+  assert.equal(result.warnings, ['no_main_block', 'mostly_links', 'listing_page']);
   assert.ok(result.text.includes('Section 39'), 'with no main block, the visible text is returned');
 
   const depth = 100_000;

@@ -337,6 +337,17 @@ test('/extract: HTML or JSON in, {text, verdict, warnings} out; 413 past 20 MB; 
   const out = (await html.json()) as { text: string; verdict: string; warnings: string[] };
   assert.is(out.text, '# Title\n\nBody text.');
   assert.ok(['ok', 'thin'].includes(out.verdict));
+  // A page that is not an article says what it is in a warning; the body keeps its three fields.
+  const post3 = (n: number) =>
+    `<div class="post"><a href="/u/${n}">user${n}</a><p>Reply ${n}: a few words of advice on the first telescope to buy. A small refractor suits a beginner best.</p></div>`;
+  const forum = await post('/extract', {
+    headers: { ...headers, 'content-type': 'text/html' },
+    body: `<html><body><div class="thread">${[1, 2, 3].map(post3).join('')}</div></body></html>`,
+  });
+  const thread = (await forum.json()) as Record<string, unknown>;
+  assert.equal(Object.keys(thread).sort(), ['text', 'verdict', 'warnings']);
+  assert.ok((thread.warnings as string[]).includes('forum_page'), JSON.stringify(thread));
+  assert.ok((thread.text as string).includes('Reply 3:'));
   const json = await post('/extract', {
     headers: { ...headers, 'content-type': 'application/json' },
     body: JSON.stringify({ html: '<p>from json</p>' }),

@@ -10,8 +10,9 @@
 
 import { isBoilerplate, selectMain } from './html/content.ts';
 import { decodeHtml } from './html/decode.ts';
+import { pageKind, withSpecTables, type PageKind } from './html/kind.ts';
 import { renderText } from './html/render.ts';
-import { buildTree, type Element } from './html/tree.ts';
+import { buildTree, charWeight, isSpace, type Element } from './html/tree.ts';
 
 export type HtmlVerdict = 'ok' | 'thin' | 'empty' | 'not_html';
 
@@ -20,6 +21,8 @@ export interface CleanedHtml {
   verdict: HtmlVerdict;
   warnings: string[];
   title?: string | null;
+  /** The kind of page the text came from; absent when no text was extracted. */
+  kind?: PageKind;
 }
 
 /**
@@ -27,10 +30,13 @@ export interface CleanedHtml {
  * `truncated`: the /extract body cap, and a bound on the cleaner's memory in the walk.
  */
 export const MAX_INPUT = 20 * 1024 * 1024;
-/** A main block with fewer visible characters than this is too short to be an article. */
+/** A main block with fewer visible characters than this (Latin letters, or a third as many Han, kana or Hangul) is too short to be an article. */
 export const THIN_CHARS = 250;
 /** Above this share of link characters, a block is a link list and is left out. */
 const LINK_LIST_SHARE = 0.5;
+/** A line at the main block's edge this short (visible characters) may be furniture. */
+const EDGE_LINE_CHARS = 40;
+const SENTENCE_END = /[.!?\u3002\uff01\uff1f]$/;
 /** Only the head is sniffed for markup and binary noise. */
 const SNIFF_CHARS = 65_536;
 
@@ -80,15 +86,20 @@ function extract(html: string, warnings: string[]): CleanedHtml {
   const title = page.title === '' ? null : page.title;
   if (page.body.chars === 0) return { text: '', verdict: 'empty', warnings, title };
 
-  const selection = selectMain(page.body);
+  const selection = selectMain(page.body, title);
+  const kind = pageKind(page.body, selection.main, page.ogType);
+  if (kind === 'product') selection.main = withSpecTables(selection.main, selection.pruned);
+  // A listing's items are links by nature; on any other page a link list in the main block is furniture.
   const linkList = (element: Element) =>
-    element.block && element.chars > 0 && element.linkChars > element.chars * LINK_LIST_SHARE;
+    kind !== 'listing' && element.block && element.chars > 0 && element.linkChars > element.chars * LINK_LIST_SHARE;
   const main = new Set(selection.main);
-  let blocks = dropTitleHeading(
-    selection.main.flatMap((element) =>
-      renderText(element, { skip: (e) => selection.pruned.has(e) || (!main.has(e) && linkList(e)) }),
+  let blocks = trimEdges(
+    dropTitleHeading(
+      selection.main.flatMap((element) =>
+        renderText(element, { skip: (e) => selection.pruned.has(e) || (!main.has(e) && linkList(e)) }),
+      ),
+      title,
     ),
-    title,
   );
   const found = blocks.length > 0;
   if (!found) {
@@ -100,7 +111,8 @@ function extract(html: string, warnings: string[]): CleanedHtml {
   const text = blocks.join('\n\n');
   const verdict = text === '' ? 'empty' : found && visibleChars(text) >= THIN_CHARS ? 'ok' : 'thin';
   if (verdict !== 'ok' && page.body.linkChars > page.body.chars * LINK_LIST_SHARE) warnings.push('mostly_links');
-  return { text, verdict, warnings, title: title ?? firstHeading(blocks) };
+  if (verdict !== 'empty' && kind !== 'article') warnings.push(`${kind}_page`);
+  return { text, verdict, warnings, title: title ?? firstHeading(blocks), kind };
 }
 
 /**
@@ -116,11 +128,36 @@ function dropTitleHeading(blocks: string[], title: string | null): string[] {
   return index < 0 ? blocks : blocks.filter((_, i) => i !== index);
 }
 
+/**
+ * Short lines without a sentence's end at either edge of the main block are its furniture
+ * (datelines, "Text size", share labels, a lone author name), not its text; a block of only
+ * such lines is kept as it is.
+ */
+function trimEdges(blocks: string[]): string[] {
+  const furniture = (block: string) =>
+    !block.startsWith('#') &&
+    !block.startsWith('- ') &&
+    !block.includes(' | ') &&
+    visibleChars(block) <= EDGE_LINE_CHARS &&
+    !SENTENCE_END.test(block);
+  let start = 0;
+  while (start < blocks.length && furniture(blocks[start]!)) start++;
+  let end = blocks.length;
+  while (end > start && furniture(blocks[end - 1]!)) end--;
+  return start === end ? blocks : blocks.slice(start, end);
+}
+
 function firstHeading(blocks: string[]): string | null {
   for (const block of blocks) if (block.startsWith('#')) return block.replace(/^#+ /, '');
   return null;
 }
 
+/** Visible characters, weighted as the tree weighs them (a Han character counts as three letters). */
 function visibleChars(text: string): number {
-  return text.replace(/\s+/g, '').length;
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (!isSpace(code)) count += charWeight(code);
+  }
+  return count;
 }

@@ -10,6 +10,9 @@ import { Element } from './tree.ts';
 const MIN_PROSE_CHARS = 25;
 /** Running text with a larger share of its characters inside links is navigation. */
 const MAX_PROSE_LINK_SHARE = 0.3;
+/** Prose (characters) and link share past which a layout class no longer marks boilerplate. */
+const LAYOUT_PROSE_CHARS = 80;
+const LAYOUT_PROSE_LINK_SHARE = 0.2;
 /** A boilerplate-signalled element is kept when it holds more than this share of the page's prose. */
 const KEEP_IF_PROSE_SHARE = 0.5;
 
@@ -84,7 +87,7 @@ const FURNITURE_SIGNAL = new RegExp(
  * "main-header"), so a content fragment in the same element cancels them.
  */
 const LAYOUT_SIGNAL =
-  /sidebar|footer|header|menu|navbar|navigation|banner|masthead|widget|pagination|pager|toolbar|byline|hidden/;
+  /sidebar|footer|header|menu|navbar|navigation|banner|masthead|widget|pagination|pager|toolbar|byline|dateline|timestamp|hidden/;
 const CONTENT_SIGNAL = /article|body|content|main|column|post|entry|story|text/;
 /** Short tokens that must be a whole class token (as a substring they match too much). */
 const LAYOUT_TOKENS = new Set([
@@ -108,6 +111,13 @@ export function isBoilerplate(element: Element): boolean {
   if (signal.length <= 2) return false;
   if (FURNITURE_SIGNAL.test(signal)) return true;
   if (CONTENT_SIGNAL.test(signal)) return false;
+  if (!layoutSignal(signal)) return false;
+  // Layout words are weak evidence (page builders put "widget" on every block): an element
+  // they mark that holds a run of prose with few links is content all the same.
+  return !(element.prose >= LAYOUT_PROSE_CHARS && element.linkChars <= element.chars * LAYOUT_PROSE_LINK_SHARE);
+}
+
+function layoutSignal(signal: string): boolean {
   if (LAYOUT_SIGNAL.test(signal)) return true;
   for (const token of signal.split(/[^a-z0-9]+/)) if (LAYOUT_TOKENS.has(token)) return true;
   return false;
@@ -157,6 +167,13 @@ const MAX_RIVALS = 5;
 /** A sibling whose own running text has this much prose joins the best block whatever its score. */
 const SIBLING_PROSE_CHARS = 80;
 
+/** The block under the headline is the article, over a best block elsewhere with up to 1/0.3 times its prose. */
+const HEADLINE_PROSE_SHARE = 0.3;
+/** In the prose region, each character of other text costs this many characters of prose. */
+const REGION_NOISE_WEIGHT = 1;
+/** The prose region replaces the best block when its margin is at least this multiple of the block's. */
+const REGION_GAIN = 1.3;
+
 /**
  * Chooses the main content the way Readability does, on prose measured in characters: every
  * paragraph of prose credits its container fully and the container's ancestors less and less,
@@ -164,9 +181,12 @@ const SIBLING_PROSE_CHARS = 80;
  * much prose again spread over teasers and comments. A container's score shrinks with its
  * link share. Siblings of the winner that also score well (an article split across several
  * blocks) join it. Boilerplate subtrees are left out first, unless one of them holds most of
- * the page's prose (a site that wraps the whole page in a <form>).
+ * the page's prose (a site that wraps the whole page in a <form>). Two checks can overrule
+ * the winner: the block under the page's headline, when the winner lies elsewhere and is not
+ * much longer (a short article beside a long notice), and the prose region around the winner,
+ * when it clearly outweighs it (an article in many wrappers, a thread, a product page).
  */
-export function selectMain(body: Element): Selection {
+export function selectMain(body: Element, title: string | null): Selection {
   const totalProse = sumProse(body);
   const pruned = new Set<Element>();
   const scored: Element[] = [];
@@ -237,13 +257,32 @@ export function selectMain(body: Element): Selection {
     last = score;
   }
 
+  // The page's headline marks where its article is: a short article beside a longer block of
+  // other text (a service notice, a list of stories) is found by the headline it sits under.
+  const anchored = headlineBlock(body, title, pruned);
+  if (
+    anchored !== null &&
+    !contains(anchored, best) &&
+    !contains(best, anchored) &&
+    anchored.prose >= best.prose * HEADLINE_PROSE_SHARE
+  )
+    return { main: [anchored], pruned };
+
+  // An article in many small containers, a thread of posts, a product's description beside
+  // its specifications: the best block is only a part. The prose region around it is the
+  // main content when its margin clearly beats the block's own.
+  const region = proseRegion(body, best, pruned);
+  if (region !== null && region !== best && contains(region, best) && region.margin >= REGION_GAIN * best.margin)
+    return { main: [region], pruned };
+
   const parent = best.parent;
   if (parent === null) return { main: [best], pruned };
   const threshold = Math.max(10, bestScore * SIBLING_SHARE);
   const main: Element[] = [];
   for (const sibling of parent.children) {
     if (typeof sibling === 'string' || pruned.has(sibling)) continue;
-    if (sibling === best || final(sibling) >= threshold || proseChars(sibling) >= SIBLING_PROSE_CHARS)
+    if (sibling === best) main.push(sibling);
+    else if ((final(sibling) >= threshold || proseChars(sibling) >= SIBLING_PROSE_CHARS) && !isTeaserList(sibling))
       main.push(sibling);
   }
   return { main, pruned };
@@ -253,7 +292,7 @@ function strongest(elements: Element[], score: (e: Element) => number, count: nu
   return elements.length <= count ? elements : elements.sort((a, b) => score(b) - score(a)).slice(0, count);
 }
 
-function contains(ancestor: Element, element: Element): boolean {
+export function contains(ancestor: Element, element: Element): boolean {
   for (let e: Element | null = element; e !== null; e = e.parent) if (e === ancestor) return true;
   return false;
 }
@@ -269,4 +308,120 @@ function sumProse(element: Element): number {
   for (const child of element.children) if (typeof child !== 'string') total += sumProse(child);
   element.prose = total;
   return total;
+}
+
+/**
+ * The region of the page whose prose outweighs everything else in it by the widest margin:
+ * for every element, its prose characters less its other visible characters (links, labels,
+ * short lines), pruned subtrees left out; the element with the largest margin wins (the body
+ * text extraction idea, on the tree). Every element keeps its margin.
+ */
+function proseRegion(body: Element, core: Element, pruned: Set<Element>): Element | null {
+  let region: Element | null = null;
+  let widest = 0;
+  const aboveCore = new Set<Element>();
+  for (let e: Element | null = core; e !== null; e = e.parent) aboveCore.add(e);
+  const measure = (element: Element): number => {
+    let prose = element.block ? proseChars(element) : 0;
+    let chars = element.chars;
+    for (const child of element.children) {
+      if (typeof child === 'string') continue;
+      if (pruned.has(child)) chars -= child.chars;
+      else prose += measure(child);
+    }
+    // Teasers of other pages are not this page's prose, unless the best block is among them.
+    if (prose > 0 && !aboveCore.has(element) && isTeaserList(element)) prose = 0;
+    const margin = prose - REGION_NOISE_WEIGHT * (chars - prose);
+    element.margin = margin;
+    if (margin > widest) {
+      region = element;
+      widest = margin;
+    }
+    return prose;
+  };
+  measure(body);
+  return region;
+}
+
+/** Repeated items this short, each with this share of link text, are teasers of other pages. */
+const TEASER_MAX_CHARS = 600;
+const TEASER_LINK_SHARE = 0.15;
+const MIN_ITEMS = 3;
+const HEADING_TAGS = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
+
+/**
+ * A list of teasers: at least three children built alike (same tag and class, digits aside),
+ * most of the children, each short and with a headline-sized share of link text.
+ */
+export function isTeaserList(element: Element): boolean {
+  const items = repeatedItems(element);
+  return (
+    items.length >= MIN_ITEMS &&
+    items.every(
+      (item) =>
+        item.chars <= TEASER_MAX_CHARS && (item.linkChars >= item.chars * TEASER_LINK_SHARE || hasLinkedHeading(item)),
+    )
+  );
+}
+
+/** A heading that is all link: a headline pointing to another page. */
+function hasLinkedHeading(element: Element): boolean {
+  for (const child of element.children) {
+    if (typeof child === 'string') continue;
+    if (HEADING_TAGS.has(child.tag) && child.chars > 0 && child.linkChars >= child.chars * 0.8) return true;
+    if (hasLinkedHeading(child)) return true;
+  }
+  return false;
+}
+
+/** The largest group of element children built alike, when it is most of the children; else none. */
+export function repeatedItems(element: Element): Element[] {
+  const groups = new Map<string, Element[]>();
+  let count = 0;
+  for (const child of element.children) {
+    if (typeof child === 'string' || child.chars === 0) continue;
+    count += 1;
+    const key = `${child.tag} ${child.signal.replace(/[0-9]+/g, '')}`;
+    const group = groups.get(key);
+    if (group === undefined) groups.set(key, [child]);
+    else group.push(child);
+  }
+  let largest: Element[] = [];
+  for (const group of groups.values()) if (group.length > largest.length) largest = group;
+  return largest.length * 2 > count ? largest : [];
+}
+
+/** Text of a heading that can be the page's headline, against the page title. */
+function isHeadline(element: Element, title: string): boolean {
+  const text = renderInline(element);
+  return text.length >= 10 && (title.includes(text) || text.includes(title));
+}
+
+/**
+ * The nearest block around the page's headline (the first h1 whose text the title contains,
+ * or which contains the title) that holds a paragraph of prose; null when there is none.
+ */
+function headlineBlock(body: Element, title: string | null, pruned: Set<Element>): Element | null {
+  if (title === null) return null;
+  const headline = find(body, (e) => e.tag === 'h1' && !pruned.has(e) && isHeadline(e, title), pruned);
+  if (headline === null) return null;
+  for (let block = headline.parent; block !== null && block !== body; block = block.parent)
+    if (block.prose >= SIBLING_PROSE_CHARS) return block;
+  return null;
+}
+
+function find(element: Element, test: (e: Element) => boolean, pruned: Set<Element>): Element | null {
+  for (const child of element.children) {
+    if (typeof child === 'string' || pruned.has(child)) continue;
+    if (test(child)) return child;
+    const found = find(child, test, pruned);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
+function renderInline(element: Element): string {
+  let text = '';
+  for (const child of element.children) text += typeof child === 'string' ? child : renderInline(child);
+  return text.replace(/\s+/g, ' ').trim();
 }

@@ -11,13 +11,15 @@ import { Tokenizer } from 'htmlparser2';
 
 export class Element {
   readonly tag: string;
-  /** Lower-cased class and id, the tokens the boilerplate rules read. */
+  /** Lower-cased class, id and itemprop: the tokens the boilerplate and kind rules read. */
   readonly signal: string;
   readonly role: string;
+  /** The schema.org item type (itemtype), lower-cased; '' when none. */
+  itemtype = '';
   readonly parent: Element | null;
   readonly children: (Element | string)[] = [];
   readonly block: boolean;
-  /** Visible characters (whitespace excluded) in the whole subtree. */
+  /** Visible characters (whitespace excluded; dense scripts weighted, see charWeight) in the whole subtree. */
   chars = 0;
   /** Of those, characters inside links. */
   linkChars = 0;
@@ -28,13 +30,17 @@ export class Element {
   /** Prose characters in the subtree, and the content score (both set by content.ts). */
   prose = 0;
   score = 0;
+  /** Prose less other text in the subtree, pruned parts aside (set by content.ts). */
+  margin = 0;
 
-  constructor(tag: string, signal: string, role: string, parent: Element | null) {
+  /** `inline`: styled `display: inline` in the markup, whatever the tag. */
+  constructor(tag: string, signal: string, role: string, parent: Element | null, inline = false) {
     this.tag = tag;
     this.signal = signal;
     this.role = role;
     this.parent = parent;
-    this.block = !INLINE.has(tag);
+    // Custom elements (a hyphen in the name) render inline, as browsers render unknown tags.
+    this.block = !inline && !INLINE.has(tag) && !tag.includes('-');
   }
 }
 
@@ -42,6 +48,8 @@ export interface Page {
   body: Element;
   /** The <title> text, else og:title; whitespace collapsed. */
   title: string;
+  /** The og:type the page declares ("article", "product", ...), lower-cased; '' when none. */
+  ogType: string;
   /** Elements deeper than MAX_DEPTH were flattened into their ancestor. */
   flattened: boolean;
 }
@@ -52,6 +60,7 @@ const ATTRIBUTES = new Set([
   'id',
   'role',
   'itemprop',
+  'itemtype',
   'style',
   'hidden',
   'aria-hidden',
@@ -263,7 +272,7 @@ function addLineBreak(element: Element): void {
   if (kids[kids.length - 1] !== LINE_BREAK) kids.push(LINE_BREAK);
 }
 
-function isSpace(code: number): boolean {
+export function isSpace(code: number): boolean {
   return (
     code <= 32 ||
     code === 160 ||
@@ -275,6 +284,28 @@ function isSpace(code: number): boolean {
     code === 0x1680 ||
     code === 0x85
   );
+}
+
+/** An inline style of `display: inline` (not inline-block, which still breaks the line for us: it is laid out as a box). */
+function styledInline(attrs: Map<string, string>): boolean {
+  const style = attrs.get('style');
+  return style !== undefined && /display\s*:\s*inline\s*(?:;|!|$)/i.test(style);
+}
+
+/**
+ * Characters of a script that writes a word in one or two signs (Han, kana, Hangul) carry
+ * about as much text as three Latin letters: they count three times wherever text is
+ * measured, so every threshold in characters means the same amount of text in every script.
+ */
+export const DENSE_SCRIPT_WEIGHT = 3;
+
+export function charWeight(code: number): number {
+  return (code >= 0x3040 && code <= 0x30ff) || // hiragana, katakana
+    (code >= 0x3400 && code <= 0x9fff) || // CJK ideographs (extension A and unified)
+    (code >= 0xac00 && code <= 0xd7af) || // Hangul syllables
+    (code >= 0xf900 && code <= 0xfaff) // CJK compatibility ideographs
+    ? DENSE_SCRIPT_WEIGHT
+    : 1;
 }
 
 function hidden(attrs: Map<string, string>): boolean {
@@ -290,6 +321,7 @@ export function buildTree(html: string): Page {
   const body = new Element('body', '', '', null);
   let title = '';
   let ogTitle = '';
+  let ogType = '';
   let flattened = false;
 
   // The open-element stack: tag names, and the element each entry writes into (an entry that
@@ -329,7 +361,7 @@ export function buildTree(html: string): Page {
       if (typeof child === 'string') {
         for (let i = 0; i < child.length; i++) {
           const code = child.charCodeAt(i);
-          if (!isSpace(code)) text += 1;
+          if (!isSpace(code)) text += charWeight(code);
         }
       } else {
         chars += child.chars;
@@ -375,6 +407,7 @@ export function buildTree(html: string): Page {
       const property = attrs.get('property') ?? attrs.get('name');
       if ((property === 'og:title' || property === 'twitter:title') && ogTitle === '')
         ogTitle = attrs.get('content') ?? '';
+      if (property === 'og:type' && ogType === '') ogType = (attrs.get('content') ?? '').trim().toLowerCase();
     }
     if (skip > 0) {
       if (!VOID.has(name)) {
@@ -418,7 +451,15 @@ export function buildTree(html: string): Page {
         ? ''
         : `${cls ?? ''} ${id ?? ''} ${itemprop ?? ''}`.toLowerCase();
     const role = attrs.get('role');
-    const element = new Element(name, signal, role === undefined ? '' : role.toLowerCase(), current);
+    const element = new Element(
+      name,
+      signal,
+      role === undefined ? '' : role.toLowerCase(),
+      current,
+      styledInline(attrs),
+    );
+    const itemtype = attrs.get('itemtype');
+    if (itemtype !== undefined) element.itemtype = itemtype.toLowerCase();
     current.children.push(element);
     targets.push(current);
     current = element;
@@ -504,5 +545,5 @@ export function buildTree(html: string): Page {
     current = current.parent!;
   }
   close(body);
-  return { body, title: (title || ogTitle).replace(/\s+/g, ' ').trim(), flattened };
+  return { body, title: (title || ogTitle).replace(/\s+/g, ' ').trim(), ogType, flattened };
 }

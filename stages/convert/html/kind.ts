@@ -1,0 +1,105 @@
+// What kind of page the main content came from, when it is not an article: a forum thread, a
+// product page, documentation or a listing. Every signal is markup (og:type, schema.org item
+// types and properties, class tokens of posts) or structure (repeated items, code blocks,
+// link-headed items), never words of a language.
+
+import { contains, repeatedItems } from './content.ts';
+import type { Element } from './tree.ts';
+
+export type PageKind = 'article' | 'forum' | 'product' | 'documentation' | 'listing';
+
+const PRODUCT_ITEMTYPE = /schema\.org\/product\b/;
+/** Whole class, id or itemprop tokens only a product page carries (schema.org Offer properties). */
+const PRODUCT_SIGNAL = /(?:^|\s)(?:price|offers|sku|gtin\d*)(?:\s|$)/;
+const POST_ITEMTYPE = /schema\.org\/discussionforumposting\b/;
+/** Class tokens of the items of a thread. */
+const POST_SIGNAL = /post|message|reply|comment|thread|topic|answer/;
+/** Posts in a row that make a thread: a question and two replies. */
+const MIN_POSTS = 3;
+/** Posts have few links, and all but one (a short reply) a sentence or two of their own. */
+const POST_CHARS = 80;
+/** Link-headed items in a row that make a listing. */
+const MIN_LISTED = 5;
+/** Code blocks and headings in the main content that make documentation (sites call their docs articles too). */
+const MIN_CODE_BLOCKS = 2;
+const MIN_HEADINGS = 2;
+const HEADING = /^h[1-6]$/;
+
+export function pageKind(body: Element, main: Element[], ogType: string): PageKind {
+  // With no block of prose, the whole page is what is returned, and what is weighed.
+  if (main.length === 0) main = [body];
+  if (
+    ogType === 'product' ||
+    ogType.startsWith('product.') ||
+    some(body, (e) => PRODUCT_ITEMTYPE.test(e.itemtype) || PRODUCT_SIGNAL.test(e.signal))
+  )
+    return 'product';
+  const mainChars = main.reduce((sum, m) => sum + m.chars, 0);
+  // Repeated items count when they are most of the main content, not a list inside it.
+  const most = (test: (e: Element) => Element[]) => (e: Element) =>
+    test(e).reduce((sum, item) => sum + item.chars, 0) * 2 >= mainChars;
+  if (some(body, (e) => POST_ITEMTYPE.test(e.itemtype)) || main.some((m) => some(m, most(posts), true))) return 'forum';
+  if (main.some((m) => some(m, most(listed), true))) return 'listing';
+  let code = 0;
+  let headings = 0;
+  for (const m of main)
+    some(
+      m,
+      (e) => {
+        if (e.tag === 'pre' && e.chars > 0) code += 1;
+        else if (HEADING.test(e.tag)) headings += 1;
+        return false;
+      },
+      true,
+    );
+  return code >= MIN_CODE_BLOCKS && headings >= MIN_HEADINGS ? 'documentation' : 'article';
+}
+
+/** Repeated items marked as posts, each with text of its own; else none. */
+function posts(element: Element): Element[] {
+  const items = repeatedItems(element);
+  return items.length >= MIN_POSTS &&
+    POST_SIGNAL.test(items[0]!.signal) &&
+    items.every((item) => item.linkChars * 3 < item.chars) &&
+    items.filter((item) => item.chars >= POST_CHARS).length >= MIN_POSTS - 1
+    ? items
+    : [];
+}
+
+/** Repeated items that each lead to another page (mostly link text); else none. */
+function listed(element: Element): Element[] {
+  const items = repeatedItems(element);
+  return items.length >= MIN_LISTED && items.every((item) => item.linkChars * 2 >= item.chars) ? items : [];
+}
+
+/** Whether the test holds for the element (when `self`) or any element below it. */
+function some(element: Element, test: (e: Element) => boolean, self = false): boolean {
+  if (self && test(element)) return true;
+  for (const child of element.children) if (typeof child !== 'string' && some(child, test, true)) return true;
+  return false;
+}
+
+/** How far above the main content a product's specification tables are looked for. */
+const PRODUCT_LEVELS = 2;
+
+/**
+ * A product's specification tables hold no prose, so the main content (its description)
+ * leaves them out: the tables near it (under its parent or grandparent), not inside it and
+ * not pruned, are added after it.
+ */
+export function withSpecTables(main: Element[], pruned: Set<Element>): Element[] {
+  let scope = main[0]?.parent ?? null;
+  for (let level = 1; level < PRODUCT_LEVELS && scope?.parent != null; level++) scope = scope.parent;
+  if (scope === null) return main;
+  const inMain = (e: Element) => main.some((m) => contains(m, e));
+  const tables: Element[] = [];
+  const collect = (element: Element) => {
+    for (const child of element.children) {
+      if (typeof child === 'string' || pruned.has(child)) continue;
+      if (child.tag === 'table' && child.chars > 0 && !inMain(child)) tables.push(child);
+      else collect(child);
+    }
+  };
+  collect(scope);
+  return tables.length === 0 ? main : [...main, ...tables];
+}
