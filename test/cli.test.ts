@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadMigrations } from '../lib/db/migrate.ts';
@@ -21,7 +21,9 @@ function ingest(args: string[], env: Record<string, string>, input?: Uint8Array)
 }
 
 test('bin/ingest.ts runs as a program of its own, started with the walk heap flags', () => {
-  assert.is(readFileSync(BIN, 'utf8').split('\n')[0], `#!/usr/bin/env -S node ${WALK_V8_FLAGS.join(' ')}`);
+  const launch = readFileSync(BIN, 'utf8').split('\n')[1]!;
+  assert.match(launch, /^\/\/bin\/true; exec .*\/node24" /);
+  assert.ok(launch.includes(` ${WALK_V8_FLAGS.join(' ')} "$0" "$@"`), launch);
   const result = spawnSync(BIN, ['--help'], {
     env: { PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}` },
     encoding: 'utf8',
@@ -29,6 +31,44 @@ test('bin/ingest.ts runs as a program of its own, started with the walk heap fla
   });
   assert.is(result.status, 0, result.stderr);
   assert.match(result.stdout, /usage: ingest/);
+});
+
+/** A directory holding a `node` that says it is Node 20, first on PATH. */
+function oldNodeOnPath(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'ingest-old-node-'));
+  writeFileSync(path.join(dir, 'node'), '#!/bin/sh\necho v20.20.2\n', { mode: 0o755 });
+  return dir;
+}
+
+test("with an older node on PATH, bin/ingest.ts runs on the project's own Node 24", () => {
+  const old = oldNodeOnPath();
+  const result = spawnSync(BIN, ['--help'], {
+    env: { PATH: `${old}:/usr/bin:/bin` },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  rmSync(old, { recursive: true, force: true });
+  assert.is(result.status, 0, result.stderr);
+  assert.match(result.stdout, /usage: ingest/);
+});
+
+test('with an older node and no project Node, bin/ingest.ts says plainly which Node it needs', () => {
+  const old = oldNodeOnPath();
+  const checkout = mkdtempSync(path.join(tmpdir(), 'ingest-no-modules-'));
+  mkdirSync(path.join(checkout, 'bin'));
+  for (const file of ['ingest.ts', 'node24'])
+    cpSync(path.join(path.dirname(BIN), file), path.join(checkout, 'bin', file));
+  const result = spawnSync(path.join(checkout, 'bin', 'ingest.ts'), ['--help'], {
+    env: { PATH: `${old}:/usr/bin:/bin` },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  rmSync(old, { recursive: true, force: true });
+  rmSync(checkout, { recursive: true, force: true });
+  assert.is(result.status, 2);
+  assert.match(result.stderr, /needs Node\.js 24\.11 or later; the node on PATH is v20\.20\.2/);
+  assert.match(result.stderr, /npm ci/);
+  assert.not.match(result.stderr, /ERR_UNKNOWN_FILE_EXTENSION|at /);
 });
 
 test('--help lists the commands that exist', () => {
