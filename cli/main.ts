@@ -11,9 +11,9 @@ import { walkCommand } from './walk.ts';
 import { mockCommand } from './mock.ts';
 import { preflightCommand } from './preflight.ts';
 import { serveCommand } from './serve.ts';
+import { healthCommand } from './health.ts';
 import { checkUrlCommand } from './check-url.ts';
 import { extractCommand } from './extract.ts';
-import { benchCorpusCommand } from './bench-corpus.ts';
 import { entitiesListCommand, entitiesMergeCommand, entitiesShowCommand } from './entities.ts';
 import { qaDecideCommand, qaProposalsCommand } from './qa.ts';
 import { bundleCheckCommand, produceCommand } from './produce.ts';
@@ -32,6 +32,11 @@ const COMMANDS: Record<string, Command> = {
     usage: 'ingest serve [--host H] [--port N]',
     summary: 'run the HTTP sidecar (default 127.0.0.1:8790); boot never walks',
     run: serveCommand,
+  },
+  health: {
+    usage: 'ingest health [--url U]',
+    summary: "the container's health check: exit 0 when the sidecar's GET /health answers 200",
+    run: healthCommand,
   },
   walk: {
     usage: 'ingest walk [PATH] [--full-reprocess] [--allow-mass-removal] [--rebind-corpus] [--json]',
@@ -80,7 +85,9 @@ const COMMANDS: Record<string, Command> = {
   'bench corpus': {
     usage: 'ingest bench corpus --docs N [--mix md:70,pdf:10,docx:10,xlsx:5,html:5] [--seed S] OUT',
     summary: 'write a deterministic synthetic corpus of N documents for the benchmarks (bench/README.md)',
-    run: (args) => benchCorpusCommand(args),
+    // Loaded on use: the generator lives in bench/ and writes PDF and DOCX with dev dependencies,
+    // all left out of the image (Dockerfile), where every other command must still start.
+    run: async (args) => (await importFromCheckout(() => import('./bench-corpus.ts'))).benchCorpusCommand(args),
   },
   'entities list': {
     usage: 'ingest entities list [--pinned] [--limit N] [--json]',
@@ -169,6 +176,18 @@ const COMMANDS: Record<string, Command> = {
     run: stateResetCommand,
   },
 };
+
+/** Imports a module that only a development checkout has, or says so in a sentence. */
+async function importFromCheckout<T>(load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    throw new Error(
+      'this command needs a development checkout (bench/ and the dev dependencies), which the image leaves out',
+    );
+  }
+}
 
 export function helpText(): string {
   const width = Math.max(...Object.values(COMMANDS).map((c) => c.usage.length));
