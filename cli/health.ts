@@ -3,17 +3,11 @@
 
 import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';
-
-/** Where this process's own sidecar listens, seen from inside its container. */
-function ownSidecarUrl(config: Config): string {
-  const host = config.http.host;
-  const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : host.includes(':') ? `[${host}]` : host;
-  return `http://${reachable}:${config.http.port}`;
-}
+import { loopbackUrl } from '../http/server.ts';
 
 export async function healthCommand(args: string[], { config }: { config: Config }): Promise<number> {
   const { values } = parseArgs({ args, options: { url: { type: 'string' } }, allowPositionals: false });
-  const url = `${values.url ?? ownSidecarUrl(config)}/health`;
+  const url = `${values.url ?? loopbackUrl(config.http.host, config.http.port)}/health`;
   try {
     const response = await fetch(url, { signal: AbortSignal.timeout(5_000) });
     if (response.status === 200) return 0;

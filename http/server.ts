@@ -10,6 +10,13 @@ import { EngineThread } from '../engine/thread-handle.ts';
 import type { Logger } from '../lib/log.ts';
 import { createApp } from './app.ts';
 import { createExtractPool } from './extract-pool.ts';
+import { scheduleWalks } from './walk-schedule.ts';
+
+/** The URL this host reaches a sidecar listening on `host` by: a wildcard address means loopback. */
+export function loopbackUrl(host: string, port: number): string {
+  const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
+}
 
 export interface Sidecar {
   readonly url: string;
@@ -34,13 +41,18 @@ export async function startSidecar(config: Config, log: Logger): Promise<Sidecar
     app.listen(config.http.port, config.http.host, (error?: Error) => (error ? reject(error) : resolve(app.server!)));
   });
   const { address, port } = server.address() as AddressInfo;
-  const url = `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+  const url = loopbackUrl(address, port);
   log.info({ url }, 'sidecar listening');
+  const schedule =
+    config.walkSchedule === null
+      ? null
+      : scheduleWalks(config.walkSchedule, `${url}/walk`, config.secrets.pipelineTrigger!, log);
   return {
     url,
     server,
     engine,
     async stop(graceMs = 30_000) {
+      schedule?.stop();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       await engine.shutdown(graceMs);

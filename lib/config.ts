@@ -9,6 +9,7 @@
 // SDKs must read their variables at construction (SPEC.md 8 rule 1).
 
 import path from 'node:path';
+import { Cron } from 'croner';
 import ipaddr from 'ipaddr.js';
 
 /** The production default when EXTRACTION_MODEL is unset (SPEC.md 8 rule 4). */
@@ -24,6 +25,7 @@ export const SECRET_ENV_VARS = Object.freeze([
   'ANTHROPIC_AUTH_TOKEN',
   'OPENAI_API_KEY',
   'INGEST_BYPASS_TOKEN',
+  'INGEST_METRICS_TOKEN',
   'AWS_SECRET_ACCESS_KEY',
   'AWS_SESSION_TOKEN',
 ] as const);
@@ -59,6 +61,10 @@ export interface Config {
     readonly producer: string;
   };
   readonly http: { readonly host: string; readonly port: number };
+  /** INGEST_WALK_SCHEDULE: a cron expression (UTC) on which `ingest serve` walks; null: never. */
+  readonly walkSchedule: string | null;
+  /** INGEST_METRICS_TOKEN: the bearer /metrics asks of non-loopback peers; null: loopback only. */
+  readonly metricsToken: string | null;
   /** The /extract thread pool: threads cleaning at once, and requests allowed to wait for one. */
   readonly extract: { readonly threads: number; readonly maxQueue: number };
   /** INGEST_APP_URL: where the pipeline-run webhook goes; null writes pipeline_runs directly. */
@@ -241,6 +247,14 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     problems.push('INGEST_FETCH_ALLOW_CIDRS must be a comma-separated list of CIDR ranges such as 127.0.0.1/32');
   }
 
+  const walkSchedule = read('INGEST_WALK_SCHEDULE');
+  if (walkSchedule !== null) {
+    const problem = cronProblem(walkSchedule);
+    if (problem !== null) problems.push(`INGEST_WALK_SCHEDULE is not a cron expression (${problem})`);
+    if (read('PIPELINE_TRIGGER_SECRET') === null)
+      problems.push('INGEST_WALK_SCHEDULE needs PIPELINE_TRIGGER_SECRET: the scheduled walk calls POST /walk with it');
+  }
+
   const config: Config = {
     dataDir,
     database: { dsn, embeddedDir: path.join(dataDir, 'pglite') },
@@ -258,6 +272,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       host: read('INGEST_HOST') ?? '127.0.0.1',
       port: integer('INGEST_PORT', DEFAULT_PORT, 0, 65535),
     },
+    walkSchedule,
+    metricsToken: read('INGEST_METRICS_TOKEN'),
     extract: {
       threads: integer('INGEST_EXTRACT_THREADS', 1, 1, 64),
       maxQueue: integer('INGEST_EXTRACT_QUEUE', 16, 0, 10_000),
@@ -337,6 +353,16 @@ function collectSecretValues(read: (name: string) => string | null, dsn: string 
     if (password !== '') values.push(password, decodeURIComponent(password));
   }
   return [...new Set(values)];
+}
+
+/** Why a walk schedule is not a cron expression, or null when it is one (5 fields, or 6 with seconds). */
+export function cronProblem(expression: string): string | null {
+  try {
+    new Cron(expression, { paused: true, mode: '5-or-6-parts', timezone: 'UTC' }).stop();
+    return null;
+  } catch (error) {
+    return (error as Error).message;
+  }
 }
 
 function deepFreeze<T extends object>(value: T): T {
