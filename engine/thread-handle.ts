@@ -20,6 +20,7 @@ export class EngineThread {
   readonly #pending = new Map<string, { onRunning: () => void; resolve: (done: WalkDone) => void }>();
   readonly #merges = new Map<string, (done: MergeDone) => void>();
   readonly #produces = new Map<string, (answer: ProduceAnswer) => void>();
+  readonly #scrapes = new Map<string, (text: string) => void>();
   #alive = true;
   readonly ready: Promise<void>;
 
@@ -38,6 +39,9 @@ export class EngineThread {
         } else if (message.type === 'produce-started' || message.type === 'produce-refused') {
           this.#produces.get(message.requestId)?.(message);
           this.#produces.delete(message.requestId);
+        } else if (message.type === 'metrics-text') {
+          this.#scrapes.get(message.requestId)?.(message.text);
+          this.#scrapes.delete(message.requestId);
         } else {
           this.#pending.get(message.requestId)?.resolve(message);
           this.#pending.delete(message.requestId);
@@ -59,6 +63,8 @@ export class EngineThread {
         for (const [requestId, resolve] of this.#produces)
           resolve({ type: 'produce-refused', requestId, busy: false, message: 'the engine worker exited' });
         this.#produces.clear();
+        for (const resolve of this.#scrapes.values()) resolve('');
+        this.#scrapes.clear();
       });
     });
     this.ready.catch(() => {});
@@ -112,6 +118,16 @@ export class EngineThread {
     return new Promise((resolve) => {
       this.#produces.set(requestId, resolve);
       this.#worker.postMessage({ type: 'produce', requestId, redraft } satisfies ToEngine);
+    });
+  }
+
+  /** The engine thread's metrics in the Prometheus text format; empty once the thread is gone. */
+  metrics(): Promise<string> {
+    if (!this.#alive) return Promise.resolve('');
+    const requestId = randomUUID();
+    return new Promise((resolve) => {
+      this.#scrapes.set(requestId, resolve);
+      this.#worker.postMessage({ type: 'metrics', requestId } satisfies ToEngine);
     });
   }
 

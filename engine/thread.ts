@@ -18,11 +18,14 @@ import type { RunWarning } from '../lib/runs/record.ts';
 import { walkCounts } from './tally.ts';
 import { mergeUnderFence } from './entity-merge.ts';
 import type { MergeRequest, MergeResult } from '../stages/resolve/merge.ts';
+import { measureQueueWith, metrics, registry } from '../lib/metrics.ts';
+import { observeStages } from './at-stage.ts';
 
 export type ToEngine =
   | { type: 'walk'; requestId: string; flags: WalkFlags; failStage5: FailStage5Mode | null }
   | { type: 'merge'; requestId: string; request: MergeRequest }
   | { type: 'produce'; requestId: string; redraft: boolean }
+  | { type: 'metrics'; requestId: string }
   | { type: 'shutdown' };
 
 export type FromEngine =
@@ -48,7 +51,9 @@ export type FromEngine =
     }
   /** A producer run asked for: started (its op_id), or refused because one is going. */
   | { type: 'produce-started'; requestId: string; opId: string }
-  | { type: 'produce-refused'; requestId: string; busy: boolean; message: string };
+  | { type: 'produce-refused'; requestId: string; busy: boolean; message: string }
+  /** This thread's metrics in the Prometheus text format, for GET /metrics. */
+  | { type: 'metrics-text'; requestId: string; text: string };
 
 const port = parentPort!;
 const post = (message: FromEngine) => port.postMessage(message);
@@ -56,6 +61,14 @@ const post = (message: FromEngine) => port.postMessage(message);
 const config = workerData as Config;
 const log = createLogger(config).child({ thread: 'engine' });
 const lifespan = await openLifespan(config, log);
+observeStages((stage, milliseconds) => metrics.stageSeconds.observe({ stage }, milliseconds / 1000));
+const queueCounts = async () => {
+  const { rows } = await lifespan.db.query<{ job: string; status: string; jobs: number }>(
+    'SELECT job, status, count(*)::int AS jobs FROM processing_queue GROUP BY job, status',
+  );
+  return rows;
+};
+measureQueueWith(queueCounts);
 post({ type: 'ready' });
 // A run a walk asked for before this process last stopped.
 void lifespan.producer.runWanted().catch((error: unknown) => log.warn({ err: error }, 'producer: no run at boot'));
@@ -69,6 +82,8 @@ port.on('message', (message: ToEngine) => {
   }
   // The producer runs beside the walks, under its own lock (SPEC.md 4 rule 6).
   if (message.type === 'produce') return void produceOnRequest(message);
+  // A scrape is answered while a walk runs, never queued behind it.
+  if (message.type === 'metrics') return void metricsOnRequest(message.requestId);
   // One write at a time: a merge waits for the walk in progress, and the next walk for it.
   current = current.then(() => (message.type === 'walk' ? walkOnRequest(message) : mergeOnRequest(message)));
 });
@@ -103,6 +118,20 @@ async function produceOnRequest({ requestId, redraft }: Extract<ToEngine, { type
   }
 }
 
+async function metricsOnRequest(requestId: string): Promise<void> {
+  let text: string;
+  try {
+    text = await registry.metrics();
+  } catch (error) {
+    // The queue gauge reads the database; a scrape while it is down still gets the rest.
+    log.warn({ err: error }, 'metrics: a collector failed');
+    measureQueueWith(null);
+    text = await registry.metrics();
+    measureQueueWith(queueCounts);
+  }
+  post({ type: 'metrics-text', requestId, text });
+}
+
 /** One walk request: the fenced walk on the open lifespan, and its terminal state posted back. */
 async function walkOnRequest({ requestId, flags, failStage5 }: Extract<ToEngine, { type: 'walk' }>): Promise<void> {
   try {
@@ -115,9 +144,12 @@ async function walkOnRequest({ requestId, flags, failStage5 }: Extract<ToEngine,
     // A walk consumes an armed directive whatever becomes of it (SPEC.md 3), and says so.
     const consumed = failStage5 === null ? {} : { stage5DirectiveConsumed: failStage5 };
     if (summary === null) {
+      metrics.walks.inc({ state: 'fence_busy' });
       post({ type: 'walk-done', requestId, state: 'fence_busy', ...consumed });
       return;
     }
+    metrics.walks.inc({ state: summary.status });
+    for (const [outcome, n] of Object.entries(summary.items)) if (outcome !== 'seen') metrics.items.inc({ outcome }, n);
     post({
       type: 'walk-done',
       requestId,
@@ -131,6 +163,7 @@ async function walkOnRequest({ requestId, flags, failStage5 }: Extract<ToEngine,
     });
   } catch (error) {
     log.error({ err: error, requestId }, 'walk threw');
+    metrics.walks.inc({ state: 'failed' });
     post({ type: 'walk-done', requestId, state: 'failed', error: (error as Error).message });
   }
 }

@@ -20,6 +20,7 @@ import { stageRoute } from './stage.ts';
 import { openBucket } from '../lib/bucket/index.ts';
 import { walkRoute, walkStatusRoute } from './walk.ts';
 import { entitiesMergeRoute } from './entities.ts';
+import { metricsRoute } from './metrics.ts';
 
 export interface AppDeps {
   config: Config;
@@ -75,6 +76,7 @@ export function createApp(deps: AppDeps) {
       sendError(res, new HttpError(404, 'not_found', `no route ${req.method} ${req.url?.split('?')[0]}`)),
   })
     .get('/health', handle(healthRoute(deps.engine)) as never)
+    .get('/metrics', handle(metricsRoute(deps.engine, config.metricsToken)) as never)
     .post(
       '/stage',
       handle(

@@ -19,7 +19,7 @@ export function bearerMatches(header: string | undefined, secret: string): boole
  * not configured (fail closed), 401 for a missing or wrong bearer.
  */
 export function requireBearer(
-  req: IncomingMessage,
+  req: Pick<IncomingMessage, 'headers'>,
   secret: string | null,
   disabledError: string,
   secretName: string,
@@ -29,4 +29,11 @@ export function requireBearer(
   if (!bearerMatches(req.headers.authorization, secret)) {
     throw new HttpError(401, 'unauthorized', 'a valid bearer token is required', {}, { 'www-authenticate': 'Bearer' });
   }
+}
+
+/** Whether a peer address is this host's loopback (IPv4, IPv6, or IPv4 mapped into IPv6). */
+export function isLoopback(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  const plain = address.startsWith('::ffff:') ? address.slice(7) : address;
+  return plain === '::1' || /^127\.\d+\.\d+\.\d+$/.test(plain);
 }

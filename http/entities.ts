@@ -12,7 +12,7 @@ import type { EngineThread } from '../engine/thread-handle.ts';
 import type { MergeRequest } from '../stages/resolve/merge.ts';
 import { readBody } from './body.ts';
 import { HttpError, sendJson } from './errors.ts';
-import { isLoopback } from './stage.ts';
+import { isLoopback } from './auth.ts';
 
 const MAX_MERGE_BODY = 64 * 1024;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

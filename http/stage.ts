@@ -25,6 +25,7 @@ import type { FailureDirective } from '../lib/failure-directive.ts';
 import { BucketError, type CorpusBucket } from '../lib/bucket/bucket.ts';
 import { SyncManifest } from '../lib/bucket/manifest.ts';
 import { HttpError, sendJson } from './errors.ts';
+import { isLoopback } from './auth.ts';
 import { parseStagePath } from './stage-path.ts';
 
 export interface StageRouteDeps {
@@ -33,12 +34,6 @@ export interface StageRouteDeps {
   maxBytes: number;
   directive: FailureDirective;
   bucket: CorpusBucket | null;
-}
-
-export function isLoopback(address: string | undefined): boolean {
-  if (address === undefined) return false;
-  const plain = address.startsWith('::ffff:') ? address.slice(7) : address;
-  return plain === '::1' || /^127\.\d+\.\d+\.\d+$/.test(plain);
 }
 
 interface Upload {

@@ -168,6 +168,7 @@ export async function embedTexts(
             ),
           deps.retry,
           deps.onRetry ?? (() => countEvent('model_retry')),
+          'embedding',
         );
         for (const item of response.data) out[b.start + item.index] = item.embedding;
       }),

@@ -6,7 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import { bearerMatches, requireBearer } from '../http/auth.ts';
 import { HttpError } from '../http/errors.ts';
 import { parseStagePath } from '../http/stage-path.ts';
-import { isLoopback } from '../http/stage.ts';
+import { isLoopback } from '../http/auth.ts';
 import { WalkRegistry } from '../http/walk-registry.ts';
 import { FAILURE_SENTINEL, FailureDirective, withFailureInjection } from '../lib/failure-directive.ts';
 

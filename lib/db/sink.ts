@@ -14,6 +14,7 @@
 import type { Database } from './database.ts';
 import { WALK_TABLES, type TableRows, type TableSpec } from './tables.ts';
 import { defaultStrategy, upsertRows, type UpsertStrategy } from './upsert-rows.ts';
+import { metrics } from '../metrics.ts';
 
 export interface SinkOptions {
   batchRows: number;
@@ -107,6 +108,7 @@ export class Sink {
   }
 
   #count(table: string, n: number): void {
+    metrics.sinkRows.inc({ table }, n);
     this.rowsWritten.set(table, (this.rowsWritten.get(table) ?? 0) + n);
   }
 }

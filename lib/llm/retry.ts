@@ -5,6 +5,7 @@
 // Works with both SDKs: their errors carry `status` and `headers` alike.
 
 import { withDeadline } from '../deadline.ts';
+import { metrics } from '../metrics.ts';
 
 export interface RetryPolicy {
   attempts: number;
@@ -70,17 +71,19 @@ export function retryAfterMs(error: unknown, now = Date.now()): number | null {
 /**
  * Runs `call` until it succeeds, fails for good, or runs out of attempts or time. `call`
  * receives the deadline's signal to pass to the SDK; `onRetry` hears every retry (the walk
- * counts them as model_retry).
+ * counts them as model_retry). Every attempt and retry is also counted by `kind` for /metrics.
  */
 export async function withRetry<T>(
   call: (signal: AbortSignal) => Promise<T>,
   policy: RetryPolicy = DEFAULT_RETRY_POLICY,
   onRetry: (attempt: number, error: unknown) => void = () => {},
+  kind = 'unnamed',
 ): Promise<T> {
   const deadline = Date.now() + policy.deadlineMs;
   return withDeadline(policy.deadlineMs, async (signal) => {
     for (let attempt = 1; ; attempt++) {
       try {
+        metrics.modelCalls.inc({ kind });
         return await call(signal);
       } catch (error) {
         const outOfTime = signal.aborted || Date.now() >= deadline;
@@ -95,6 +98,7 @@ export async function withRetry<T>(
         const backoff = Math.random() * Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
         const wait = Math.min(policy.maxDelayMs, retryAfterMs(error) ?? backoff, Math.max(0, deadline - Date.now()));
         onRetry(attempt, error);
+        metrics.modelRetries.inc({ kind });
         await new Promise((resolve) => setTimeout(resolve, wait));
       }
     }

@@ -123,6 +123,7 @@ async function callModel(
           ),
         context.retry,
         onRetry,
+        prompt.tool,
       ),
     );
   const first = await ask();

@@ -16,6 +16,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { ConversionError, type ConversionErrorCode } from './errors.ts';
 import type { Converted, FormBlock, MediaType } from './types.ts';
+import { metrics } from '../../lib/metrics.ts';
 
 export interface ChildLimits {
   maxPages: number;
@@ -127,11 +128,11 @@ export class ConverterPool {
       if (pending === null) return;
       slot.busy = null;
       const outOfMemory = /heap out of memory|Allocation failed|ERR_WORKER_OUT_OF_MEMORY/.test(slot.stderr);
-      pending.reject(
-        outOfMemory
-          ? new ConversionError('memory_limit', `the converter ran out of its ${this.#options.memoryMb} MB heap`)
-          : new ConversionError('converter_crashed', `the converter exited (${signal ?? `code ${code}`})`),
-      );
+      const ended = outOfMemory
+        ? new ConversionError('memory_limit', `the converter ran out of its ${this.#options.memoryMb} MB heap`)
+        : new ConversionError('converter_crashed', `the converter exited (${signal ?? `code ${code}`})`);
+      metrics.converterKills.inc({ reason: ended.code });
+      pending.reject(ended);
       this.#dispatch();
     });
     child.on('error', () => {});
@@ -154,6 +155,7 @@ export class ConverterPool {
         slot.busy = null;
         slot.child = null;
         child.kill('SIGKILL');
+        metrics.converterKills.inc({ reason: kill.code });
         pending.reject(kill);
       } else if (reply !== undefined) {
         slot.busy = null;

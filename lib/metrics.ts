@@ -1,0 +1,75 @@
+// The service's Prometheus metrics (GET /metrics, docs/OPERATIONS.md "Metrics"). Each thread
+// has its own module instance and so its own registry: in `ingest serve` the engine thread
+// counts what walks, model calls, converters and the sink do, and the main thread serves its
+// own process figures with the engine's text beside them. Other commands count too, unread.
+
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export const registry = new Registry();
+const registers = [registry];
+
+/** processing_queue's jobs by kind and status, read when /metrics is scraped. */
+type QueueCounts = () => Promise<{ job: string; status: string; jobs: number }[]>;
+let queueCounts: QueueCounts | null = null;
+
+export const metrics = {
+  walks: new Counter({
+    name: 'ingest_walks_total',
+    help: 'Walks by terminal state (completed, failed, fence_busy).',
+    labelNames: ['state'] as const,
+    registers,
+  }),
+  items: new Counter({
+    name: 'ingest_walk_items_total',
+    help: 'Corpus items walked, by outcome (changed, unchanged, failed, dropped, skipped, removed).',
+    labelNames: ['outcome'] as const,
+    registers,
+  }),
+  modelCalls: new Counter({
+    name: 'ingest_model_calls_total',
+    help: 'Requests sent to the model endpoints (each attempt), by kind: the extractor or prompt tool, or embedding.',
+    labelNames: ['kind'] as const,
+    registers,
+  }),
+  modelRetries: new Counter({
+    name: 'ingest_model_retries_total',
+    help: 'Model requests retried after a 429, 5xx, overload or network error, by kind.',
+    labelNames: ['kind'] as const,
+    registers,
+  }),
+  stageSeconds: new Histogram({
+    name: 'ingest_stage_duration_seconds',
+    help: 'Time one item spent at one stage of its walk (admit, convert, chunk, extract, embed, ...).',
+    labelNames: ['stage'] as const,
+    buckets: [0.001, 0.005, 0.025, 0.1, 0.5, 2.5, 10, 60],
+    registers,
+  }),
+  sinkRows: new Counter({
+    name: 'ingest_sink_rows_total',
+    help: 'Rows the sink committed, by table.',
+    labelNames: ['table'] as const,
+    registers,
+  }),
+  converterKills: new Counter({
+    name: 'ingest_converter_kills_total',
+    help: 'Converter child processes ended mid-document, by reason (timeout, memory_limit, converter_crashed).',
+    labelNames: ['reason'] as const,
+    registers,
+  }),
+  queueJobs: new Gauge({
+    name: 'ingest_queue_jobs',
+    help: "The bid-worker's processing_queue: jobs by kind and status (queued is the depth; done and failed the outcomes).",
+    labelNames: ['job', 'status'] as const,
+    registers,
+    async collect() {
+      this.reset();
+      if (queueCounts === null) return;
+      for (const { job, status, jobs } of await queueCounts()) this.set({ job, status }, jobs);
+    },
+  }),
+};
+
+/** Where the queue gauge reads its counts from (the engine thread's database). */
+export function measureQueueWith(counts: QueueCounts | null): void {
+  queueCounts = counts;
+}
