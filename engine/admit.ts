@@ -19,6 +19,22 @@ export interface ChangedFile {
   bytes: Buffer;
   sha256: string;
   previous: ItemMemo | undefined;
+  /** The mtime its memo may vouch for (see stampMtime). */
+  mtimeNs: string;
+}
+
+/**
+ * A modification time younger than this when the bytes were read cannot vouch for them: the
+ * file may be written again within the same timestamp tick (coarse kernel clocks, 2 s on FAT)
+ * keeping its size, and the stat check would then never look at it again. Such a stamp is
+ * recorded as never matching, so the next walk hashes the file once more (git's "racily clean"
+ * entries). Watch mode walks every save within a second of it, so this is its common case.
+ */
+const RACY_WINDOW_NS = 2_000_000_000n;
+
+/** The mtime to record for bytes read at `readAtMs`: itself, or a value no stat ever matches. */
+export function stampMtime(mtimeNs: bigint, readAtMs: number): string {
+  return BigInt(readAtMs) * 1_000_000n - mtimeNs > RACY_WINDOW_NS ? String(mtimeNs) : 'racy';
 }
 
 export type Admission = { kind: 'unchanged'; memo: ItemMemo } | ChangedFile;
@@ -50,13 +66,15 @@ export async function admitFile(item: FileItem, store: StateStore, fullReprocess
   const key = fileIdentity(item.relPath);
   const { memo, healed } = store.getItem(key);
   if (healed) countEvent('memo_heal');
+  const readAtMs = Date.now();
   const bytes = await readFile(item.absPath);
   const sha256 = sha256Hex(bytes);
+  const mtimeNs = stampMtime(item.mtimeNs, readAtMs);
   if (memo !== undefined && !fullReprocess && memo.sha256 === sha256) {
     // Touched but not changed: remember the new stat so the next walk takes the fast path.
-    const refreshed = { ...memo, size: item.size, mtimeNs: String(item.mtimeNs), ino: String(item.ino) };
+    const refreshed = { ...memo, size: item.size, mtimeNs, ino: String(item.ino) };
     await store.putItem(key, refreshed);
     return { kind: 'unchanged', memo: refreshed };
   }
-  return { kind: 'changed', bytes, sha256, previous: memo };
+  return { kind: 'changed', bytes, sha256, previous: memo, mtimeNs };
 }

@@ -88,7 +88,7 @@ export async function walkFile(
     const memo: ItemMemo = {
       sha256: admission.sha256,
       size: item.size,
-      mtimeNs: String(item.mtimeNs),
+      mtimeNs: admission.mtimeNs,
       ino: String(item.ino),
       sourceDocumentId: ingested.sourceDocumentId,
       mediaType,

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { rm, copyFile, writeFile } from 'node:fs/promises';
+import { rm, copyFile, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FlowPass } from '../engine/passes.ts';
 import { walkCounts } from '../engine/tally.ts';
@@ -287,6 +287,28 @@ test('a file over the size limit fails as too_large without being read', async (
     assert.is(summary.items.changed, 1);
   } finally {
     await small.dispose();
+  }
+});
+
+test('an edit within the timestamp tick of the walk that read the file, keeping its size, is still walked', async () => {
+  const racy = await walkFixture();
+  try {
+    // A coarse clock: both versions carry the very same mtime, size and inode.
+    const tick = Math.floor(Date.now() / 1000);
+    const file = path.join(racy.corpus, 'notes.md');
+    await racy.write('notes.md', '# Notes\n\nversion A of the text\n');
+    await utimes(file, tick, tick);
+    assert.is((await walk(racy.lifespan, { sourcePath: racy.corpus })).items.changed, 1);
+    await writeFile(file, '# Notes\n\nversion B of the text\n');
+    await utimes(file, tick, tick);
+    const second = await walk(racy.lifespan, { sourcePath: racy.corpus });
+    assert.is(second.items.changed, 1, 'the stat check must not vouch for bytes read within the tick');
+    const { rows } = await racy.target.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM content_chunks WHERE text LIKE '%version B%'",
+    );
+    assert.is(rows[0]!.n, 1);
+  } finally {
+    await racy.dispose();
   }
 });
 
