@@ -8,6 +8,7 @@ import { openDatabase } from '../lib/db/open.ts';
 import { migrate } from '../lib/db/migrate.ts';
 import { stateResetCommand, stateVerifyCommand } from './state.ts';
 import { walkCommand } from './walk.ts';
+import { watchCommand } from './watch.ts';
 import { mockCommand } from './mock.ts';
 import { preflightCommand } from './preflight.ts';
 import { serveCommand } from './serve.ts';
@@ -42,6 +43,11 @@ const COMMANDS: Record<string, Command> = {
     usage: 'ingest walk [PATH] [--full-reprocess] [--allow-mass-removal] [--rebind-corpus] [--json]',
     summary: 'walk the corpus (PATH, else ENGINE_SOURCE_PATH) once into rows and print a summary',
     run: walkCommand,
+  },
+  watch: {
+    usage: 'ingest watch [PATH] [--quiet-ms N] [--reconcile-s N]',
+    summary: 'walk the corpus, then again after every burst of saves (one line per walk); Ctrl-C stops after a commit',
+    run: watchCommand,
   },
   'db migrate': {
     usage: 'ingest db migrate',

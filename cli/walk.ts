@@ -5,8 +5,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';
 import { fencedWalk } from '../engine/fenced-walk.ts';
-import { openLifespan } from '../engine/lifespan.ts';
-import { walk, type WalkSummary } from '../engine/walk.ts';
+import { openLifespan, type Lifespan } from '../engine/lifespan.ts';
+import { walk, type WalkOptions, type WalkSummary } from '../engine/walk.ts';
 import type { Logger } from '../lib/log.ts';
 import { progressReporter } from './progress.ts';
 
@@ -27,21 +27,10 @@ export async function walkCommand(args: string[], { config, log }: { config: Con
   const lifespan = await openLifespan(config, log);
   let summary: WalkSummary | null;
   try {
-    // A corpus writer like the sidecar: one at a time on a state store (DESIGN.md 11).
-    summary = await fencedWalk(config, { sourcePath, log, runs: lifespan.runs }, async (sync) => {
-      const progress = progressReporter(sourcePath, log);
-      try {
-        return await walk(lifespan, {
-          sourcePath,
-          fullReprocess: values['full-reprocess'],
-          allowMassRemoval: values['allow-mass-removal'],
-          rebindCorpus: values['rebind-corpus'],
-          sync,
-          onProgress: (p) => progress.update(p),
-        });
-      } finally {
-        progress.stop();
-      }
+    summary = await fencedCorpusWalk(lifespan, sourcePath, {
+      fullReprocess: values['full-reprocess'],
+      allowMassRemoval: values['allow-mass-removal'],
+      rebindCorpus: values['rebind-corpus'],
     });
   } finally {
     await lifespan.close();
@@ -56,6 +45,27 @@ export async function walkCommand(args: string[], { config, log }: { config: Con
     values.json ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary, lifespan.db.location),
   );
   return summary.status === 'completed' ? 0 : 1;
+}
+
+/**
+ * One walk of `sourcePath` as a corpus writer does it (`ingest walk`, `ingest watch`): inside the
+ * writer fence (one writer at a time on a state store, DESIGN.md 11), with a progress reporter;
+ * null when another writer holds the fence.
+ */
+export async function fencedCorpusWalk(
+  lifespan: Lifespan,
+  sourcePath: string | null,
+  flags: Pick<WalkOptions, 'fullReprocess' | 'allowMassRemoval' | 'rebindCorpus'> = {},
+): Promise<WalkSummary | null> {
+  const { config, log } = lifespan;
+  return fencedWalk(config, { sourcePath, log, runs: lifespan.runs }, async (sync) => {
+    const progress = progressReporter(sourcePath, log);
+    try {
+      return await walk(lifespan, { ...flags, sourcePath, sync, onProgress: (p) => progress.update(p) });
+    } finally {
+      progress.stop();
+    }
+  });
 }
 
 export function formatSummary(s: WalkSummary, location: string): string {

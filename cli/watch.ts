@@ -1,0 +1,101 @@
+// `ingest watch [PATH] [--quiet-ms N] [--reconcile-s N]`: a live corpus for development. An
+// initial walk, then a walk per burst of saves (engine/watch.ts), each the same fenced,
+// incremental walk as `ingest walk`. One line per walk that changed something; nothing when
+// nothing changed. Ctrl-C stops after the walk in progress has committed; a second Ctrl-C
+// stops at once (a killed walk loses nothing: the next one redoes what it had not committed).
+
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import type { Config } from '../lib/config.ts';
+import type { Logger } from '../lib/log.ts';
+import { openLifespan } from '../engine/lifespan.ts';
+import { watchCorpus, type WatchedWalk } from '../engine/watch.ts';
+import { fencedCorpusWalk } from './walk.ts';
+import { usageError } from './usage.ts';
+
+const DEFAULT_QUIET_MS = 300;
+const DEFAULT_RECONCILE_S = 60;
+
+const clock = () => new Date().toTimeString().slice(0, 8);
+
+/** The line a developer reads for one walk, or null when it changed nothing worth a line. */
+export function watchLine(walked: WatchedWalk): string | null {
+  const { summary, error, reason } = walked;
+  if (error !== undefined) return `${clock()} walk failed: ${error.message}\n`;
+  if (summary === null) return null;
+  const { items } = summary;
+  const touched = items.changed + items.removed + items.failed;
+  if (touched === 0 && summary.status === 'completed' && reason !== 'initial') return null;
+  const parts = [`${items.changed} changed`];
+  if (items.removed > 0) parts.push(`${items.removed} removed`);
+  if (items.failed > 0) parts.push(`${items.failed} failed`);
+  if (reason === 'initial') parts.push(`${items.unchanged} unchanged`);
+  const named =
+    walked.namedCount === 0
+      ? ''
+      : ` (${walked.named.join(', ')}${walked.namedCount > walked.named.length ? `, +${walked.namedCount - walked.named.length}` : ''})`;
+  const written = Object.values(summary.rows).reduce((a, b) => a + b, 0);
+  const label =
+    reason === 'initial' ? 'initial walk' : reason === 'reconcile' ? 'reconcile walk (missed changes)' : 'walk';
+  const lines = [
+    `${clock()} ${label}: ${parts.join(', ')}${named}; rows ${written} written, ${summary.rowsDeleted} deleted; ` +
+      `${(summary.durationMs / 1000).toFixed(1)} s${summary.status === 'failed' ? `; FAILED: ${summary.error}` : ''}`,
+  ];
+  for (const f of summary.failures) lines.push(`  failed ${f.path} [${f.stage}: ${f.code}] ${f.message}`);
+  for (const w of summary.warnings) lines.push(`  warning ${w.name}: ${w.message}`);
+  return `${lines.join('\n')}\n`;
+}
+
+export async function watchCommand(args: string[], { config, log }: { config: Config; log: Logger }): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: {
+      'quiet-ms': { type: 'string', default: String(DEFAULT_QUIET_MS) },
+      'reconcile-s': { type: 'string', default: String(DEFAULT_RECONCILE_S) },
+    },
+    allowPositionals: true,
+  });
+  if (positionals.length > 1) throw usageError('watch takes at most one PATH');
+  const quietMs = Number(values['quiet-ms']);
+  const reconcileS = Number(values['reconcile-s']);
+  if (!Number.isInteger(quietMs) || quietMs < 10 || quietMs > 60_000)
+    throw usageError('--quiet-ms must be a whole number from 10 to 60000');
+  if (!(reconcileS >= 1 && reconcileS <= 86_400)) throw usageError('--reconcile-s must be from 1 to 86400');
+  const sourcePath = positionals[0] === undefined ? config.sourcePath : path.resolve(positionals[0]);
+  if (sourcePath === null) throw usageError('watch needs a PATH or ENGINE_SOURCE_PATH');
+
+  // Opening the embedded database refuses, by name, a sidecar or walk that holds it.
+  const lifespan = await openLifespan(config, log);
+  try {
+    const watch = await watchCorpus(
+      { sourcePath, quietMs, maxDelayMs: 10 * quietMs, reconcileMs: reconcileS * 1000 },
+      () => fencedCorpusWalk(lifespan, sourcePath),
+      (walked) => {
+        if (walked.reason === 'reconcile' && walked.summary !== null) {
+          const { changed, removed } = walked.summary.items;
+          if (changed + removed > 0)
+            log.warn({ changed, removed }, 'watch: the reconcile walk found changes the file watcher had missed');
+        }
+        if (walked.summary === null && walked.error === undefined)
+          log.info('watch: another writer holds the writer fence; walking again when it is free');
+        const line = watchLine(walked);
+        if (line !== null) process.stdout.write(line);
+      },
+      log,
+    );
+    process.stderr.write(`watching ${sourcePath} (Ctrl-C stops after the walk in progress)\n`);
+    await new Promise<void>((resolve) => {
+      const stop = () => {
+        process.stderr.write('stopping after the walk in progress commits (Ctrl-C again to stop now)\n');
+        process.once('SIGINT', () => process.exit(130));
+        resolve();
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+    await watch.stop();
+  } finally {
+    await lifespan.close();
+  }
+  return 0;
+}
