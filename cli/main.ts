@@ -11,6 +11,7 @@ import { walkCommand } from './walk.ts';
 import { watchCommand } from './watch.ts';
 import { mockCommand } from './mock.ts';
 import { preflightCommand } from './preflight.ts';
+import { nightlyCommand } from './nightly.ts';
 import { serveCommand } from './serve.ts';
 import { healthCommand } from './health.ts';
 import { checkUrlCommand } from './check-url.ts';
@@ -78,8 +79,13 @@ const COMMANDS: Record<string, Command> = {
     summary: 'send one cheap message to the configured model endpoint; non-zero exit on a dead key',
     run: preflightCommand,
   },
+  nightly: {
+    usage: 'ingest nightly --tier mock|gateway|vendor [--sidecar URL] [--timeout S] [--full-reprocess] [--json]',
+    summary: 'the nightly lane against a running sidecar: tier check, preflight or mock health, a walk, rows landed',
+    run: nightlyCommand,
+  },
   mock: {
-    usage: 'ingest mock [--host H] [--port N] [--latency-ms N] [--fault-rate F]',
+    usage: 'ingest mock [--host H] [--port N] [--latency-ms N] [--fault-rate F] [--auth-token T]',
     summary: 'run the mock model server (tier 1) alone',
     run: mockCommand,
   },

@@ -1,5 +1,6 @@
-// `ingest mock [--host H] [--port N] [--latency-ms N] [--fault-rate F]`: the mock model server
-// alone, until SIGINT or SIGTERM.
+// `ingest mock [--host H] [--port N] [--latency-ms N] [--fault-rate F] [--auth-token T]`: the mock
+// model server alone, until SIGINT or SIGTERM. With --auth-token it accepts that credential only
+// (401 to any other), standing in for a gateway or the vendor whose key can be dead.
 
 import { parseArgs } from 'node:util';
 import type { Logger } from '../lib/log.ts';
@@ -14,6 +15,7 @@ export async function mockCommand(args: string[], { log }: { log: Logger }): Pro
       port: { type: 'string', default: String(DEFAULT_MOCK_PORT) },
       'latency-ms': { type: 'string', default: '0' },
       'fault-rate': { type: 'string', default: '0' },
+      'auth-token': { type: 'string' },
     },
   });
   const port = Number(values.port);
@@ -22,10 +24,17 @@ export async function mockCommand(args: string[], { log }: { log: Logger }): Pro
   if (!Number.isInteger(port) || port < 0 || port > 65535 || !(latencyMs >= 0) || !(faultRate >= 0 && faultRate <= 1)) {
     throw usageError('--port must be 0-65535, --latency-ms >= 0, --fault-rate between 0 and 1');
   }
-  const mock = await startMockServer({ latencyMs, faultRate }, { host: values.host, port });
-  log.info({ url: mock.url, latencyMs, faultRate }, 'mock model server listening');
+  const authToken = values['auth-token'];
+  if (authToken !== undefined && authToken.trim() === '') throw usageError('--auth-token must not be blank');
+  const mock = await startMockServer(
+    { latencyMs, faultRate, ...(authToken === undefined ? {} : { authToken }) },
+    { host: values.host, port },
+  );
+  const checksCredential = authToken !== undefined;
+  log.info({ url: mock.url, latencyMs, faultRate, checksCredential }, 'mock model server listening');
   process.stdout.write(
-    `mock model server on ${mock.url} (ANTHROPIC_BASE_URL=${mock.url} OPENAI_BASE_URL=${mock.url}/v1)\n`,
+    `mock model server on ${mock.url} (ANTHROPIC_BASE_URL=${mock.url} OPENAI_BASE_URL=${mock.url}/v1)` +
+      `${checksCredential ? '; it accepts only the --auth-token credential' : ''}\n`,
   );
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);

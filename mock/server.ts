@@ -5,9 +5,12 @@
 // Knobs: a fixed latency per call; a fault rate with the kinds of fault to inject (429 with
 // Retry-After, 529 overloaded, a slow answer, a dropped connection), drawn from a seeded
 // generator so a run can be replayed; a sentinel credential that is always refused with 401
-// (the stage-5 failure injection must be observable on this tier). Counters of the calls
-// served let tests prove that a walk made no model call.
+// (the stage-5 failure injection must be observable on this tier); and, optionally, the one
+// credential it accepts (`authToken`), so that it stands in for a gateway or the vendor whose
+// key can be wrong (the nightly lane's dead-key preflight). Counters of the calls served let
+// tests prove that a walk made no model call.
 
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mockEmbedding, toBase64 } from './embeddings.ts';
@@ -29,6 +32,12 @@ export interface MockOptions {
   faults?: readonly Fault[];
   slowMs?: number;
   seed?: number;
+  /**
+   * When set, the only credential accepted (as x-api-key or Authorization: Bearer, as the
+   * vendor and a gateway take them): any other, or none, is answered 401 authentication_error.
+   * GET /health stays open (it is the tier-1 liveness gate, and carries no model output).
+   */
+  authToken?: string;
 }
 
 export interface MockStats {
@@ -37,6 +46,8 @@ export interface MockStats {
   embeddedTexts: number;
   faultsInjected: number;
   rejected: number;
+  /** Requests refused with 401: the sentinel, or a credential that is not `authToken`. */
+  unauthorized: number;
 }
 
 export interface MockServer {
@@ -86,6 +97,12 @@ function sendError(
   sendJson(res, status, { type: 'error', error: { type, message } }, headers);
 }
 
+/** Constant time whatever the lengths: both sides are hashed first. */
+function sameSecret(a: string, b: string): boolean {
+  const digest = (s: string) => createHash('sha256').update(s).digest();
+  return timingSafeEqual(digest(a), digest(b));
+}
+
 function credential(req: IncomingMessage): string | null {
   const key = req.headers['x-api-key'];
   if (typeof key === 'string') return key;
@@ -99,7 +116,14 @@ export async function startMockServer(
 ): Promise<MockServer> {
   const prompts = options.prompts ?? EXTRACTOR_RESPONDERS;
   const random = seeded(options.seed ?? 1);
-  const stats: MockStats = { messages: 0, embeddings: 0, embeddedTexts: 0, faultsInjected: 0, rejected: 0 };
+  const stats: MockStats = {
+    messages: 0,
+    embeddings: 0,
+    embeddedTexts: 0,
+    faultsInjected: 0,
+    rejected: 0,
+    unauthorized: 0,
+  };
   let ids = 0;
   const nextId = () => String(++ids).padStart(8, '0');
 
@@ -200,13 +224,28 @@ export async function startMockServer(
     if (route === null) return sendJson(res, 200, { ok: true, stats });
     if (route === undefined)
       return sendError(res, 404, 'not_found_error', `mock model server: no route ${req.method} ${path}`);
-    if (credential(req) === FAILURE_SENTINEL) {
+    const presented = credential(req);
+    if (presented === FAILURE_SENTINEL) {
       stats.rejected += 1;
+      stats.unauthorized += 1;
       return sendError(
         res,
         401,
         'authentication_error',
         'mock model server: the failure-injection sentinel credential is refused',
+      );
+    }
+    if (options.authToken !== undefined && (presented === null || !sameSecret(presented, options.authToken))) {
+      // Like the vendor's answer to a bad key; the credential presented is never echoed.
+      stats.rejected += 1;
+      stats.unauthorized += 1;
+      return sendError(
+        res,
+        401,
+        'authentication_error',
+        presented === null
+          ? 'mock model server: no credential (x-api-key or Authorization: Bearer) was sent'
+          : 'mock model server: invalid credential',
       );
     }
     route(req, res).catch((error: unknown) => {

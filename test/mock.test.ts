@@ -97,6 +97,70 @@ test('the failure-injection sentinel is refused with 401 on both APIs', async ()
     );
 });
 
+test('with an auth token the mock accepts that credential only, as the vendor or a gateway would', async () => {
+  const TOKEN = 'the-one-mock-credential';
+  const guarded = await startMockServer({ prompts, authToken: TOKEN });
+  try {
+    const ping = { model: 'claude-test', max_tokens: 8, messages: [{ role: 'user' as const, content: 'ping' }] };
+    const vendor = (apiKey: string) => new Anthropic({ baseURL: guarded.url, apiKey, maxRetries: 0 });
+    const gateway = (authToken: string) =>
+      new Anthropic({ baseURL: guarded.url, apiKey: null, authToken, maxRetries: 0 });
+    // The right credential, as x-api-key (vendor) or as the bearer (gateway): served.
+    assert.is(((await vendor(TOKEN).messages.create(ping)).content[0] as Anthropic.TextBlock).text, 'pong');
+    assert.is(((await gateway(TOKEN).messages.create(ping)).content[0] as Anthropic.TextBlock).text, 'pong');
+    // A wrong one, on either header and either API: 401 authentication_error, the credential never echoed.
+    for (const call of [
+      () => vendor('wrong-credential-1').messages.create(ping),
+      () => gateway('wrong-credential-2').messages.create(ping),
+      () => gateway(`${TOKEN}x`).messages.create(ping),
+    ]) {
+      await call().then(
+        () => assert.unreachable('expected 401'),
+        (error: unknown) => {
+          assert.instance(error, Anthropic.AuthenticationError);
+          const body = (error as { error?: { type?: string; error?: { type?: string; message?: string } } }).error;
+          assert.is(body?.type, 'error');
+          assert.is(body?.error?.type, 'authentication_error');
+          assert.not.match(JSON.stringify(body), /wrong-credential|the-one-mock-credentialx/);
+        },
+      );
+    }
+    await new OpenAI({ baseURL: `${guarded.url}/v1`, apiKey: 'wrong-credential-3', maxRetries: 0 }).embeddings
+      .create({ model: 'text-embedding-3-large', input: 'x' })
+      .then(
+        () => assert.unreachable('expected 401'),
+        (error: unknown) => assert.instance(error, OpenAI.AuthenticationError),
+      );
+    const embedded = await new OpenAI({ baseURL: `${guarded.url}/v1`, apiKey: TOKEN, maxRetries: 0 }).embeddings.create(
+      {
+        model: 'text-embedding-3-large',
+        input: 'x',
+      },
+    );
+    assert.is(embedded.data.length, 1);
+    // No credential at all is refused too; /health (the tier-1 gate) stays open.
+    const bare = await fetch(`${guarded.url}/v1/messages`, { method: 'POST', body: JSON.stringify(ping) });
+    assert.is(bare.status, 401);
+    assert.is(((await bare.json()) as { error: { type: string } }).error.type, 'authentication_error');
+    const health = await fetch(`${guarded.url}/health`);
+    assert.is(health.status, 200);
+    assert.equal(
+      [guarded.stats.messages, guarded.stats.embeddings, guarded.stats.unauthorized],
+      [2, 1, 5],
+      'only the right credential was served',
+    );
+  } finally {
+    await guarded.close();
+  }
+  // Without the option any credential is accepted (tier 1: the key is never validated).
+  const open = await anthropic('anything-at-all').messages.create({
+    model: 'claude-test',
+    max_tokens: 8,
+    messages: [{ role: 'user', content: 'ping' }],
+  });
+  assert.is((open.content[0] as Anthropic.TextBlock).text, 'pong');
+});
+
 test('embeddings: 1024 dimensions as the SDK decodes them (base64 by default, float on request)', async () => {
   const inputs = [
     'Ada Lovelace founded Northwind Traders',

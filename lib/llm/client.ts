@@ -21,11 +21,50 @@ export type LlmMessageParam = Anthropic.MessageParam;
 export type LlmToolUse = Anthropic.ToolUseBlock;
 export type LlmToolSchema = Anthropic.Tool.InputSchema;
 
-export type LlmTier = 'mock' | 'gateway' | 'vendor';
+export const LLM_TIERS = ['mock', 'gateway', 'vendor'] as const;
+export type LlmTier = (typeof LLM_TIERS)[number];
 
 export function llmTier(env: NodeJS.ProcessEnv = process.env): LlmTier {
   if (env.ANTHROPIC_BASE_URL === undefined) return 'vendor';
   return env.ANTHROPIC_AUTH_TOKEN === undefined ? 'mock' : 'gateway';
+}
+
+/**
+ * Whether the environment is the tier someone asked for (the nightly lane's `llm_tier`):
+ * `mismatches`, one sentence per contradiction (none when it agrees), and `notes` on what it
+ * holds that the tier ignores. Blank counts as unset (SPEC.md 8 rule 2). Names variables, never
+ * their values.
+ */
+export function checkTierEnvironment(
+  expected: LlmTier,
+  env: NodeJS.ProcessEnv = process.env,
+): { mismatches: string[]; notes: string[] } {
+  const set = (name: (typeof LLM_VARIABLES)[number]) => (env[name] ?? '').trim() !== '';
+  const [base, key, token] = [set('ANTHROPIC_BASE_URL'), set('ANTHROPIC_API_KEY'), set('ANTHROPIC_AUTH_TOKEN')];
+  const mismatches: string[] = [];
+  const notes: string[] = [];
+  if (base && !URL.canParse(env.ANTHROPIC_BASE_URL!.trim())) mismatches.push('ANTHROPIC_BASE_URL is not a URL');
+  switch (expected) {
+    case 'mock':
+      if (!base) mismatches.push('tier mock needs ANTHROPIC_BASE_URL at the mock model server; it is unset');
+      if (token) mismatches.push('tier mock takes no ANTHROPIC_AUTH_TOKEN (a base URL with a token is tier gateway)');
+      break;
+    case 'gateway':
+      if (!base) mismatches.push("tier gateway needs ANTHROPIC_BASE_URL, the gateway's address; it is unset");
+      if (!token) mismatches.push('tier gateway needs ANTHROPIC_AUTH_TOKEN, sent as the bearer; it is unset');
+      // SPEC.md 8 rule 3 is kept by createLlmClient, which builds the gateway's client without
+      // a key whatever the environment holds (a compose default may fill it).
+      if (key) notes.push('ANTHROPIC_API_KEY is set and not sent: the gateway tier forces it empty');
+      break;
+    case 'vendor':
+      if (base)
+        mismatches.push("tier vendor needs ANTHROPIC_BASE_URL unset (the SDK's default address applies); it is set");
+      if (!key) mismatches.push('tier vendor needs ANTHROPIC_API_KEY, the real key; it is unset');
+      if (token)
+        mismatches.push("tier vendor takes no ANTHROPIC_AUTH_TOKEN (that is the gateway's credential); it is set");
+      break;
+  }
+  return { mismatches, notes };
 }
 
 export function createLlmClient(): LlmClient {
