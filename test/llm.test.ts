@@ -45,6 +45,27 @@ test('tiers: mock, gateway (API key forced empty), vendor', () => {
   assert.is(gateway.authToken, 'gateway-token');
 });
 
+test('tier 1 needs only the base URLs: with no key set, both clients reach the mock', async () => {
+  const mock = await startMockServer();
+  try {
+    Object.assign(process.env, { ANTHROPIC_BASE_URL: mock.url, OPENAI_BASE_URL: `${mock.url}/v1` });
+    const message = await createLlmClient().messages.create({
+      model: 'm',
+      max_tokens: 8,
+      messages: [{ role: 'user', content: 'ping' }],
+    });
+    assert.equal(message.content, [{ type: 'text', text: 'pong' }]);
+    const embedded = await createEmbeddingClient().embeddings.create({
+      model: 'text-embedding-3-large',
+      dimensions: 1024,
+      input: ['a'],
+    });
+    assert.is(embedded.data[0]!.embedding.length, 1024);
+  } finally {
+    await mock.close();
+  }
+});
+
 test('the LLM identity is {base_url}:{model}, with the SDK default on tier 3', () => {
   process.env.ANTHROPIC_BASE_URL = 'http://127.0.0.1:8791/';
   process.env.ANTHROPIC_API_KEY = 'k';

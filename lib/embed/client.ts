@@ -4,6 +4,7 @@
 
 import OpenAI from 'openai';
 import { scrubBlankVariables } from '../llm/env.ts';
+import { MOCK_TIER_KEY } from '../llm/client.ts';
 
 /** The SDK's client as the rest of the service names it, so an SDK bump stays in this module. */
 export type EmbeddingClient = OpenAI;
@@ -14,5 +15,7 @@ export const EMBEDDING_DIMENSIONS = 1024;
 
 export function createEmbeddingClient(): EmbeddingClient {
   scrubBlankVariables(EMBEDDER_VARIABLES);
-  return new OpenAI({ maxRetries: 0 });
+  // A base URL with no key is the mock (tier 1): it takes any key, the SDK insists on one.
+  const mock = process.env.OPENAI_BASE_URL !== undefined && process.env.OPENAI_API_KEY === undefined;
+  return new OpenAI({ maxRetries: 0, ...(mock ? { apiKey: MOCK_TIER_KEY } : {}) });
 }

@@ -67,10 +67,19 @@ export function checkTierEnvironment(
   return { mismatches, notes };
 }
 
+/** What tier 1 sends when no key is set: the mock takes any credential, the SDK insists on one. */
+export const MOCK_TIER_KEY = 'tier-1-needs-no-key';
+
 export function createLlmClient(): LlmClient {
   scrubBlankVariables(LLM_VARIABLES);
-  const gateway = llmTier() === 'gateway';
-  return new Anthropic({ maxRetries: 0, ...(gateway ? { apiKey: null } : {}) });
+  const tier = llmTier();
+  const credential =
+    tier === 'gateway'
+      ? { apiKey: null }
+      : tier === 'mock' && process.env.ANTHROPIC_API_KEY === undefined
+        ? { apiKey: MOCK_TIER_KEY }
+        : {};
+  return new Anthropic({ maxRetries: 0, ...credential });
 }
 
 /**
