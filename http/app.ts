@@ -14,6 +14,7 @@ import { HttpError, sendError } from './errors.ts';
 import { extractRoute } from './extract.ts';
 import type { ExtractPool } from './extract-pool.ts';
 import { healthRoute } from './health.ts';
+import { openApiRoute } from './openapi-route.ts';
 import { producerRunRoute } from './producer-run.ts';
 import { authFailureLimit, clientOf, perMinute, type RateLimit } from './rate-limit.ts';
 import { stageRoute } from './stage.ts';
@@ -77,6 +78,7 @@ export function createApp(deps: AppDeps) {
   })
     .get('/health', handle(healthRoute(deps.engine)) as never)
     .get('/metrics', handle(metricsRoute(deps.engine, config.metricsToken)) as never)
+    .get('/openapi.json', handle(openApiRoute()) as never)
     .post(
       '/stage',
       handle(

@@ -22,7 +22,7 @@ function tooLarge(maxBytes: number): HttpError {
   return new HttpError(413, 'body_too_large', `the request body is over ${maxBytes} bytes`);
 }
 
-const MAX_FLAGS_BODY = 4096;
+export const MAX_FLAGS_BODY = 4096;
 
 /**
  * A body that is empty or a JSON object of boolean fields, each named in `fields` (body field ->

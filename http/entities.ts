@@ -14,7 +14,7 @@ import { readBody } from './body.ts';
 import { HttpError, sendJson } from './errors.ts';
 import { isLoopback } from './auth.ts';
 
-const MAX_MERGE_BODY = 64 * 1024;
+export const MAX_MERGE_BODY = 64 * 1024;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const REFUSALS: Readonly<Record<string, number>> = { mention_not_found: 404, type_mismatch: 400, fence_busy: 409 };
 

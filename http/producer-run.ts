@@ -9,9 +9,12 @@ import type { EngineThread } from '../engine/thread-handle.ts';
 import { readBooleanFields } from './body.ts';
 import { HttpError, sendJson } from './errors.ts';
 
+/** The body's fields (body field -> flag); anything else is refused by name. */
+export const PRODUCER_RUN_FLAGS = { redraft: 'redraft' } as const;
+
 export function producerRunRoute(engine: EngineThread) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const { redraft = false } = await readBooleanFields(req, { redraft: 'redraft' });
+    const { redraft = false } = await readBooleanFields(req, PRODUCER_RUN_FLAGS);
     const answer = await engine.produce(redraft);
     if (answer.type === 'produce-refused')
       throw answer.busy

@@ -21,7 +21,7 @@ export interface WalkRouteDeps {
 }
 
 /** The body's field for each flag of a walk; anything else is refused by name. */
-const BODY_FLAGS = {
+export const BODY_FLAGS = {
   full_reprocess: 'fullReprocess',
   allow_mass_removal: 'allowMassRemoval',
   rebind_corpus: 'rebindCorpus',
