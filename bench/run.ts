@@ -20,6 +20,10 @@ const BENCHMARKS: Record<string, { file: string; summary: string }> = {
     file: './producer.ts',
     summary: 'the knowledge-bundle producer after a cold walk, a 1 % touch and no change: time, calls, memory',
   },
+  watch: {
+    file: './watch.ts',
+    summary: 'watch mode under random file operations: missed and phantom documents, walks, save -> durable p50/p99',
+  },
   worker: {
     file: './worker.ts',
     summary: 'bid-worker: model calls/s against C/L for one and two workers; recall at 5 of template_fill',

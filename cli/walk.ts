@@ -4,9 +4,9 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';
-import { fencedWalk } from '../engine/fenced-walk.ts';
+import { fencedCorpusWalk, type WalkFlags } from '../engine/fenced-walk.ts';
 import { openLifespan, type Lifespan } from '../engine/lifespan.ts';
-import { walk, type WalkOptions, type WalkSummary } from '../engine/walk.ts';
+import type { WalkSummary } from '../engine/walk.ts';
 import type { Logger } from '../lib/log.ts';
 import { progressReporter } from './progress.ts';
 
@@ -27,7 +27,7 @@ export async function walkCommand(args: string[], { config, log }: { config: Con
   const lifespan = await openLifespan(config, log);
   let summary: WalkSummary | null;
   try {
-    summary = await fencedCorpusWalk(lifespan, sourcePath, {
+    summary = await walkWithProgress(lifespan, sourcePath, {
       fullReprocess: values['full-reprocess'],
       allowMassRemoval: values['allow-mass-removal'],
       rebindCorpus: values['rebind-corpus'],
@@ -47,25 +47,18 @@ export async function walkCommand(args: string[], { config, log }: { config: Con
   return summary.status === 'completed' ? 0 : 1;
 }
 
-/**
- * One walk of `sourcePath` as a corpus writer does it (`ingest walk`, `ingest watch`): inside the
- * writer fence (one writer at a time on a state store, DESIGN.md 11), with a progress reporter;
- * null when another writer holds the fence.
- */
-export async function fencedCorpusWalk(
+/** The fenced corpus walk, with a progress bar (or log lines) for the person waiting on it. */
+export async function walkWithProgress(
   lifespan: Lifespan,
   sourcePath: string | null,
-  flags: Pick<WalkOptions, 'fullReprocess' | 'allowMassRemoval' | 'rebindCorpus'> = {},
+  flags: WalkFlags = {},
 ): Promise<WalkSummary | null> {
-  const { config, log } = lifespan;
-  return fencedWalk(config, { sourcePath, log, runs: lifespan.runs }, async (sync) => {
-    const progress = progressReporter(sourcePath, log);
-    try {
-      return await walk(lifespan, { ...flags, sourcePath, sync, onProgress: (p) => progress.update(p) });
-    } finally {
-      progress.stop();
-    }
-  });
+  const progress = progressReporter(sourcePath, lifespan.log);
+  try {
+    return await fencedCorpusWalk(lifespan, sourcePath, { ...flags, onProgress: (p) => progress.update(p) });
+  } finally {
+    progress.stop();
+  }
 }
 
 export function formatSummary(s: WalkSummary, location: string): string {

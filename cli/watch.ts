@@ -10,7 +10,8 @@ import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
 import { openLifespan } from '../engine/lifespan.ts';
 import { watchCorpus, type WatchedWalk } from '../engine/watch.ts';
-import { fencedCorpusWalk } from './walk.ts';
+import { walkWithProgress } from './walk.ts';
+import { fencedCorpusWalk } from '../engine/fenced-walk.ts';
 import { usageError } from './usage.ts';
 
 const DEFAULT_QUIET_MS = 300;
@@ -66,10 +67,15 @@ export async function watchCommand(args: string[], { config, log }: { config: Co
 
   // Opening the embedded database refuses, by name, a sidecar or walk that holds it.
   const lifespan = await openLifespan(config, log);
+  // The first walk may be long (a whole corpus): it shows progress; the others print a line.
+  let walks = 0;
   try {
     const watch = await watchCorpus(
       { sourcePath, quietMs, maxDelayMs: 10 * quietMs, reconcileMs: reconcileS * 1000 },
-      () => fencedCorpusWalk(lifespan, sourcePath),
+      ({ deletionsSeen }) =>
+        walks++ === 0
+          ? walkWithProgress(lifespan, sourcePath)
+          : fencedCorpusWalk(lifespan, sourcePath, { allowMassRemoval: deletionsSeen }),
       (walked) => {
         if (walked.reason === 'reconcile' && walked.summary !== null) {
           const { changed, removed } = walked.summary.items;

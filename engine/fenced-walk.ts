@@ -11,7 +11,8 @@ import type { Logger } from '../lib/log.ts';
 import type { RunRecorder } from '../lib/runs/record.ts';
 import { tryAcquireFence } from './fence.ts';
 import { recordUnwalked } from './run-record.ts';
-import type { WalkSummary } from './walk.ts';
+import { walk, type WalkOptions, type WalkSummary } from './walk.ts';
+import type { Lifespan } from './lifespan.ts';
 
 export interface FencedWalkOptions {
   sourcePath: string | null;
@@ -44,4 +45,20 @@ export async function fencedWalk(
   } finally {
     await hold.release();
   }
+}
+
+export type WalkFlags = Pick<WalkOptions, 'fullReprocess' | 'allowMassRemoval' | 'rebindCorpus' | 'onProgress'>;
+
+/**
+ * One walk of `sourcePath` by a corpus writer of this process (`ingest walk`, `ingest watch`):
+ * the fenced walk on an open lifespan; null when another writer holds the fence.
+ */
+export function fencedCorpusWalk(
+  lifespan: Lifespan,
+  sourcePath: string | null,
+  flags: WalkFlags = {},
+): Promise<WalkSummary | null> {
+  return fencedWalk(lifespan.config, { sourcePath, log: lifespan.log, runs: lifespan.runs }, (sync) =>
+    walk(lifespan, { ...flags, sourcePath, sync }),
+  );
 }

@@ -12,8 +12,18 @@
 //   limit is reached; this walk catches up, and says so when it finds something.
 // - A busy writer fence (the sidecar or a CLI walk on the same state store) is not a failure:
 //   the walk is tried again a second later.
+// - A new folder is walked twice. inotify watches a folder only from when the watcher adds it,
+//   so files written into a folder just created (`cp -r`, `git checkout`, `mkdir -p a/b && echo >
+//   a/b/c`) may raise no event of their own; a walk listing the folder while they are still
+//   being written would miss them. So a burst that created a folder is followed by one more
+//   walk once it has been quiet, which lists the folder complete.
+// - Deleting is what the developer did: a walk after a burst in which the watcher saw files or
+//   folders deleted may remove more than the mass-removal guard lets a blind walk remove
+//   (stages/cleanup.ts). The guard is for a corpus that looks empty because its volume is not
+//   there, which raises no delete events; the initial and reconcile walks keep it.
 // - stop() lets the walk in progress commit, and starts none after it.
 
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import watcher from '@parcel/watcher';
 import type { Logger } from '../lib/log.ts';
@@ -26,7 +36,7 @@ export interface WatchOptions {
   reconcileMs: number;
 }
 
-export type WatchReason = 'initial' | 'changes' | 'reconcile';
+export type WatchReason = 'initial' | 'changes' | 'new_folder' | 'reconcile';
 
 /** One walk of the watch, as it ended. */
 export interface WatchedWalk {
@@ -39,6 +49,12 @@ export interface WatchedWalk {
   summary: WalkSummary | null;
   /** The walk threw (the database went away, the corpus root changed). */
   error?: Error;
+}
+
+/** What the events of the burst a walk is for told. */
+export interface Burst {
+  /** The watcher saw files or folders deleted (or moved away). */
+  deletionsSeen: boolean;
 }
 
 export interface Watch {
@@ -58,9 +74,18 @@ function hidden(relPath: string): boolean {
   return relPath.split(path.sep).some((segment) => segment.startsWith('.'));
 }
 
+/** Whether any of these paths is a folder now (a stat each, until the first). */
+async function anyFolder(paths: Set<string>): Promise<boolean> {
+  for (const candidate of paths) {
+    const info = await stat(candidate).catch(() => null);
+    if (info?.isDirectory()) return true;
+  }
+  return false;
+}
+
 export async function watchCorpus(
   options: WatchOptions,
-  walkOnce: () => Promise<WalkSummary | null>,
+  walkOnce: (burst: Burst) => Promise<WalkSummary | null>,
   onWalk: (walk: WatchedWalk) => void,
   log: Logger,
 ): Promise<Watch> {
@@ -72,6 +97,9 @@ export async function watchCorpus(
   let quietTimer: NodeJS.Timeout | null = null;
   let reconcileTimer: NodeJS.Timeout | null = null;
   let named = new Set<string>();
+  /** Paths the burst's events created: a folder among them asks for one more walk. */
+  let created = new Set<string>();
+  let deletionsSeen = false;
   let settledWaiters: (() => void)[] = [];
 
   const idle = () => walking === null && burstStartedAt === null && Date.now() - lastEventAt >= options.quietMs;
@@ -103,11 +131,16 @@ export async function watchCorpus(
       // The watcher lost track (a watch limit, a vanished root): the reconcile walk covers it.
       log.warn({ err: error }, 'watch: the file watcher reported an error; walking to catch up');
     }
-    const relevant = events
-      .map((event) => path.relative(options.sourcePath, event.path))
-      .filter((rel) => rel !== '' && !rel.startsWith('..') && !hidden(rel));
+    const relevant = events.filter((event) => {
+      const rel = path.relative(options.sourcePath, event.path);
+      return rel !== '' && !rel.startsWith('..') && !hidden(rel);
+    });
     if (relevant.length === 0 && error === null) return;
-    for (const rel of relevant) named.add(rel.split(path.sep).join('/'));
+    for (const event of relevant) {
+      named.add(path.relative(options.sourcePath, event.path).split(path.sep).join('/'));
+      if (event.type === 'create') created.add(event.path);
+      if (event.type === 'delete') deletionsSeen = true;
+    }
     const now = Date.now();
     lastEventAt = now;
     burstStartedAt ??= now;
@@ -120,9 +153,14 @@ export async function watchCorpus(
     if (quietTimer !== null) clearTimeout(quietTimer);
     quietTimer = null;
     const took = [...named];
+    const createdNow = created;
+    const burst: Burst = { deletionsSeen: reason !== 'reconcile' && deletionsSeen };
     named = new Set();
+    created = new Set();
+    deletionsSeen = false;
     burstStartedAt = null;
     walking = (async () => {
+      const newFolder = await anyFolder(createdNow);
       const walked: WatchedWalk = {
         reason,
         named: took.slice(0, NAMED_KEPT),
@@ -130,7 +168,7 @@ export async function watchCorpus(
         summary: null,
       };
       try {
-        walked.summary = await walkOnce();
+        walked.summary = await walkOnce(burst);
       } catch (error) {
         walked.error = error as Error;
       }
@@ -145,11 +183,19 @@ export async function watchCorpus(
       if (walked.summary === null && walked.error === undefined) {
         // The fence was busy: this burst is not walked yet.
         for (const rel of took) named.add(rel);
+        deletionsSeen ||= burst.deletionsSeen;
         burstStartedAt ??= Date.now();
         schedule(FENCE_RETRY_MS);
       } else if (burstStartedAt !== null) {
         // Events came during the walk: one follow-up, once they are quiet.
         schedule(Math.max(0, lastEventAt + options.quietMs - Date.now()));
+      } else if (newFolder) {
+        // Files may still have landed in the new folder without an event of their own.
+        burstStartedAt = Date.now();
+        quietTimer = setTimeout(() => {
+          quietTimer = null;
+          if (walking === null) startWalk('new_folder');
+        }, options.quietMs);
       }
       armReconcile();
       wakeSettled();
@@ -180,7 +226,8 @@ export async function watchCorpus(
       stopped = true;
       if (quietTimer !== null) clearTimeout(quietTimer);
       if (reconcileTimer !== null) clearTimeout(reconcileTimer);
-      await subscription.unsubscribe();
+      // Watches of folders deleted meanwhile are gone already; the kernel says EINVAL for them.
+      await subscription.unsubscribe().catch((error: unknown) => log.debug({ err: error }, 'watch: unsubscribed'));
       await walking;
     },
   };

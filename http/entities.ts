@@ -48,6 +48,10 @@ export function entitiesMergeRoute(engine: EngineThread) {
     const done = await engine.merge(await mergeRequest(req));
     if (done.result !== undefined) return sendJson(res, 200, done.result);
     const { code, message } = done.error!;
-    throw new HttpError(code === undefined ? 503 : (REFUSALS[code] ?? 400), code ?? 'merge_failed', message);
+    // Only the merge's own refusals are named to the caller; anything else (a database or disk
+    // error that happens to carry a code) is the merge failing.
+    const status = code === undefined ? undefined : REFUSALS[code];
+    if (status === undefined) throw new HttpError(503, 'merge_failed', message);
+    throw new HttpError(status, code!, message);
   };
 }

@@ -225,28 +225,21 @@ export async function startMockServer(
     if (route === undefined)
       return sendError(res, 404, 'not_found_error', `mock model server: no route ${req.method} ${path}`);
     const presented = credential(req);
-    if (presented === FAILURE_SENTINEL) {
-      stats.rejected += 1;
-      stats.unauthorized += 1;
-      return sendError(
-        res,
-        401,
-        'authentication_error',
-        'mock model server: the failure-injection sentinel credential is refused',
-      );
-    }
-    if (options.authToken !== undefined && (presented === null || !sameSecret(presented, options.authToken))) {
+    const refusal =
+      presented === FAILURE_SENTINEL
+        ? 'the failure-injection sentinel credential is refused'
+        : options.authToken === undefined
+          ? null
+          : presented === null
+            ? 'no credential (x-api-key or Authorization: Bearer) was sent'
+            : sameSecret(presented, options.authToken)
+              ? null
+              : 'invalid credential';
+    if (refusal !== null) {
       // Like the vendor's answer to a bad key; the credential presented is never echoed.
       stats.rejected += 1;
       stats.unauthorized += 1;
-      return sendError(
-        res,
-        401,
-        'authentication_error',
-        presented === null
-          ? 'mock model server: no credential (x-api-key or Authorization: Bearer) was sent'
-          : 'mock model server: invalid credential',
-      );
+      return sendError(res, 401, 'authentication_error', `mock model server: ${refusal}`);
     }
     route(req, res).catch((error: unknown) => {
       if (!res.headersSent)

@@ -4,7 +4,7 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { walk } from '../engine/walk.ts';
 import { removalNeedsConsent } from '../stages/cleanup.ts';
@@ -86,6 +86,25 @@ test('past the share of known documents the removal waits for consent; a smaller
   await rm(path.join(f.corpus, 'c.md'));
   const two = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.equal([two.items.removed, two.warnings.map((w) => w.name)], [0, ['mass_removal_refused']], '2 of 3 wait');
+});
+
+test('moving the whole corpus into a folder loses no document, so it needs no consent and leaves no stale rows', async () => {
+  await f.reopen(undefined, { INGEST_REMOVAL_GUARD_MIN_DOCS: '1' });
+  await walk(f.lifespan, { sourcePath: f.corpus });
+  const before = await chunks();
+  await mkdir(path.join(f.corpus, 'moved'));
+  for (const name of FILES) await rename(path.join(f.corpus, name), path.join(f.corpus, 'moved', name));
+  const moved = await walk(f.lifespan, { sourcePath: f.corpus });
+  assert.equal([moved.items.removed, moved.warnings.length], [FILES.length, 0]);
+  assert.is(await chunks(), before, 'the documents kept their rows');
+  // Had the old paths' memos been kept, they would still hold the document against this edit.
+  await f.write('moved/a.md', markdown('Document a.md, edited after the move', 3));
+  await walk(f.lifespan, { sourcePath: f.corpus });
+  const { rows } = await f.target.db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM source_documents d
+      WHERE EXISTS (SELECT 1 FROM content_chunks c WHERE c.source_document_id = d.id)`,
+  );
+  assert.is(rows[0]!.n, FILES.length, 'no document is left with rows that no file holds');
 });
 
 test('a walk of another corpus root is refused by name and changes nothing; rebound, it walks', async () => {

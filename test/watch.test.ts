@@ -1,0 +1,235 @@
+// Watch mode: the real watcher on a real folder, the real walk on the target database, and
+// random file operations as a developer's tools make them. The database must end equal to a
+// fresh walk of the folder, with no document missed and none left behind.
+
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFile, link, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fencedCorpusWalk } from '../engine/fenced-walk.ts';
+import { walk } from '../engine/walk.ts';
+import { watchCorpus, type WatchedWalk } from '../engine/watch.ts';
+import { openDatabase } from '../lib/db/open.ts';
+import { loadConfig } from '../lib/config.ts';
+import { corpusDocuments, runWatchFuzz } from '../bench/watch-fuzz.ts';
+import { BIN } from './helpers/cli.ts';
+import { walkFixture, type WalkFixture } from './helpers/walk.ts';
+import { sha256Hex } from '../lib/hash.ts';
+
+const QUIET_MS = 150;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const LIVE_DOCUMENTS = `SELECT content_sha256 AS sha FROM source_documents d
+  WHERE EXISTS (SELECT 1 FROM content_chunks c WHERE c.source_document_id = d.id)`;
+
+/** Every walk-written row by what it holds, not by its id (document ids are minted, so two walks differ in them). */
+async function contentOf(fixture: WalkFixture): Promise<string[]> {
+  const byDocument = (table: string, columns: string) =>
+    `SELECT '${table}:' || d.content_sha256 || ':' || ${columns} AS row FROM ${table} t JOIN source_documents d ON d.id = t.source_document_id`;
+  const { rows } = await fixture.target.db.query<{ row: string }>(
+    [
+      `SELECT 'document:' || sha AS row FROM (${LIVE_DOCUMENTS}) live`,
+      byDocument('content_chunks', "t.idx || ':' || md5(t.text)"),
+      byDocument('q_a_extractions', "t.idx || ':' || md5(t.question_text || coalesce(t.answer_text, ''))"),
+      byDocument('entity_mentions', "t.entity_type || ':' || t.canonical_name || ':' || t.surface_form"),
+      byDocument('entity_relationships', "t.source_canonical || ':' || t.predicate || ':' || t.target_canonical"),
+      "SELECT 'embeddings:' || owner_kind || ':' || count(*) AS row FROM record_embeddings GROUP BY owner_kind",
+    ].join(' UNION ALL '),
+  );
+  return rows.map((r) => r.row).sort();
+}
+
+test('2,000 random file operations end with the database equal to a fresh walk: none missed, none phantom', async () => {
+  const watched = await walkFixture();
+  let watchedContent: string[];
+  const corpus = path.join(mkdtempSync(path.join(tmpdir(), 'ingest-watch-fuzz-')), 'corpus');
+  try {
+    await mkdir(corpus);
+    await writeFile(path.join(corpus, 'first.md'), '# First\n\nthe corpus as the watch starts\n');
+    const result = await runWatchFuzz({
+      lifespan: watched.lifespan,
+      corpus,
+      ops: 2_000,
+      seed: 7,
+      quietMs: QUIET_MS,
+      probeEvery: 500,
+    });
+    assert.equal(result.problems, []);
+    assert.ok(result.walks > 1, 'the saves were walked');
+    assert.ok(result.walks * 10 < result.ops, `${result.walks} walks for ${result.ops} operations`);
+    for (const [op, n] of Object.entries(result.counts)) assert.ok(n > 0, `no ${op} was made`);
+
+    // Byte-identical copies share one document (engine/identity.ts), so documents are compared by
+    // content; a document is live while it has derived rows (source_documents rows are kept as
+    // provenance when their files go, stages/cleanup.ts).
+    const held = new Set(
+      await Promise.all(
+        (await corpusDocuments(corpus)).map(async (rel) => sha256Hex(await readFile(path.join(corpus, rel)))),
+      ),
+    );
+    const { rows } = await watched.target.db.query<{ sha: string }>(LIVE_DOCUMENTS);
+    const stored = new Set(rows.map((r) => r.sha));
+    assert.equal(
+      [...held].filter((sha) => !stored.has(sha)),
+      [],
+      'missed',
+    );
+    assert.equal(
+      [...stored].filter((sha) => !held.has(sha)),
+      [],
+      'phantom',
+    );
+    watchedContent = await contentOf(watched);
+  } finally {
+    await watched.dispose();
+  }
+  // One database at a time: the embedded test databases share one connection.
+  const fresh = await walkFixture();
+  try {
+    const freshWalk = await walk(fresh.lifespan, { sourcePath: corpus });
+    assert.is(freshWalk.status, 'completed');
+    assert.equal(watchedContent, await contentOf(fresh), 'every table equals a fresh walk of the folder');
+  } finally {
+    await fresh.dispose();
+    rmSync(path.dirname(corpus), { recursive: true, force: true });
+  }
+});
+
+test('saves during a walk make exactly one follow-up walk', async () => {
+  const f = await walkFixture();
+  try {
+    await f.write('a.md', '# A\n\nfirst\n');
+    let hold: Promise<void> | null = null;
+    let release = () => {};
+    const ended: WatchedWalk[] = [];
+    const watch = await watchCorpus(
+      { sourcePath: f.corpus, quietMs: QUIET_MS, maxDelayMs: 10 * QUIET_MS, reconcileMs: 3_600_000 },
+      async () => {
+        // The real walk, held at its start while the test saves more files.
+        if (hold !== null) await hold;
+        return fencedCorpusWalk(f.lifespan, f.corpus);
+      },
+      (walked) => ended.push(walked),
+      f.lifespan.log,
+    );
+    await watch.settled();
+    hold = new Promise<void>((resolve) => (release = resolve));
+    await f.write('b.md', '# B\n\nsecond\n');
+    await sleep(3 * QUIET_MS);
+    for (let i = 0; i < 20; i++) {
+      await f.write(`c${i}.md`, `# C${i}\n\nsaved while a walk ran\n`);
+      await sleep(10);
+    }
+    await sleep(3 * QUIET_MS);
+    assert.is(ended.length, 1, 'the second walk is still held');
+    hold = null;
+    release();
+    await watch.settled();
+    await watch.stop();
+    assert.equal(
+      ended.map((w) => w.reason),
+      ['initial', 'changes', 'changes'],
+      'twenty saves during a walk made one follow-up walk',
+    );
+    const { rows } = await f.target.db.query<{ n: number }>('SELECT count(*)::int AS n FROM source_documents');
+    assert.is(rows[0]!.n, 22);
+  } finally {
+    await f.dispose();
+  }
+});
+
+test('a change the watcher cannot see is found by the reconcile walk, which says so', async () => {
+  const f = await walkFixture();
+  try {
+    // A hard link outside the corpus: an edit through it raises no event in the corpus folder.
+    const outside = path.join(f.root, 'outside.md');
+    await writeFile(outside, '# Linked\n\nthe first text\n');
+    await link(outside, path.join(f.corpus, 'linked.md'));
+    const ended: WatchedWalk[] = [];
+    const watch = await watchCorpus(
+      { sourcePath: f.corpus, quietMs: QUIET_MS, maxDelayMs: 10 * QUIET_MS, reconcileMs: 1_500 },
+      () => fencedCorpusWalk(f.lifespan, f.corpus),
+      (walked) => ended.push(walked),
+      f.lifespan.log,
+    );
+    await watch.settled();
+    await appendFile(outside, 'and a second paragraph, added through the outside name\n');
+    while (!ended.some((w) => w.reason === 'reconcile' && (w.summary?.items.changed ?? 0) > 0)) await sleep(50);
+    await watch.stop();
+    const reconciled = ended.find((w) => w.reason === 'reconcile' && (w.summary?.items.changed ?? 0) > 0)!;
+    assert.is(reconciled.summary!.items.changed, 1);
+    assert.is(
+      ended.filter((w) => w.reason === 'changes').length,
+      0,
+      'no event came: only the reconcile walk saw the change',
+    );
+  } finally {
+    await f.dispose();
+  }
+});
+
+test('ingest watch: one line per walk that changed something, nothing for a save that changed nothing, Ctrl-C after the commit', async () => {
+  const f = await walkFixture();
+  await f.lifespan.close();
+  try {
+    await f.write('notes/a.md', '# A\n\nthe first note\n');
+    const env = {
+      PATH: process.env.PATH ?? '',
+      INGEST_DATA_DIR: path.join(f.root, 'cli-data'),
+      INGEST_LOG_LEVEL: 'error',
+      INGEST_PRODUCER_AFTER_WALK: 'false',
+    };
+    const child = spawn(process.execPath, [BIN, 'watch', f.corpus, '--quiet-ms', String(QUIET_MS)], { env });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.stderr.on('data', (c) => (err += c));
+    const until = async (pattern: RegExp) => {
+      for (const end = Date.now() + 120_000; !pattern.test(out); await sleep(50))
+        assert.ok(Date.now() < end, `never printed ${pattern}: ${out}${err}`);
+    };
+    await until(/initial walk: 1 changed, 0 unchanged/);
+    await f.write('notes/b.md', '# B\n\nthe second note\n');
+    await until(/\d\d:\d\d:\d\d walk: 1 changed \(notes\/b\.md\); rows \d+ written, 0 deleted/);
+    const lines = out.split('\n').length;
+    // The same bytes again: a walk runs (the file was written) and says nothing.
+    await f.write('notes/b.md', '# B\n\nthe second note\n');
+    await sleep(6 * QUIET_MS);
+    assert.is(out.split('\n').length, lines, `a save that changed nothing printed: ${out}`);
+    await mkdir(path.join(f.corpus, 'bad'), { recursive: true });
+    await writeFile(path.join(f.corpus, 'bad', 'broken.pdf'), 'not a pdf at all');
+    await until(/walk: 0 changed, 1 failed \(bad[^)]*\).*\n {2}failed bad\/broken\.pdf \[convert: \w+\]/);
+    child.kill('SIGINT');
+    const code = await new Promise((resolve) => child.once('exit', resolve));
+    assert.is(code, 0, err);
+    assert.match(err, /stopping after the walk in progress commits/);
+  } finally {
+    await f.target.dispose();
+  }
+});
+
+test('ingest watch refuses, by name, an embedded database another process holds', async () => {
+  const f = await walkFixture();
+  await f.lifespan.close();
+  const dataDir = path.join(f.root, 'held');
+  const config = loadConfig({ INGEST_DATA_DIR: dataDir }, f.root);
+  const holder = await openDatabase(config);
+  try {
+    const child = spawn(process.execPath, [BIN, 'watch', f.corpus], {
+      env: { PATH: process.env.PATH ?? '', INGEST_DATA_DIR: dataDir, INGEST_LOG_LEVEL: 'silent' },
+    });
+    let err = '';
+    child.stderr.on('data', (c) => (err += c));
+    const code = await new Promise((resolve) => child.once('exit', resolve));
+    assert.is(code, 1);
+    assert.match(err, /the embedded database at .* is open in another process/);
+  } finally {
+    await holder.close();
+    await f.target.dispose();
+  }
+});
+
+test.run();
