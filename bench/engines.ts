@@ -1,6 +1,11 @@
 // The database engines a benchmark runs on: PGlite always, PostgreSQL when ENGINE_DB_DSN names
 // one (scripts/pg-with-vector.sh sets it). A request for an engine not here ends the run.
 
+import { pino } from 'pino';
+import { openLifespan, type Lifespan } from '../engine/lifespan.ts';
+import type { FlowPass } from '../engine/passes.ts';
+import { loadConfig } from '../lib/config.ts';
+import type { Database } from '../lib/db/database.ts';
 import { openTestDatabase, type TestDatabase } from '../test/helpers/db.ts';
 
 /** The engines `requested` (comma-separated) names, or every one available; exits 2 naming any missing. */
@@ -35,3 +40,12 @@ export async function openEngine(engine: string): Promise<TestDatabase> {
  * is measured is the walk (bench/producer.ts measures the producer).
  */
 export const WALKS_ONLY = { INGEST_PRODUCER_AFTER_WALK: 'false' } as const;
+
+/** A silent lifespan over `db` with its files under `root`, walks only (the benchmarks' usual one). */
+export function openBenchLifespan(root: string, db: Database, passes?: FlowPass[]): Promise<Lifespan> {
+  return openLifespan(
+    loadConfig({ INGEST_DATA_DIR: root, INGEST_LOG_LEVEL: 'silent', ...WALKS_ONLY }, root),
+    pino({ level: 'silent' }),
+    { db, ...(passes ? { passes } : {}) },
+  );
+}

@@ -18,15 +18,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { pino } from 'pino';
-import { openLifespan, type Lifespan } from '../engine/lifespan.ts';
+import type { Lifespan } from '../engine/lifespan.ts';
 import { walk } from '../engine/walk.ts';
-import { loadConfig } from '../lib/config.ts';
 import type { ProducerReport } from '../stages/producer/index.ts';
 import { startMockTier, type MockTier } from '../test/helpers/mock-tier.ts';
 import { buildDocument, relPathOf } from './corpus/generate.ts';
 import { renderDocument } from './corpus/render.ts';
-import { enginesToRun, openEngine, WALKS_ONLY } from './engines.ts';
+import { enginesToRun, openBenchLifespan, openEngine } from './engines.ts';
 import { printTable, sampleResidentMemory, writeJson } from './report.ts';
 
 const { values: args } = parseArgs({
@@ -83,11 +81,7 @@ async function runEngine(engine: string, corpus: string, tier: MockTier): Promis
   const target = await openEngine(engine);
   let lifespan: Lifespan | undefined;
   try {
-    lifespan = await openLifespan(
-      loadConfig({ INGEST_DATA_DIR: root, INGEST_LOG_LEVEL: 'silent', ...WALKS_ONLY }, root),
-      pino({ level: 'silent' }),
-      { db: target.db },
-    );
+    lifespan = await openBenchLifespan(root, target.db);
     const walked = async (what: string) => {
       const summary = await walk(lifespan!, { sourcePath: corpus });
       if (summary.status !== 'completed')

@@ -25,18 +25,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { pino } from 'pino';
-import { openLifespan, type Lifespan } from '../engine/lifespan.ts';
+import type { Lifespan } from '../engine/lifespan.ts';
 import { qaDedupPass, type FlowPass } from '../engine/passes.ts';
 import { walk } from '../engine/walk.ts';
-import { loadConfig } from '../lib/config.ts';
 import type { Database, Queryable } from '../lib/db/database.ts';
 import { findCandidates } from '../stages/qa-dedup/candidates.ts';
 import { BATCH_PAIRS, MIN_SIMILARITY, proposeQaDuplicates, type QaDedupReport } from '../stages/qa-dedup/index.ts';
 import { startMockTier } from '../test/helpers/mock-tier.ts';
 import { buildDocument, relPathOf, type QaPair } from './corpus/generate.ts';
 import { renderDocument } from './corpus/render.ts';
-import { enginesToRun, openEngine, WALKS_ONLY } from './engines.ts';
+import { enginesToRun, openBenchLifespan, openEngine } from './engines.ts';
 import { median, printTable, sampleResidentMemory, writeJson } from './report.ts';
 
 const { values: args } = parseArgs({
@@ -258,11 +256,7 @@ async function runEngine(engine: string, corpus: string, truth: Truth): Promise<
   const progress = (what: string) => console.error(`${engine}: ${what}`);
   try {
     // The Q&A dedup pass alone: entity resolution is bench/resolve.ts's subject.
-    lifespan = await openLifespan(
-      loadConfig({ INGEST_DATA_DIR: root, INGEST_LOG_LEVEL: 'silent', ...WALKS_ONLY }, root),
-      pino({ level: 'silent' }),
-      { db: target.db, passes: [timedPass(runs)] },
-    );
+    lifespan = await openBenchLifespan(root, target.db, [timedPass(runs)]);
     progress('cold walk');
     const cold = await walk(lifespan, { sourcePath: corpus });
     if (cold.status !== 'completed' || cold.passes.some((p) => !p.ok))

@@ -29,11 +29,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { pino } from 'pino';
-import { openLifespan, type Lifespan } from '../engine/lifespan.ts';
+import type { Lifespan } from '../engine/lifespan.ts';
 import { entityResolutionPass, type FlowPass } from '../engine/passes.ts';
 import { walk, type WalkSummary } from '../engine/walk.ts';
-import { loadConfig } from '../lib/config.ts';
 import type { Database, Queryable } from '../lib/db/database.ts';
 import { createEmbeddingClient } from '../lib/embed/client.ts';
 import { createLlmClient } from '../lib/llm/client.ts';
@@ -45,7 +43,7 @@ import type { MockServer } from '../mock/server.ts';
 import { startMockTier } from '../test/helpers/mock-tier.ts';
 import { buildDocument, relPathOf, trueEntities, type EntityOccurrence } from './corpus/generate.ts';
 import { renderDocument } from './corpus/render.ts';
-import { enginesToRun, openEngine, WALKS_ONLY } from './engines.ts';
+import { enginesToRun, openBenchLifespan, openEngine } from './engines.ts';
 import { printTable, sampleResidentMemory, writeJson } from './report.ts';
 
 const { values: args } = parseArgs({
@@ -586,11 +584,7 @@ async function runEngine(engine: string, corpus: string, truth: GroundTruth, moc
   const runs: PassRun[] = [];
   let lifespan: Lifespan | undefined;
   try {
-    lifespan = await openLifespan(
-      loadConfig({ INGEST_DATA_DIR: root, INGEST_LOG_LEVEL: 'silent', ...WALKS_ONLY }, root),
-      pino({ level: 'silent' }),
-      { db: target.db, passes: [timedResolutionPass(() => lifespan!, mock, runs)] },
-    );
+    lifespan = await openBenchLifespan(root, target.db, [timedResolutionPass(() => lifespan!, mock, runs)]);
     const once = async (): Promise<WalkFigures> => {
       const before = mockStats(mock);
       const summary: WalkSummary = await walk(lifespan!, { sourcePath: corpus });

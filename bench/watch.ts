@@ -17,12 +17,10 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { pino } from 'pino';
-import { openLifespan, type Lifespan } from '../engine/lifespan.ts';
-import { loadConfig } from '../lib/config.ts';
+import type { Lifespan } from '../engine/lifespan.ts';
 import { sha256Hex } from '../lib/hash.ts';
 import { startMockTier } from '../test/helpers/mock-tier.ts';
-import { enginesToRun, openEngine, WALKS_ONLY } from './engines.ts';
+import { enginesToRun, openBenchLifespan, openEngine } from './engines.ts';
 import { printTable, writeJson } from './report.ts';
 import { corpusDocuments, runWatchFuzz, type WatchFuzzResult } from './watch-fuzz.ts';
 
@@ -54,11 +52,7 @@ async function runEngine(engine: string): Promise<EngineResult> {
   const target = await openEngine(engine);
   let lifespan: Lifespan | undefined;
   try {
-    lifespan = await openLifespan(
-      loadConfig({ INGEST_DATA_DIR: root, INGEST_LOG_LEVEL: 'silent', ...WALKS_ONLY }, root),
-      pino({ level: 'silent' }),
-      { db: target.db },
-    );
+    lifespan = await openBenchLifespan(root, target.db);
     const result = await runWatchFuzz({
       lifespan,
       corpus,
