@@ -35,7 +35,7 @@ import type { TemplateFillResult } from '../worker/payloads.ts';
 import { enqueueJob, getJob } from '../worker/queue.ts';
 import { LEXICAL_WEIGHT, retrieve } from '../worker/retrieval.ts';
 import { openWorkerRuntime } from '../worker/runtime.ts';
-import { startMockTier } from '../test/helpers/mock-tier.ts';
+import { mockTierEnv, startMockTier } from '../test/helpers/mock-tier.ts';
 import { buildDocument, faqQuestion, relPathOf } from './corpus/generate.ts';
 import { renderDocument } from './corpus/render.ts';
 import { enginesToRun, openEngine } from './engines.ts';
@@ -109,10 +109,7 @@ async function throughput(engine: string, workers: number): Promise<ThroughputRu
             PATH: process.env.PATH ?? '',
             INGEST_DATA_DIR: root,
             ...(target?.dsn ? { ENGINE_DB_DSN: target.dsn } : {}),
-            ANTHROPIC_BASE_URL: mock.url,
-            ANTHROPIC_API_KEY: 'k',
-            OPENAI_BASE_URL: `${mock.url}/v1`,
-            OPENAI_API_KEY: 'k',
+            ...mockTierEnv(mock.url),
             INGEST_WORKER_CONCURRENCY: String(C),
             INGEST_WORKER_POLL_MS: '100',
             INGEST_WORKER_HEARTBEAT_MS: '50',

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { loadConfig } from '../lib/config.ts';
 import { openDatabase } from '../lib/db/open.ts';
 import { startMockServer } from '../mock/server.ts';
+import { mockTierEnv } from './helpers/mock-tier.ts';
 import { publishedBundle } from '../stages/producer/bundle-dir.ts';
 import { checkBundle } from '../stages/producer/check.ts';
 import { runIngest } from './helpers/cli.ts';
@@ -83,10 +84,7 @@ test('a producer killed mid-run leaves the previous bundle published and conform
     const { killed } = await killedProduce(
       {
         ...env,
-        ANTHROPIC_BASE_URL: slow.url,
-        ANTHROPIC_API_KEY: 'k',
-        OPENAI_BASE_URL: `${slow.url}/v1`,
-        OPENAI_API_KEY: 'k',
+        ...mockTierEnv(slow.url),
         INGEST_MODEL_CONCURRENCY: '2',
       },
       1_000,

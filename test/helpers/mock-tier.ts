@@ -11,15 +11,15 @@ export interface MockTier {
   stop(): Promise<void>;
 }
 
+/** The model environment that points both SDKs at a mock server (for a child process, or this one). */
+export function mockTierEnv(url: string): Record<(typeof VARS)[number], string> {
+  return { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: 'k', OPENAI_BASE_URL: `${url}/v1`, OPENAI_API_KEY: 'k' };
+}
+
 export async function startMockTier(): Promise<MockTier> {
   const saved = VARS.map((name) => [name, process.env[name]] as const);
   const mock = await startMockServer();
-  Object.assign(process.env, {
-    ANTHROPIC_BASE_URL: mock.url,
-    ANTHROPIC_API_KEY: 'k',
-    OPENAI_BASE_URL: `${mock.url}/v1`,
-    OPENAI_API_KEY: 'k',
-  });
+  Object.assign(process.env, mockTierEnv(mock.url));
   return {
     mock,
     async stop() {

@@ -17,6 +17,7 @@ import type { Database } from '../../lib/db/database.ts';
 import { openDatabase } from '../../lib/db/open.ts';
 import { alive, leaseHolder } from '../../lib/lease.ts';
 import { startMockServer, type MockServer } from '../../mock/server.ts';
+import { mockTierEnv } from '../helpers/mock-tier.ts';
 import { readHeartbeat } from '../../worker/heartbeat.ts';
 import { BIN } from '../helpers/cli.ts';
 import { openTestDatabase, type TestDatabase } from '../helpers/db.ts';
@@ -43,10 +44,7 @@ function workerEnv(name: string): Record<string, string> {
   return {
     INGEST_DATA_DIR: root,
     ...(target?.dsn ? { ENGINE_DB_DSN: target.dsn } : {}),
-    ANTHROPIC_BASE_URL: mock.url,
-    ANTHROPIC_API_KEY: 'k',
-    OPENAI_BASE_URL: `${mock.url}/v1`,
-    OPENAI_API_KEY: 'k',
+    ...mockTierEnv(mock.url),
     INGEST_WORKER_CONCURRENCY: '8',
     INGEST_WORKER_LEASE_MS: String(LEASE_MS),
     INGEST_WORKER_POLL_MS: '50',
