@@ -56,9 +56,10 @@ test('after a walk and a job, /metrics names walks, items, model calls, stages, 
     );
     const id = randomUUID();
     await enqueueJob(db, { id, job: 'analyse_form', payload: { form: { path: 'company/faq.md' } } });
-    await enqueueJob(db, { id: randomUUID(), job: 'template_fill', payload: { analysis_job: id } });
     while ((await getJob(db, id))?.status !== 'done') await new Promise((r) => setTimeout(r, 20));
     await worker.stop();
+    // Queued once no worker runs, so it is the queue's depth when /metrics is read.
+    await enqueueJob(db, { id: randomUUID(), job: 'template_fill', payload: { analysis_job: id } });
     await runtime.close();
     await db.close();
 
