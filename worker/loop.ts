@@ -85,6 +85,8 @@ async function sleep(ms: number, wake: Promise<void>): Promise<void> {
   clearTimeout(timer);
 }
 
+type Outcome = { ok: true; result: unknown } | { ok: false; error: JobError };
+
 interface Running {
   job: ClaimedJob;
   controller: AbortController;
@@ -112,6 +114,7 @@ export function startWorker(
   const running = new Map<string, Running>();
   const slots = new PQueue({ concurrency: options.concurrency });
   const capacity = options.concurrency + (options.prefetch ?? 0);
+  const refillBatch = Math.max(1, Math.ceil((options.prefetch ?? 0) / 2));
   let stopping = false;
   let state: 'polling' | 'database_unreachable' | 'stopping' = 'polling';
   let wakeUp: () => void = () => {};
@@ -170,15 +173,15 @@ export function startWorker(
     entry.controller.abort(new JobError('lease_lost', why, { final: false }));
   }
 
-  async function execute(entry: Running): Promise<void> {
+  /** Runs the job's handler: the part that holds a slot. */
+  async function execute(entry: Running): Promise<Outcome | null> {
     const { job } = entry;
-    if (entry.released) return;
+    if (entry.released) return null;
     entry.started = true;
-    let outcome: { ok: true; result: unknown } | { ok: false; error: JobError };
     try {
       const handler = handlers[job.job];
       if (handler === undefined) throw new JobError('unknown_job', `no handler for job "${job.job}"`, { final: true });
-      outcome = {
+      return {
         ok: true,
         result: await handler(job.payload, {
           job,
@@ -188,11 +191,16 @@ export function startWorker(
         }),
       };
     } catch (error) {
-      outcome = { ok: false, error: asJobError(error) };
+      return { ok: false, error: asJobError(error) };
     }
+  }
+
+  /** Writes a job's outcome under its claim, after its slot went to the next job. */
+  async function record(entry: Running, outcome: Outcome | null): Promise<void> {
     // Renewed no more: a renewal racing the outcome's write would find the job done and call it lost.
     clearInterval(entry.renewal);
-    if (entry.released) return;
+    if (outcome === null || entry.released) return;
+    const { job } = entry;
     if (outcome.ok) {
       const written = await write(entry, () => completeJob(db, job, outcome.result));
       if (written === true) stats.done += 1;
@@ -225,6 +233,7 @@ export function startWorker(
     running.set(job.id, entry);
     entry.settled = slots
       .add(() => execute(entry))
+      .then((outcome) => record(entry, outcome ?? null))
       .catch((error: unknown) => log.error({ job: job.id, err: error }, 'job bookkeeping failed'))
       .finally(() => {
         clearInterval(entry.renewal);
@@ -248,8 +257,11 @@ export function startWorker(
     while (!stopping) {
       void beat();
       const free = capacity - running.size;
-      let filled = false;
-      if (free > 0) {
+      // While prefetched jobs still wait for a slot, refills wait until half the prefetch is
+      // free: one claim's round trips then serve several jobs instead of each one.
+      const claiming = free > 0 && (slots.size === 0 || free >= refillBatch);
+      let filled = !claiming;
+      if (claiming) {
         try {
           const jobs = await db.transaction((tx) =>
             claimJobs(tx, { workerId: id, limit: free, leaseMs: options.leaseMs }),
@@ -277,7 +289,7 @@ export function startWorker(
         }
       }
       // Every slot busy: wait for one to free (or a beat's worth of time); queue empty: poll later.
-      if (filled || free <= 0) await sleep(options.pollMs, wake);
+      if (filled) await sleep(options.pollMs, wake);
       else await sleep(options.pollMs * (0.75 + Math.random() / 2), wake);
     }
   }
