@@ -251,6 +251,35 @@ test('a listing keeps its items, and says it is a listing', () => {
   assert.ok(result.warnings.includes('listing_page'), result.warnings.join());
 });
 
+test("a catalogue whose only prose is one card's sale note keeps every card (badge, name, price), and says it is a listing", () => {
+  // The note is the page's one run of prose, so it alone was the main content: the other cards were lost.
+  const cards = Array.from({ length: 6 }, (_, n) => {
+    const price = n === 3 ? 'Price reduced from $29.95 to $23.95 until Sunday' : `$${n + 20}.95`;
+    return (
+      `<div class="col-6"><div class="tile"><a href="/p/${n}"><img alt=""></a><span class="badge">New</span>` +
+      `<div class="name"><a href="/p/${n}">Helmet vent light model ${n}</a></div><div class="cost">${price}</div></div></div>`
+    );
+  }).join('');
+  const html =
+    `<html><head><title>Lights | Cycle shop</title></head><body>${SITE_HEADER}` +
+    `<div class="page"><h2>Lights</h2><div>6 results</div><div class="row grid">${cards}</div></div></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  for (let n = 0; n < 6; n++) assert.ok(result.text.includes(`Helmet vent light model ${n}`), result.text);
+  for (const price of ['$20.95', '$25.95', 'Price reduced from $29.95'])
+    assert.ok(result.text.includes(price), result.text);
+  assert.ok(result.text.indexOf('model 0') < result.text.indexOf('model 5'), 'the items stay in page order');
+  assert.not.ok(result.text.includes('About'), 'the site header stays out');
+  assert.is(result.kind, 'listing');
+  assert.ok(result.warnings.includes('listing_page'), result.warnings.join());
+  // Only a page without an article gives way to its items: beside a real article the grid stays out.
+  const withArticle = cleanHtml(
+    html.replace('<h2>Lights</h2>', `<article>${paragraph(1)}${paragraph(2)}${paragraph(3)}</article>`),
+  );
+  assert.is(withArticle.kind, 'article');
+  assert.not.ok(withArticle.text.includes('Helmet vent light'), withArticle.text);
+});
+
 test('the thin threshold weighs text, not characters: a short news item in Chinese, Japanese or Korean is ok, a one-line note thin', () => {
   // 80 to 110 characters of each: a full news item in these scripts, a third of the letters
   // an English one needs. Thai writes no spaces either, but in letters: it is counted as such.

@@ -8,7 +8,7 @@
 //
 // It never throws: any input, however malformed, yields a verdict.
 
-import { isBoilerplate, selectMain } from './html/content.ts';
+import { contains, isBoilerplate, largestItemList, selectMain } from './html/content.ts';
 import { decodeHtml } from './html/decode.ts';
 import { pageKind, withSpecTables, type PageKind } from './html/kind.ts';
 import { renderText } from './html/render.ts';
@@ -32,6 +32,8 @@ export interface CleanedHtml {
 export const MAX_INPUT = 20 * 1024 * 1024;
 /** A main block with fewer visible characters than this (Latin letters, or a third as many Han, kana or Hangul) is too short to be an article. */
 export const THIN_CHARS = 250;
+/** A thin main text is joined by the page's largest list of items when the list holds this many times its text. */
+const LISTING_GAIN = 2;
 /** Above this share of link characters, a block is a link list and is left out. */
 const LINK_LIST_SHARE = 0.5;
 /** A line at the main block's edge this short (visible characters) may be furniture. */
@@ -87,20 +89,34 @@ function extract(html: string, warnings: string[]): CleanedHtml {
   if (page.body.chars === 0) return { text: '', verdict: 'empty', warnings, title };
 
   const selection = selectMain(page.body, title);
-  const kind = pageKind(page.body, selection.main, page.ogType);
+  let kind = pageKind(page.body, selection.main, page.ogType);
   if (kind === 'product') selection.main = withSpecTables(selection.main, selection.pruned);
   // A listing's items are links by nature; on any other page a link list in the main block is furniture.
   const linkList = (element: Element) =>
     kind !== 'listing' && element.block && element.chars > 0 && element.linkChars > element.chars * LINK_LIST_SHARE;
   const main = new Set(selection.main);
-  let blocks = trimEdges(
-    dropTitleHeading(
+  const render = () => {
+    const rendered = dropTitleHeading(
       selection.main.flatMap((element) =>
         renderText(element, { skip: (e) => selection.pruned.has(e) || (!main.has(e) && linkList(e)) }),
       ),
       title,
-    ),
-  );
+    );
+    // A listing's items are short lines by nature: its edges are items, not furniture.
+    return kind === 'listing' ? rendered : trimEdges(rendered);
+  };
+  let blocks = render();
+  // Little or no prose: a page of items (a catalogue, events, records) keeps its list.
+  const mainChars = visibleChars(blocks.join(''));
+  if (mainChars < THIN_CHARS) {
+    const list = largestItemList(page.body, selection.pruned);
+    if (list !== null && list.chars >= LISTING_GAIN * mainChars) {
+      // As a listing, nothing in it is skipped as a link list: the items are what it holds.
+      selection.main = withList(page.body, selection.main, list);
+      kind = 'listing';
+      blocks = render();
+    }
+  }
   const found = blocks.length > 0;
   if (!found) {
     // No block of prose anywhere, or nothing left of it: the text without furniture, else all.
@@ -160,4 +176,24 @@ function visibleChars(text: string): number {
     if (!isSpace(code)) count += charWeight(code);
   }
   return count;
+}
+
+/**
+ * The main elements with the list added, in document order: a main element that holds the
+ * list already keeps it (its text around the list stays), unless it is the whole body; one
+ * inside the list gives way to it.
+ */
+function withList(body: Element, main: Element[], list: Element): Element[] {
+  if (main.some((m) => m !== body && contains(m, list))) return main;
+  const wanted = new Set([...main.filter((m) => !contains(list, m) && !contains(m, list)), list]);
+  const ordered: Element[] = [];
+  const visit = (element: Element) => {
+    if (wanted.has(element)) {
+      ordered.push(element);
+      return;
+    }
+    for (const child of element.children) if (typeof child !== 'string') visit(child);
+  };
+  visit(body);
+  return ordered;
 }

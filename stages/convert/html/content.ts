@@ -425,3 +425,31 @@ function renderInline(element: Element): string {
   for (const child of element.children) text += typeof child === 'string' ? child : renderInline(child);
   return text.replace(/\s+/g, ' ').trim();
 }
+
+/** Items in a row that make a list of things (products, events, records) rather than a menu. */
+const MIN_LIST_ITEMS = 5;
+/** Average visible characters per item below which a list is a menu of labels. */
+const MIN_ITEM_CHARS = 20;
+
+/**
+ * The largest list of items built alike (five or more, each with some text of its own) outside
+ * the pruned furniture: where a page with no article keeps its content (a catalogue, a list of
+ * events or records). Null when the page has none.
+ */
+export function largestItemList(body: Element, pruned: Set<Element>): Element | null {
+  let largest: Element | null = null;
+  let largestChars = 0;
+  const visit = (element: Element) => {
+    const items = repeatedItems(element);
+    if (items.length >= MIN_LIST_ITEMS) {
+      const chars = items.reduce((sum, item) => sum + (pruned.has(item) ? 0 : item.chars), 0);
+      if (chars >= items.length * MIN_ITEM_CHARS && chars > largestChars) {
+        largest = element;
+        largestChars = chars;
+      }
+    }
+    for (const child of element.children) if (typeof child !== 'string' && !pruned.has(child)) visit(child);
+  };
+  visit(body);
+  return largest;
+}
