@@ -280,6 +280,44 @@ test("a catalogue whose only prose is one card's sale note keeps every card (bad
   assert.not.ok(withArticle.text.includes('Helmet vent light'), withArticle.text);
 });
 
+test('a page behind a loading curtain (all of it visibility: hidden until scripts run) is read as shown; a hidden part of a shown page stays out', () => {
+  const article = `<article><h1>Tutorial</h1>${paragraph(1)}${paragraph(2)}${paragraph(3)}</article>`;
+  const curtained = cleanHtml(
+    `<html><body><div style="visibility: hidden; min-height: 100vh">${SITE_HEADER}${article}</div></body></html>`,
+  );
+  assertWellFormed(curtained);
+  assert.is(curtained.verdict, 'ok');
+  assert.ok(curtained.text.includes('Paragraph 3 of the report'), curtained.text);
+  const shown = cleanHtml(`<html><body>${article}<div style="visibility:hidden">${paragraph(9)}</div></body></html>`);
+  assert.ok(shown.text.includes('Paragraph 1 of the report'), shown.text);
+  assert.not.ok(shown.text.includes('Paragraph 9'), shown.text);
+});
+
+test('link lists that are most of the main block (a page of references) are kept; a short one inside an article is not', () => {
+  const references = (section: string) =>
+    Array.from(
+      { length: 4 },
+      (_, n) =>
+        `<li><a href="/r/${section}${n}">${section}: tuning the server for heavy loads, part ${n}</a> by A. Author</li>`,
+    ).join('');
+  const page = cleanHtml(
+    `<html><head><title>Performance</title></head><body>${SITE_HEADER}<div class="wiki-content"><h1>Performance</h1>` +
+      `<p>Performance courses are offered by several companies; see the events page.</p>` +
+      `<h2>Setup</h2><ul>${references('Setup')}</ul><h2>Hardware</h2><ul>${references('Hardware')}</ul></div></body></html>`,
+  );
+  assertWellFormed(page);
+  assert.is(page.kind, 'article');
+  for (const section of ['Setup', 'Hardware'])
+    for (let n = 0; n < 4; n++)
+      assert.ok(page.text.includes(`${section}: tuning the server for heavy loads, part ${n}`), page.text);
+  const related = `<ul><li><a href="/x">Another story</a></li><li><a href="/y">Yet another story</a></li></ul>`;
+  const article = cleanHtml(
+    `<html><body><article>${paragraph(1)}${paragraph(2)}${related}${paragraph(3)}</article></body></html>`,
+  );
+  assert.ok(article.text.includes('Paragraph 3 of the report'), article.text);
+  assert.not.ok(article.text.includes('Another story'), article.text);
+});
+
 test('the thin threshold weighs text, not characters: a short news item in Chinese, Japanese or Korean is ok, a one-line note thin', () => {
   // 80 to 110 characters of each: a full news item in these scripts, a third of the letters
   // an English one needs. Thai writes no spaces either, but in letters: it is counted as such.

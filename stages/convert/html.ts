@@ -83,7 +83,12 @@ export function htmlToText(html: string): string {
 }
 
 function extract(html: string, warnings: string[]): CleanedHtml {
-  const page = buildTree(html);
+  let page = buildTree(html);
+  // Next to nothing visible, and something made invisible: a loading curtain over the page.
+  if (page.body.chars < THIN_CHARS && /visibility\s*:\s*hidden/i.test(html)) {
+    const unveiled = buildTree(html, { seeInvisible: true });
+    if (unveiled.body.chars > page.body.chars) page = unveiled;
+  }
   if (page.flattened) warnings.push('nesting_flattened');
   const title = page.title === '' ? null : page.title;
   if (page.body.chars === 0) return { text: '', verdict: 'empty', warnings, title };
@@ -91,11 +96,19 @@ function extract(html: string, warnings: string[]): CleanedHtml {
   const selection = selectMain(page.body, title);
   let kind = pageKind(page.body, selection.main, page.ogType);
   if (kind === 'product') selection.main = withSpecTables(selection.main, selection.pruned);
-  // A listing's items are links by nature; on any other page a link list in the main block is furniture.
-  const linkList = (element: Element) =>
-    kind !== 'listing' && element.block && element.chars > 0 && element.linkChars > element.chars * LINK_LIST_SHARE;
+  // A listing's items are links by nature; on any other page a link list in the main block is
+  // furniture, unless such lists are most of it (a page of references, a wiki's index page).
+  let keepLinkLists = false;
+  let skippedLinkChars = 0;
+  const linkList = (element: Element) => {
+    if (keepLinkLists || kind === 'listing' || !element.block || element.chars === 0) return false;
+    if (element.linkChars <= element.chars * LINK_LIST_SHARE) return false;
+    skippedLinkChars += element.chars;
+    return true;
+  };
   const main = new Set(selection.main);
   const render = () => {
+    skippedLinkChars = 0;
     const rendered = dropTitleHeading(
       selection.main.flatMap((element) =>
         renderText(element, { skip: (e) => selection.pruned.has(e) || (!main.has(e) && linkList(e)) }),
@@ -106,6 +119,10 @@ function extract(html: string, warnings: string[]): CleanedHtml {
     return kind === 'listing' ? rendered : trimEdges(rendered);
   };
   let blocks = render();
+  if (skippedLinkChars > visibleChars(blocks.join(''))) {
+    keepLinkLists = true;
+    blocks = render();
+  }
   // Little or no prose: a page of items (a catalogue, events, records) keeps its list.
   const mainChars = visibleChars(blocks.join(''));
   if (mainChars < THIN_CHARS) {

@@ -308,16 +308,25 @@ export function charWeight(code: number): number {
     : 1;
 }
 
-function hidden(attrs: Map<string, string>): boolean {
+function hidden(attrs: Map<string, string>, seeInvisible: boolean): boolean {
   if (attrs.has('hidden') || attrs.get('aria-hidden') === 'true' || attrs.get('type') === 'hidden') return true;
   const style = attrs.get('style');
   if (style === undefined) return false;
   const compact = style.replace(/\s+/g, '').toLowerCase();
-  return compact.includes('display:none') || compact.includes('visibility:hidden');
+  return compact.includes('display:none') || (!seeInvisible && compact.includes('visibility:hidden'));
+}
+
+export interface TreeOptions {
+  /**
+   * Keeps `visibility: hidden` subtrees: a page that hides all of itself until its scripts have
+   * run (a loading curtain) is read as its scripts would show it.
+   */
+  seeInvisible?: boolean;
 }
 
 /** Builds the tree of a whole document. Never throws on well-typed input. */
-export function buildTree(html: string): Page {
+export function buildTree(html: string, options: TreeOptions = {}): Page {
+  const seeInvisible = options.seeInvisible === true;
   const body = new Element('body', '', '', null);
   let title = '';
   let ogTitle = '';
@@ -425,7 +434,7 @@ export function buildTree(html: string): Page {
     if (VOID.has(name)) return;
     names.push(name);
     openCount.set(name, (openCount.get(name) ?? 0) + 1);
-    if (DROPPED.has(name) || hidden(attrs)) {
+    if (DROPPED.has(name) || hidden(attrs, seeInvisible)) {
       targets.push(current);
       skip = 1;
       skipRoot = name;
