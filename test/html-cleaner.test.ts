@@ -318,6 +318,27 @@ test('link lists that are most of the main block (a page of references) are kept
   assert.not.ok(article.text.includes('Another story'), article.text);
 });
 
+test('a service page of short blocks keeps them over the longer legal notes of its footer and disclaimers', () => {
+  const legal = Array.from(
+    { length: 6 },
+    (_, n) =>
+      `<p>Note ${n}: savings are averages over six-month terms, not available in every state, and subject to the terms of the policy as issued.</p>`,
+  ).join('');
+  const offers = ['Cover for vet bills', 'Routine care add-on', 'Bundle and save'].map(
+    (name, n) =>
+      `<section><h2>${name}</h2><p>Offer ${n} helps with unexpected bills when your pet needs care.</p></section>`,
+  );
+  const html =
+    `<html><body>${SITE_HEADER}<main><h1>Pet insurance</h1>${offers.join('')}` +
+    `<div class="legal-disclaimer"><p>Rates are provided and serviced by third parties; terms and conditions apply to every policy.</p></div></main>` +
+    `<footer><div class="disclosures">${legal}</div></footer></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  for (let n = 0; n < 3; n++) assert.ok(result.text.includes(`Offer ${n} helps`), result.text);
+  assert.not.ok(result.text.includes('Note 0: savings'), result.text);
+  assert.not.ok(result.text.includes('serviced by third parties'), result.text);
+});
+
 test('the thin threshold weighs text, not characters: a short news item in Chinese, Japanese or Korean is ok, a one-line note thin', () => {
   // 80 to 110 characters of each: a full news item in these scripts, a third of the letters
   // an English one needs. Thai writes no spaces either, but in letters: it is counted as such.

@@ -13,7 +13,7 @@ const MAX_PROSE_LINK_SHARE = 0.3;
 /** Prose (characters) and link share past which a layout class no longer marks boilerplate. */
 const LAYOUT_PROSE_CHARS = 80;
 const LAYOUT_PROSE_LINK_SHARE = 0.2;
-/** A boilerplate-signalled element is kept when it holds more than this share of the page's prose. */
+/** A boilerplate-signalled element (a footer aside) is kept when it holds more than this share of the page's prose. */
 const KEEP_IF_PROSE_SHARE = 0.5;
 
 const BOILERPLATE_TAGS = new Set([
@@ -43,7 +43,7 @@ const BOILERPLATE_ROLES = new Set([
 ]);
 /**
  * Class and id fragments of site furniture that no article body carries: sharing, comments,
- * promotion, consent, recommendation widgets.
+ * promotion, consent, recommendation widgets, legal notes.
  */
 const FURNITURE_SIGNAL = new RegExp(
   [
@@ -80,6 +80,9 @@ const FURNITURE_SIGNAL = new RegExp(
     'most-popular',
     'caption',
     'credit',
+    'disclosure',
+    'disclaimer',
+    'legal',
   ].join('|'),
 );
 /**
@@ -104,6 +107,14 @@ const LAYOUT_TOKENS = new Set([
   'carousel',
   'slider',
 ]);
+
+/**
+ * The page's footer: left out even when it holds most of the page's prose (pages of short
+ * blocks above pages of legal notes), since no site wraps its content in one.
+ */
+function isPageFooter(element: Element): boolean {
+  return element.tag === 'footer' || element.role === 'contentinfo';
+}
 
 export function isBoilerplate(element: Element): boolean {
   if (BOILERPLATE_TAGS.has(element.tag) || BOILERPLATE_ROLES.has(element.role)) return true;
@@ -192,7 +203,11 @@ export function selectMain(body: Element, title: string | null): Selection {
   const scored: Element[] = [];
 
   const visit = (element: Element) => {
-    if (element !== body && isBoilerplate(element) && element.prose <= totalProse * KEEP_IF_PROSE_SHARE) {
+    if (
+      element !== body &&
+      isBoilerplate(element) &&
+      (isPageFooter(element) || element.prose <= totalProse * KEEP_IF_PROSE_SHARE)
+    ) {
       pruned.add(element);
       return;
     }
