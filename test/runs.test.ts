@@ -63,7 +63,8 @@ test.before.each(async () => {
 });
 test.after.each(() => t.dispose());
 
-const fastRetry = { attempts: 3, baseDelayMs: 1, maxDelayMs: 5, timeoutMs: 200 };
+// A generous timeout: the attempts that should succeed must not time out on a loaded machine.
+const fastRetry = { attempts: 3, baseDelayMs: 1, maxDelayMs: 5, timeoutMs: 5_000 };
 
 test('direct mode: one pipeline_runs row per invocation, in_progress then its terminal status', async () => {
   const opId = randomUUID();
@@ -190,7 +191,7 @@ test('webhook: a receiver that never answers costs bounded attempts, and the fai
       bypassToken: null,
       db: t.db,
       log,
-      retry: fastRetry,
+      retry: { ...fastRetry, timeoutMs: 200 },
     }).finish(record(randomUUID(), 'completed'));
     assert.is(hanging.received.length, fastRetry.attempts);
     assert.is(delivered, false, 'an undelivered record is reported, to be kept and sent again');

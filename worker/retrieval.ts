@@ -2,7 +2,7 @@
 // it): answered Q&A pairs (promotion_candidates(), the answered predicate of schema/0002),
 // content chunks and entity facts, found by vector similarity over record_embeddings and, for
 // the Q&A pairs, by their words too. A candidate's score is its cosine similarity plus, for a
-// Q&A pair, LEXICAL_WEIGHT times the share of the question's word weight (idf) it matches:
+// Q&A pair, LEXICAL_WEIGHT times the cosine of its words and the question's (idf-weighted):
 // a pair that answers the question in other words still shares the rare words of its subject,
 // and the answered pairs, the curated form of an answer, come before chunks that merely look
 // alike. LEXICAL_WEIGHT was chosen on the benchmark's seed 1 and checked on seed 2
@@ -14,7 +14,7 @@
 import type { Queryable } from '../lib/db/database.ts';
 import type { Evidence } from './payloads.ts';
 
-export const LEXICAL_WEIGHT = 5;
+export const LEXICAL_WEIGHT = 15;
 /** A vector hit less similar than this, with no word in common, is noise, not evidence. */
 export const MIN_SIMILARITY = 0.3;
 
@@ -24,7 +24,7 @@ interface Hit {
   kind: Evidence['kind'];
   id: string;
   similarity: number | null;
-  /** The share of the query's word weight this Q&A pair matches, 0 to 1; null: no word shared. */
+  /** The cosine of this Q&A pair's words and the query's (idf-weighted), 0 to 1; null: no word shared. */
   lexical: number | null;
 }
 
@@ -59,7 +59,7 @@ export async function retrieve(
     );
     for (const r of rows) hit(kind, r.owner_id).similarity = Number(r.similarity);
   }
-  for (const [id, share] of await lexicalMatches(db, query, wide)) hit('q_a_pair', id).lexical = share;
+  for (const [id, cosine] of await lexicalMatches(db, query, wide)) hit('q_a_pair', id).lexical = cosine;
   // Pairs found by their words alone get their similarity too, so every score has both parts.
   const unscored = [...hits.values()].filter((h) => h.similarity === null).map((h) => h.id);
   if (unscored.length > 0) {
@@ -105,13 +105,18 @@ export function queryWords(query: string): string[] {
 const TSV = `to_tsvector('english', q.question_text || ' ' || coalesce(q.answer_text, ''))`;
 /** A word in more than this share of the pairs says nothing about which one is meant. */
 const MAX_DOCUMENT_FREQUENCY = 0.25;
+/** Pairs read by their shared words, per piece of lexical evidence kept, before the cosine ranks them. */
+const LEXICAL_POOL = 4;
 
 /**
- * Answered Q&A pairs sharing words with the query, best first: each shared word weighs its
- * inverse document frequency among the pairs (BM25's idf), so a reworded question meets its
- * pair through the words of its subject, and phrasing every question shares weighs little.
- * Words are stemmed and stop words dropped by PostgreSQL's english configuration; the document
- * frequencies and the matches are read from the text-search index (schema/0015).
+ * Answered Q&A pairs sharing words with the query, best first, each with the cosine of the
+ * query's words and its question's, every word weighted by its inverse document frequency
+ * among the pairs (BM25's idf): a reworded question meets its pair through the words of its
+ * subject, phrasing every question shares weighs little, and a question about a neighbouring
+ * subject (the same wording, another site or product) loses by the rare word it adds. A
+ * pair's answer may share words too; they count in the match, not in its question's length.
+ * Words are stemmed and stop words dropped by PostgreSQL's english configuration; document
+ * frequencies and matches are read from the text-search index (schema/0015).
  */
 async function lexicalMatches(db: Queryable, query: string, limit: number): Promise<Map<string, number>> {
   const words = queryWords(query);
@@ -123,25 +128,57 @@ async function lexicalMatches(db: Queryable, query: string, limit: number): Prom
       WHERE numnode(to_tsquery('english', w)) > 0`,
     [words],
   );
-  // The whole weight counts the words no pair has too: a question about something the corpus
-  // never mentions matches little of its weight, whatever it shares.
-  const all = frequencies.map((f) => ({ word: f.word, df: Number(f.df), total: Number(f.total) }));
-  const idf = (f: { df: number; total: number }) => Math.log(1 + (f.total - f.df + 0.5) / (f.df + 0.5));
-  const whole = all
-    .filter((f) => f.df <= Math.max(1, MAX_DOCUMENT_FREQUENCY * f.total))
-    .reduce((n, f) => n + idf(f), 0);
-  const weighed = all
-    .filter((f) => f.df > 0 && f.df <= Math.max(1, MAX_DOCUMENT_FREQUENCY * f.total))
-    .map((f) => ({ word: f.word, idf: idf(f) }));
-  if (weighed.length === 0) return new Map();
+  // The query's length counts the words no pair has too: a question about something the corpus
+  // never mentions matches little of it, whatever it shares.
+  const informative = frequencies
+    .map((f) => ({ word: f.word, df: Number(f.df), total: Number(f.total) }))
+    .filter((f) => f.df <= Math.max(1, MAX_DOCUMENT_FREQUENCY * f.total));
+  const queryLength = Math.sqrt(informative.reduce((n, f) => n + idf(f.df, f.total) ** 2, 0));
+  const shared = informative.filter((f) => f.df > 0);
+  if (shared.length === 0) return new Map();
   const { rows } = await db.query<{ id: string; weight: number }>(
-    `SELECT m.id, sum(w.idf) AS weight FROM unnest($1::text[], $2::float8[]) AS w(word, idf)
+    `SELECT m.id, sum(w.weight) AS weight FROM unnest($1::text[], $2::float8[]) AS w(word, weight)
        CROSS JOIN LATERAL (SELECT q.id FROM q_a_extractions q
                             WHERE ${TSV} @@ to_tsquery('english', w.word) AND q_a_is_answered(q.answer_text)) m
-      GROUP BY m.id ORDER BY sum(w.idf) DESC, m.id LIMIT $3`,
-    [weighed.map((w) => w.word), weighed.map((w) => w.idf), limit],
+      GROUP BY m.id ORDER BY sum(w.weight) DESC, m.id LIMIT $3`,
+    [shared.map((f) => f.word), shared.map((f) => idf(f.df, f.total) ** 2), limit * LEXICAL_POOL],
   );
-  return new Map(rows.map((r) => [r.id, Number(r.weight) / whole]));
+  const lengths = await questionLengths(
+    db,
+    rows.map((r) => r.id),
+  );
+  return new Map(
+    rows
+      .map((r) => [r.id, Math.min(1, Number(r.weight) / (queryLength * (lengths.get(r.id) ?? queryLength)))] as const)
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+      .slice(0, limit),
+  );
+}
+
+/** Inverse document frequency of a word in `df` of `total` pairs (BM25's). */
+const idf = (df: number, total: number) => Math.log(1 + (total - df + 0.5) / (df + 0.5));
+
+/** The length of each pair's question as a vector of its informative words' idf. */
+async function questionLengths(db: Queryable, ids: string[]): Promise<Map<string, number>> {
+  const { rows } = await db.query<{ id: string; df: string; total: string }>(
+    `WITH words AS (SELECT q.id, l AS lexeme FROM q_a_extractions q,
+                           unnest(tsvector_to_array(to_tsvector('english', q.question_text))) AS l
+                     WHERE q.id = ANY($1::uuid[])),
+          frequencies AS (SELECT lexeme, (SELECT count(*) FROM q_a_extractions q
+                                           WHERE ${TSV} @@ plainto_tsquery('simple', lexeme)) AS df
+                            FROM (SELECT DISTINCT lexeme FROM words) d)
+     SELECT words.id, frequencies.df, (SELECT count(*) FROM q_a_extractions) AS total
+       FROM words JOIN frequencies USING (lexeme)`,
+    [ids],
+  );
+  const squares = new Map<string, number>();
+  for (const r of rows) {
+    const df = Number(r.df);
+    const total = Number(r.total);
+    if (df > Math.max(1, MAX_DOCUMENT_FREQUENCY * total)) continue;
+    squares.set(r.id, (squares.get(r.id) ?? 0) + idf(df, total) ** 2);
+  }
+  return new Map([...squares].map(([id, square]) => [id, Math.sqrt(square)]));
 }
 
 const citation = (documentId: string | null, referenceItemId: string | null): string =>
