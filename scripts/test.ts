@@ -1,15 +1,32 @@
 // Runs the uvu suite and ends with the plain line "N passed, N failed" that CI counts.
 // Arguments pass through to uvu (a directory and a file pattern).
 import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 // uvu's package exports do not include its CLI, so it is addressed by path.
 const uvuBin = fileURLToPath(new URL('../node_modules/uvu/bin.js', import.meta.url));
 const args = process.argv.slice(2);
+const [dir, pattern] = args.length > 0 ? args : ['test', '\\.test\\.ts$'];
 const uvuArgs = [
-  ...(args.length > 0 ? args : ['test', '\\.test\\.ts$']),
+  dir!,
+  ...(pattern === undefined ? [] : [pattern]),
+  ...engineFreeFiles(dir!).flatMap((name) => ['--ignore', `^${name.replace(/[.]/g, '\\.')}$`]),
   ...(process.stdout.isTTY ? [] : ['--no-color']),
 ];
+
+/**
+ * On PostgreSQL (ENGINE_DB_DSN set), the test files that never reach the engine under test: a
+ * file naming none of the ways in (ENGINE_DB_DSN, openTestDatabase, walkFixture) tests code
+ * that holds no database, or always starts the embedded PGlite, and the PGlite suite runs it.
+ */
+function engineFreeFiles(root: string): string[] {
+  if (!process.env.ENGINE_DB_DSN) return [];
+  return readdirSync(root, { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith('.test.ts'))
+    .filter((name) => !/ENGINE_DB_DSN|openTestDatabase|walkFixture/.test(readFileSync(path.join(root, name), 'utf8')));
+}
 
 const child = spawn(process.execPath, [uvuBin, ...uvuArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
 let output = '';
