@@ -17,7 +17,7 @@ import { WALKED_TABLES, rowsInContentTerms } from './helpers/content.ts';
 import { BIN, generateCorpus } from './helpers/corpus.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
 
-const FILES = 240;
+const FILES = 120;
 // Delays after the walk announced itself; seeded, not random, so a failure can be replayed.
 const KILL_AFTER_MS = [40, 250, 700];
 
