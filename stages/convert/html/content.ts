@@ -447,9 +447,9 @@ const MIN_LIST_ITEMS = 5;
 const MIN_ITEM_CHARS = 20;
 
 /**
- * The largest list of items built alike (five or more, each with some text of its own) outside
- * the pruned furniture: where a page with no article keeps its content (a catalogue, a list of
- * events or records). Null when the page has none.
+ * The largest list of items built alike (five or more, with 20 visible characters each on
+ * average) outside the pruned furniture: where a page with no article keeps its content (a
+ * catalogue, a list of events or records). Null when the page has none.
  */
 export function largestItemList(body: Element, pruned: Set<Element>): Element | null {
   let largest: Element | null = null;
