@@ -16,6 +16,7 @@ import type { Database } from '../lib/db/database.ts';
 import { WALKED_TABLES, rowsInContentTerms } from './helpers/content.ts';
 import { BIN, generateCorpus } from './helpers/corpus.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
+import { seedDataDir } from './helpers/embedded.ts';
 
 const FILES = 120;
 // Delays after the walk announced itself; seeded, not random, so a failure can be replayed.
@@ -48,6 +49,7 @@ async function deployment(name: string): Promise<Record<string, string>> {
     targets.push(target);
     env.ENGINE_DB_DSN = target.dsn!;
   }
+  await seedDataDir(dataDir);
   return env;
 }
 

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { BIN } from './helpers/corpus.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
+import { seedDataDir } from './helpers/embedded.ts';
 
 let root: string;
 let target: TestDatabase | null = null;
@@ -26,6 +27,7 @@ test.before(async () => {
   };
   for (const [name, text] of Object.entries(docs)) await writeFile(path.join(corpus, name), text);
   env = { INGEST_DATA_DIR: path.join(root, 'data') };
+  await seedDataDir(env.INGEST_DATA_DIR!);
   if (process.env.ENGINE_DB_DSN) {
     target = await openTestDatabase();
     env.ENGINE_DB_DSN = target.dsn!;

@@ -14,6 +14,7 @@ import { startSidecar, type Sidecar } from '../http/server.ts';
 import { publishedBundle } from '../stages/producer/bundle-dir.ts';
 import { checkBundle } from '../stages/producer/check.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
+import { seedDataDir } from './helpers/embedded.ts';
 import { markdown } from './helpers/walk.ts';
 import { startTestS3 } from './helpers/s3.ts';
 
@@ -32,6 +33,7 @@ async function start(env: Record<string, string> = {}) {
   corpus = path.join(root, 'corpus');
   await cp(EXAMPLES, corpus, { recursive: true });
   target = await openTestDatabase();
+  await seedDataDir(path.join(root, 'data'));
   config = loadConfig(
     {
       INGEST_DATA_DIR: path.join(root, 'data'),

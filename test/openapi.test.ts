@@ -26,6 +26,7 @@ import { openDatabase } from '../lib/db/open.ts';
 import { startSidecar, type Sidecar } from '../http/server.ts';
 import { openApiDocument } from '../http/openapi.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
+import { seedDataDir } from './helpers/embedded.ts';
 import { startTestS3 } from './helpers/s3.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -188,6 +189,7 @@ async function start(env: Record<string, string> = {}): Promise<void> {
   const corpus = path.join(root, 'corpus');
   await cp(EXAMPLES, corpus, { recursive: true });
   target = await openTestDatabase();
+  await seedDataDir(path.join(root, 'data'));
   config = loadConfig(
     {
       INGEST_DATA_DIR: path.join(root, 'data'),

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cp, mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { seedDataDir } from './helpers/embedded.ts';
 import { markdown } from './helpers/walk.ts';
 
 const BIN = path.resolve(import.meta.dirname, '..', 'bin', 'ingest.ts');
@@ -24,9 +25,10 @@ test.after.each(() => {
 });
 
 /** Starts `ingest serve` on an ephemeral port; resolves with its URL and its exit. */
-function serve(
+async function serve(
   env: Record<string, string>,
 ): Promise<{ url: string; child: ChildProcess; exit: Promise<number | null> }> {
+  if (env.INGEST_DATA_DIR) await seedDataDir(env.INGEST_DATA_DIR);
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0'], {
     env: { PATH: process.env.PATH ?? '', PIPELINE_TRIGGER_SECRET: TRIGGER, INGEST_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'ignore'],
