@@ -16,6 +16,7 @@ import { startMockServer, type MockServer } from '../mock/server.ts';
 import { judgeRun } from '../lib/nightly/rows-landed.ts';
 import { BIN, runIngest } from './helpers/cli.ts';
 import { openTestDatabase, targetEngine, type TestDatabase } from './helpers/db.ts';
+import { seedDataDir } from './helpers/embedded.ts';
 import { serveHttp } from './helpers/loopback.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -77,6 +78,7 @@ const stopChild = (child: ChildProcess) =>
 /** `ingest serve` on an ephemeral port with its own data directory (and, on PostgreSQL, its own schema). */
 async function startSidecar(name: string, env: Record<string, string>): Promise<Sidecar> {
   const target = onPostgres ? await openTestDatabase() : null;
+  await seedDataDir(path.join(root, `${name}-data`));
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0'], {
     env: {
       PATH: process.env.PATH ?? '',
