@@ -132,7 +132,7 @@ async function lexicalMatches(db: Queryable, query: string, limit: number): Prom
   // never mentions matches little of it, whatever it shares.
   const informative = frequencies
     .map((f) => ({ word: f.word, df: Number(f.df), total: Number(f.total) }))
-    .filter((f) => f.df <= Math.max(1, MAX_DOCUMENT_FREQUENCY * f.total));
+    .filter((f) => isInformative(f.df, f.total));
   const queryLength = Math.sqrt(informative.reduce((n, f) => n + idf(f.df, f.total) ** 2, 0));
   const shared = informative.filter((f) => f.df > 0);
   if (shared.length === 0) return new Map();
@@ -155,6 +155,9 @@ async function lexicalMatches(db: Queryable, query: string, limit: number): Prom
   );
 }
 
+/** Whether a word in `df` of `total` pairs says something about which pair is meant. */
+const isInformative = (df: number, total: number) => df <= Math.max(1, MAX_DOCUMENT_FREQUENCY * total);
+
 /** Inverse document frequency of a word in `df` of `total` pairs (BM25's). */
 const idf = (df: number, total: number) => Math.log(1 + (total - df + 0.5) / (df + 0.5));
 
@@ -175,7 +178,7 @@ async function questionLengths(db: Queryable, ids: string[]): Promise<Map<string
   for (const r of rows) {
     const df = Number(r.df);
     const total = Number(r.total);
-    if (df > Math.max(1, MAX_DOCUMENT_FREQUENCY * total)) continue;
+    if (!isInformative(df, total)) continue;
     squares.set(r.id, (squares.get(r.id) ?? 0) + idf(df, total) ** 2);
   }
   return new Map([...squares].map(([id, square]) => [id, Math.sqrt(square)]));

@@ -119,15 +119,16 @@ function extract(html: string, warnings: string[]): CleanedHtml {
     return kind === 'listing' ? rendered : trimEdges(rendered);
   };
   let blocks = render();
-  if (skippedLinkChars > visibleChars(blocks.join(''))) {
+  let shown = visibleChars(blocks.join(''));
+  if (skippedLinkChars > shown) {
     keepLinkLists = true;
     blocks = render();
+    shown = visibleChars(blocks.join(''));
   }
   // Little or no prose: a page of items (a catalogue, events, records) keeps its list.
-  const mainChars = visibleChars(blocks.join(''));
-  if (mainChars < THIN_CHARS) {
+  if (shown < THIN_CHARS) {
     const list = largestItemList(page.body, selection.pruned);
-    if (list !== null && list.chars >= LISTING_GAIN * mainChars) {
+    if (list !== null && list.chars >= LISTING_GAIN * shown) {
       // As a listing, nothing in it is skipped as a link list: the items are what it holds.
       selection.main = withList(page.body, selection.main, list);
       kind = 'listing';
