@@ -199,6 +199,23 @@ async function candidateSimilarities(
   return out;
 }
 
+async function sweepThresholds(
+  db: Database,
+  ids: readonly string[],
+  truth: Map<string, 'exact' | 'reworded'>,
+  rows: Map<string, Row>,
+): Promise<Score[]> {
+  const similarities = await candidateSimilarities(db, ids, THRESHOLDS[0]!);
+  return THRESHOLDS.map((t) =>
+    score(
+      t,
+      [...similarities].filter(([, s]) => s >= t).map(([k]) => k),
+      truth,
+      rows,
+    ),
+  );
+}
+
 // ---------------------------------------------------------------------------------------------
 // One engine
 
@@ -263,7 +280,8 @@ async function runEngine(engine: string, corpus: string, truth: Truth): Promise<
       throw new Error(`${engine}: cold walk ${cold.status}: ${cold.error ?? JSON.stringify(cold.passes)}`);
     const coldPass = runs.at(-1)!;
     progress(
-      `cold walk ${(cold.durationMs / 1000).toFixed(1)} s, its pass ${(coldPass.ms / 1000).toFixed(2)} s; scoring`,
+      `cold walk ${(cold.durationMs / 1000).toFixed(1)} s, its pass ${(coldPass.ms / 1000).toFixed(2)} s, ` +
+        `resident ${coldPass.rssMb.before} MB at its start, ${coldPass.rssMb.peak} MB at its peak; scoring`,
     );
     const rows = await answeredRows(target.db, truth);
     const truthPairs = truePairs(rows);
@@ -276,15 +294,9 @@ async function runEngine(engine: string, corpus: string, truth: Truth): Promise<
       truthPairs,
       rows,
     );
-    const similarities = await candidateSimilarities(target.db, [...rows.keys()], THRESHOLDS[0]!);
-    const sweep = THRESHOLDS.map((t) =>
-      score(
-        t,
-        [...similarities].filter(([, s]) => s >= t).map(([k]) => k),
-        truthPairs,
-        rows,
-      ),
-    );
+    // A sweep of the pass's threshold alone would repeat the cold pass's search for its own figures.
+    const sweep =
+      THRESHOLDS.length === 1 ? [atThreshold] : await sweepThresholds(target.db, [...rows.keys()], truthPairs, rows);
     progress('unchanged walk');
     const unchanged = await walk(lifespan, { sourcePath: corpus });
     const unchangedPass = runs.at(-1)!;
