@@ -214,6 +214,43 @@ test('a product page keeps its description and its specification table, and says
   assert.ok(result.warnings.includes('product_page'), result.warnings.join());
 });
 
+test("a product's short description in one tab keeps the tabs beside it (a list of specifications); a short news item does not grow into the teasers around it", () => {
+  // Most specifications are too short to be prose, so the description's tab alone scores
+  // best; together the tabs hold an article's worth of prose.
+  const specs = [
+    ['Key feature', 'light for long treks in the hills'],
+    ['Capacity', '40 litres'],
+    ['Size', '55 x 30 x 20 cm'],
+    ['Weight', '700 g'],
+    ['Ventilation', 'yes, it keeps your back cool'],
+    ['Straps', 'padded for the shoulders'],
+    ['Waterproofing', 'keeps your kit dry in rain'],
+    ['Buckles', 'strong'],
+  ];
+  const description = `${sentence('The backpack', 1)} ${sentence('The backpack', 2)} It comes in three colours and two sizes, for adults and teens.`;
+  const product =
+    `<html><head><title>Trekking Backpack | Outdoor Shop</title></head><body>${SITE_HEADER}` +
+    `<article class="product-details"><div class="section description"><p class="tab-title">Description</p>` +
+    `<div class="tab-content"><p>${description}</p></div></div>` +
+    `<div class="section technical"><p class="tab-title">Technical information</p>` +
+    `<div class="tab-content"><ul>${specs.map(([k, v]) => `<li><strong>${k} :</strong> ${v}</li>`).join('')}</ul></div></div></article>` +
+    `<footer><p>${sentence('The shop', 9)}</p></footer></body></html>`;
+  const result = cleanHtml(product);
+  assertWellFormed(result);
+  assert.ok(result.text.includes('The backpack 2 says'), result.text);
+  for (const [k, v] of specs) assert.ok(result.text.includes(`${k} : ${v}`), `${k} in ${result.text}`);
+  assert.not.ok(result.text.includes('The shop 9'));
+
+  const news =
+    `<html><head><title>Bridge reopens | The Gazette</title></head><body>${SITE_HEADER}` +
+    `<div class="page"><div class="story"><p>${sentence('The story', 1)}</p></div>` +
+    `<div class="more">${[1, 2, 3, 4].map((n) => `<div class="teaser"><h3><a href="/s/${n}">Another story ${n} from the city desk</a></h3><p>${sentence('Teaser', n)}</p></div>`).join('')}</div></div></body></html>`;
+  const short = cleanHtml(news);
+  assertWellFormed(short);
+  assert.ok(short.text.includes('The story 1 says'), short.text);
+  assert.not.ok(short.text.includes('Another story'), short.text);
+});
+
 test('a documentation page keeps its headings and code blocks, and says it is documentation', () => {
   const html =
     `<html><head><title>Configuration | Tool docs</title></head><body>${SITE_HEADER}` +

@@ -8,7 +8,7 @@
 //
 // It never throws: any input, however malformed, yields a verdict.
 
-import { contains, isBoilerplate, largestItemList, selectMain } from './html/content.ts';
+import { contains, isBoilerplate, largestItemList, proseAncestor, selectMain } from './html/content.ts';
 import { decodeHtml } from './html/decode.ts';
 import { pageKind, withSpecTables, type PageKind } from './html/kind.ts';
 import { renderText } from './html/render.ts';
@@ -106,7 +106,7 @@ function extract(html: string, warnings: string[]): CleanedHtml {
     skippedLinkChars += element.chars;
     return true;
   };
-  const main = new Set(selection.main);
+  let main = new Set(selection.main);
   const render = () => {
     skippedLinkChars = 0;
     const rendered = dropTitleHeading(
@@ -122,6 +122,17 @@ function extract(html: string, warnings: string[]): CleanedHtml {
   let shown = visibleChars(blocks.join(''));
   if (skippedLinkChars > shown) {
     keepLinkLists = true;
+    blocks = render();
+    shown = visibleChars(blocks.join(''));
+  }
+  // A thin block inside a wider run of prose (a product's description tab beside its
+  // specifications): the nearest ancestor whose prose outweighs its other text by an article's
+  // worth is the main content.
+  const wider =
+    shown < THIN_CHARS && selection.main.length === 1 ? proseAncestor(selection.main[0]!, page.body, THIN_CHARS) : null;
+  if (wider !== null) {
+    selection.main = [wider];
+    main = new Set(selection.main);
     blocks = render();
     shown = visibleChars(blocks.join(''));
   }

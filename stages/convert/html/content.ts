@@ -358,6 +358,16 @@ function proseRegion(body: Element, core: Element, pruned: Set<Element>): Elemen
   return region;
 }
 
+/**
+ * The nearest ancestor of a block, below the body, whose prose outweighs its other visible text
+ * (pruned subtrees and teaser lists aside) by at least `margin` characters: the proseRegion's
+ * measure, read after selectMain; null when there is none.
+ */
+export function proseAncestor(block: Element, body: Element, margin: number): Element | null {
+  for (let e = block.parent; e !== null && e !== body; e = e.parent) if (e.margin >= margin) return e;
+  return null;
+}
+
 /** Repeated items this short, each with this share of link text, are teasers of other pages. */
 const TEASER_MAX_CHARS = 600;
 const TEASER_LINK_SHARE = 0.15;
