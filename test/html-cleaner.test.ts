@@ -251,6 +251,23 @@ test("a product's short description in one tab keeps the tabs beside it (a list 
   assert.not.ok(short.text.includes('Another story'), short.text);
 });
 
+test('an accordion of questions and answers marked as a tab list is content; a tab bar of short labels is not', () => {
+  const answers = [1, 2, 3].map(
+    (n) =>
+      `<div class="accordion-item" role="tab"><h2><button>Question ${n}?</button></h2><div class="panel"><p>${sentence('Answer', n)}</p></div></div>`,
+  );
+  const html =
+    `<html><head><title>Smart thermostats | Energy Co</title></head><body>${SITE_HEADER}<main>` +
+    `<div role="tablist" class="tabs"><a href="#a">Overview</a> <a href="#b">Rebates</a> <a href="#c">Questions</a></div>` +
+    `<div class="intro">${[1, 2, 3, 4].map((n) => `<p>${sentence('The intro', n)}</p>`).join('')}</div>` +
+    `<div class="accordion" role="tablist">${answers.join('')}</div></main></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  assert.ok(result.text.includes('The intro 4 says'), result.text);
+  for (let n = 1; n <= 3; n++) assert.ok(result.text.includes(`Answer ${n} says`), `answer ${n} in ${result.text}`);
+  assert.not.ok(result.text.includes('Rebates'), result.text);
+});
+
 test('a documentation page keeps its headings and code blocks, and says it is documentation', () => {
   const html =
     `<html><head><title>Configuration | Tool docs</title></head><body>${SITE_HEADER}` +

@@ -39,7 +39,6 @@ const BOILERPLATE_ROLES = new Set([
   'alertdialog',
   'alert',
   'toolbar',
-  'tablist',
 ]);
 /**
  * Class and id fragments of site furniture that no article body carries: sharing, comments,
@@ -118,14 +117,13 @@ function isPageFooter(element: Element): boolean {
 
 export function isBoilerplate(element: Element): boolean {
   if (BOILERPLATE_TAGS.has(element.tag) || BOILERPLATE_ROLES.has(element.role)) return true;
-  const signal = element.signal;
-  if (signal.length <= 2) return false;
-  if (FURNITURE_SIGNAL.test(signal)) return true;
-  if (CONTENT_SIGNAL.test(signal)) return false;
-  if (!layoutSignal(signal)) return false;
-  // Layout words are weak evidence (page builders put "widget" on every block): an element
-  // they mark that holds a run of prose with few links is content all the same.
-  return !(element.prose >= LAYOUT_PROSE_CHARS && element.linkChars <= element.chars * LAYOUT_PROSE_LINK_SHARE);
+  const signal = element.signal.length <= 2 ? '' : element.signal;
+  if (signal !== '' && FURNITURE_SIGNAL.test(signal)) return true;
+  // Layout words and a tab list's role are weak evidence (page builders put "widget" on every
+  // block; an accordion of questions and answers is a tab list): an element they mark that
+  // holds a run of prose with few links is content all the same.
+  const weak = element.role === 'tablist' || (signal !== '' && !CONTENT_SIGNAL.test(signal) && layoutSignal(signal));
+  return weak && !(element.prose >= LAYOUT_PROSE_CHARS && element.linkChars <= element.chars * LAYOUT_PROSE_LINK_SHARE);
 }
 
 function layoutSignal(signal: string): boolean {
