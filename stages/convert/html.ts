@@ -129,7 +129,7 @@ function extract(html: string, warnings: string[]): CleanedHtml {
   // specifications): the nearest ancestor whose prose outweighs its other text by an article's
   // worth is the main content.
   const wider =
-    shown < THIN_CHARS && selection.main.length === 1 ? proseAncestor(selection.main[0]!, page.body, THIN_CHARS) : null;
+    shown < THIN_CHARS && selection.main.length === 1 ? proseAncestor(selection, page.body, THIN_CHARS) : null;
   if (wider !== null) {
     selection.main = [wider];
     main = new Set(selection.main);

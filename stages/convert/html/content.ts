@@ -145,6 +145,8 @@ export interface Selection {
   main: Element[];
   /** Boilerplate subtrees to leave out when rendering. */
   pruned: Set<Element>;
+  /** The best-scoring block when the block under the headline was chosen over it. */
+  overruled?: Element;
 }
 
 /** Tags whose running text is a paragraph of their parent. */
@@ -272,6 +274,8 @@ export function selectMain(body: Element, title: string | null): Selection {
 
   // The page's headline marks where its article is: a short article beside a longer block of
   // other text (a service notice, a list of stories) is found by the headline it sits under.
+  // (The prose region is measured first: every element's margin is read again by proseAncestor.)
+  const region = proseRegion(body, best, pruned);
   const anchored = headlineBlock(body, title, pruned);
   if (
     anchored !== null &&
@@ -279,12 +283,11 @@ export function selectMain(body: Element, title: string | null): Selection {
     !contains(best, anchored) &&
     anchored.prose >= best.prose * HEADLINE_PROSE_SHARE
   )
-    return { main: [anchored], pruned };
+    return { main: [anchored], pruned, overruled: best };
 
   // An article in many small containers, a thread of posts, a product's description beside
   // its specifications: the best block is only a part. The prose region around it is the
   // main content when its margin clearly beats the block's own.
-  const region = proseRegion(body, best, pruned);
   if (region !== null && region !== best && contains(region, best) && region.margin >= REGION_GAIN * best.margin)
     return { main: [region], pruned };
 
@@ -357,13 +360,23 @@ function proseRegion(body: Element, core: Element, pruned: Set<Element>): Elemen
 }
 
 /**
- * The nearest ancestor of a block, below the body, whose prose outweighs its other visible text
- * (pruned subtrees and teaser lists aside) by at least `margin` characters: the proseRegion's
- * measure, read after selectMain; null when there is none.
+ * The nearest ancestor of the main block, below the body, whose prose outweighs its other
+ * visible text (pruned subtrees and teaser lists aside) by at least `margin` characters: the
+ * proseRegion's measure, read after selectMain. A block chosen under the headline does not
+ * grow around the block it was chosen over (a notice beside a short article), except into the
+ * page's main landmark. Null when there is none.
  */
-export function proseAncestor(block: Element, body: Element, margin: number): Element | null {
-  for (let e = block.parent; e !== null && e !== body; e = e.parent) if (e.margin >= margin) return e;
+export function proseAncestor(selection: Selection, body: Element, margin: number): Element | null {
+  const { overruled } = selection;
+  for (let e = selection.main[0]!.parent; e !== null && e !== body; e = e.parent) {
+    if (overruled !== undefined && contains(e, overruled) && !isMainLandmark(e)) return null;
+    if (e.margin >= margin) return e;
+  }
   return null;
+}
+
+function isMainLandmark(element: Element): boolean {
+  return element.tag === 'main' || element.role === 'main';
 }
 
 /** Repeated items this short, each with this share of link text, are teasers of other pages. */
