@@ -7,6 +7,12 @@
 // so its peak memory is its own.
 //
 //   node bench/extract-quality.ts [--bench DIR] [--limit N] [--synthetic-mb N] [--worst N] [--json FILE]
+//                                 [--rs-trafilatura DIR]
+//
+// --rs-trafilatura adds rs-trafilatura, the best published extractor on both sets, to the same
+// run: DIR is an unpacked `npm pack contextractor@0.4.14` (its package/ folder), whose native
+// binding is rs-trafilatura; only that binding is loaded, so none of the package's crawler
+// dependencies are installed. It is not a dependency of this project (bench/README.md).
 //
 // --limit takes the first N pages of each set (a smoke run); --worst lists the cleaner's worst
 // pages of the tuned part only, so tuning never looks at a kept-aside page.
@@ -16,6 +22,7 @@
 
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -32,6 +39,7 @@ const { values: args } = parseArgs({
     'synthetic-mb': { type: 'string', default: '20' },
     worst: { type: 'string', default: '0' },
     json: { type: 'string' },
+    'rs-trafilatura': { type: 'string' },
     // Internal: one synthetic measurement in this (child) process.
     'synthetic-case': { type: 'string' },
   },
@@ -53,6 +61,32 @@ const extractors: Record<string, Extractor> = {
     return { text: new Readability(document).parse()?.textContent ?? '' };
   },
 };
+if (args['rs-trafilatura'] !== undefined) extractors['rs-trafilatura'] = rsTrafilatura(args['rs-trafilatura']);
+
+/**
+ * rs-trafilatura through contextractor's native binding, as plain text with trafilatura's
+ * defaults for main text (tables kept; comments, images and links left out).
+ */
+function rsTrafilatura(packageDir: string): Extractor {
+  const binding = createRequire(import.meta.url)(path.resolve(packageDir, 'dist', 'native', 'index.cjs')) as {
+    extract(html: string, options: object): { content: string };
+  };
+  const config = {
+    fast: false,
+    favorPrecision: false,
+    favorRecall: false,
+    includeComments: false,
+    includeTables: true,
+    includeImages: false,
+    includeFormatting: false,
+    includeLinks: false,
+    deduplicate: false,
+    withMetadata: false,
+    onlyWithMetadata: false,
+    teiValidation: false,
+  };
+  return (html) => ({ text: binding.extract(html, { config, format: 'txt' }).content });
+}
 
 // ---- synthetic inputs -------------------------------------------------------------------------
 
@@ -280,6 +314,7 @@ async function measurePages(root: string, limit: number | undefined) {
       name: set.name,
       description: set.description,
       parts: byPart(set.pages),
+      whole: score(set.pages),
       kinds:
         kinds.length > 1
           ? Object.fromEntries(kinds.map((kind) => [kind, byPart(set.pages.filter((p) => p.kind === kind))]))
@@ -349,26 +384,24 @@ if (args['synthetic-case'] !== undefined) {
           `| ${name} | ${part} | ${scored.pages} | ${f3(s.f1)} ± ${f3(s.f1_std)} | ${f3(s.precision)} | ${f3(s.recall)} | ${f3(s.wordF1)} |`,
         );
       }
-    const wholeSet = (name: string) => {
-      const { tuned, kept } = set.parts as Record<Part, Scored>;
-      return (
-        (tuned.pages * tuned.scores[name]!.wordF1 + kept.pages * kept.scores[name]!.wordF1) / (tuned.pages + kept.pages)
-      );
-    };
     console.log(
-      `\nword F1 over the whole set: ${Object.keys(extractors)
-        .map((name) => `${name} ${f3(wholeSet(name))}`)
+      `\nwhole set (${set.whole.pages} pages), F1 / word F1: ${Object.keys(extractors)
+        .map((name) => `${name} ${f3(set.whole.scores[name]!.f1)} / ${f3(set.whole.scores[name]!.wordF1)}`)
         .join(', ')}`,
     );
     if (Object.keys(set.kinds).length > 0) {
       console.log(
-        '\n| kind | pages tuned / kept | cleaner tuned | cleaner kept | Readability tuned | Readability kept | kind the cleaner named (kept part) |',
+        `\n| kind | pages tuned / kept | ${Object.keys(extractors)
+          .map((name) => `${name} tuned | ${name} kept`)
+          .join(' | ')} | kind the cleaner named (kept part) |`,
       );
-      console.log('|---|---|---|---|---|---|---|');
+      console.log(`|---|---|${'---|---|'.repeat(Object.keys(extractors).length)}---|`);
       for (const [kind, parts] of Object.entries(set.kinds)) {
         const f1 = (part: Part, name: string) => f3(parts[part]!.scores[name]!.f1);
         console.log(
-          `| ${kind} | ${parts.tuned!.pages} / ${parts.kept!.pages} | ${f1('tuned', 'cleaner')} | ${f1('kept', 'cleaner')} | ${f1('tuned', 'readability+linkedom')} | ${f1('kept', 'readability+linkedom')} | ${set.namedAs[kind]!.kept} |`,
+          `| ${kind} | ${parts.tuned!.pages} / ${parts.kept!.pages} | ${Object.keys(extractors)
+            .map((name) => `${f1('tuned', name)} | ${f1('kept', name)}`)
+            .join(' | ')} | ${set.namedAs[kind]!.kept} |`,
         );
       }
     }

@@ -462,6 +462,19 @@ test('the thin threshold weighs text, not characters: a short news item in Chine
   }
 });
 
+test('a stray <![CDATA[ outside SVG and MathML is a bogus comment ending at the next ">", as browsers read it, not a section that hides the page', () => {
+  const html =
+    `<html><head><title>Wearables | Forum</title></head><body><![CDATA[ <div class="thread">` +
+    `<article class="message"><p>${sentence('The question', 1)}</p></article>` +
+    `<article class="message"><p>${sentence('The reply', 2)}</p></article></div>` +
+    `<svg><style><![CDATA[ .a > .b { fill: red } ]]></style><text>chart label</text></svg></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  assert.is(result.verdict, 'thin');
+  assert.ok(result.text.includes('The question 1 says') && result.text.includes('The reply 2 says'), result.text);
+  assert.not.ok(/CDATA|fill|chart label/.test(result.text), result.text);
+});
+
 test('verdicts: ok, thin, empty, not_html', () => {
   assert.is(cleanHtml(ARTICLE).verdict, 'ok');
   const thin = cleanHtml(

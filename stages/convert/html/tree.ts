@@ -325,7 +325,20 @@ export interface TreeOptions {
 }
 
 /** Builds the tree of a whole document. Never throws on well-typed input. */
-export function buildTree(html: string, options: TreeOptions = {}): Page {
+/**
+ * In HTML, `<![CDATA[` opens a CDATA section only inside SVG or MathML; anywhere else it is a
+ * bogus comment that ends at the next `>`. htmlparser2's tokenizer reads a section up to `]]>`
+ * everywhere, so one stray opener (a script's wrapper left behind when the script was cut out)
+ * hides the rest of the page. Written as `<?`, the same length, it is the bogus comment the
+ * standard reads. Both kinds of foreign content are dropped from the tree, so their sections
+ * are never needed.
+ */
+function outsideForeignContent(html: string): string {
+  return html.includes('<![CDATA[') ? html.replaceAll('<![CDATA[', '<?[CDATA[') : html;
+}
+
+export function buildTree(source: string, options: TreeOptions = {}): Page {
+  const html = outsideForeignContent(source);
   const seeInvisible = options.seeInvisible === true;
   const body = new Element('body', '', '', null);
   let title = '';
