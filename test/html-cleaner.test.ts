@@ -195,6 +195,25 @@ test('a forum thread keeps every post, short replies too, and says it is a forum
   assert.ok(result.warnings.includes('forum_page'), result.warnings.join());
 });
 
+test("a forum thread whose replies are marked as comments keeps them, without their authors' headers; an article's comments stay out", () => {
+  const reply = (n: number) =>
+    `<article class="reply" itemprop="comment"><header class="reply-info">Posted by <a href="/u/${n}">member${n}</a> on 07/03/24</header>` +
+    `<div class="content"><p>${sentence('Reply', n)}</p></div></article>`;
+  const html =
+    `<html><head><title>Japan on our own or with a tour? | Travel Forum</title></head><body>${SITE_HEADER}` +
+    `<div class="main-content"><div class="thread" itemscope itemtype="https://schema.org/DiscussionForumPosting">` +
+    `<article class="topic"><h1>Japan on our own or with a tour?</h1><div class="content"><p>${sentence('The question', 1)} ${sentence('The question', 2)}</p></div></article>` +
+    `<section id="replies">${[1, 2, 3].map(reply).join('')}</section></div></div></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  assert.ok(result.warnings.includes('forum_page'), result.warnings.join());
+  assert.ok(result.text.includes('The question 2 says'), result.text);
+  for (let n = 1; n <= 3; n++) assert.ok(result.text.includes(`Reply ${n} says`), `reply ${n} in ${result.text}`);
+  assert.not.ok(result.text.includes('Posted by'), result.text);
+  const article = cleanHtml(ARTICLE);
+  assert.not.ok(article.text.includes('Reader comment'), article.text);
+});
+
 test('a product page keeps its description and its specification table, and says it is a product', () => {
   const html =
     `<html><head><title>Trail Runner 2 | Shoe Shop</title><meta property="og:type" content="product"></head><body>${SITE_HEADER}` +

@@ -3,7 +3,7 @@
 // types and properties, class tokens of posts) or structure (repeated items, code blocks,
 // link-headed items), never words of a language.
 
-import { contains, repeatedItems } from './content.ts';
+import { contains, isBoilerplate, repeatedItems } from './content.ts';
 import type { Element } from './tree.ts';
 
 export type PageKind = 'article' | 'forum' | 'product' | 'documentation' | 'listing';
@@ -102,4 +102,66 @@ export function withSpecTables(main: Element[], pruned: Set<Element>): Element[]
   };
   collect(scope);
   return tables.length === 0 ? main : [...main, ...tables];
+}
+
+/** How far above the main content a thread's replies are looked for. */
+const REPLY_LEVELS = 3;
+
+/**
+ * A thread's replies are often marked as comments, which on an article are furniture: on a
+ * forum page the pruned subtrees near the main content (under one of its three nearest
+ * ancestors) whose class says post, reply or comment and which hold a post's worth of text
+ * are its posts, added in document order; the furniture inside them stays out.
+ */
+export function withReplies(main: Element[], pruned: Set<Element>): Element[] {
+  let scope: Element | null = main[0]?.parent ?? null;
+  for (let level = 1; level < REPLY_LEVELS && scope?.parent != null; level++) {
+    if (hasReplies(scope, pruned)) break;
+    scope = scope.parent;
+  }
+  if (scope === null || !hasReplies(scope, pruned)) return main;
+  const wanted = new Set(main);
+  const visit = (element: Element) => {
+    for (const child of element.children) {
+      if (typeof child === 'string') continue;
+      if (isReplies(child, pruned)) {
+        pruned.delete(child);
+        pruneInside(child, pruned);
+        wanted.add(child);
+      } else if (!pruned.has(child)) visit(child);
+    }
+  };
+  visit(scope);
+  const ordered: Element[] = [];
+  const collect = (element: Element) => {
+    for (const child of element.children) {
+      if (typeof child === 'string') continue;
+      if (wanted.has(child)) ordered.push(child);
+      else collect(child);
+    }
+  };
+  collect(scope);
+  return ordered.length > 0 ? ordered : main;
+}
+
+function isReplies(element: Element, pruned: Set<Element>): boolean {
+  return (
+    pruned.has(element) &&
+    POST_SIGNAL.test(element.signal) &&
+    element.chars >= POST_CHARS &&
+    element.linkChars * 3 < element.chars
+  );
+}
+
+function hasReplies(scope: Element, pruned: Set<Element>): boolean {
+  return some(scope, (e) => isReplies(e, pruned));
+}
+
+function pruneInside(element: Element, pruned: Set<Element>): void {
+  for (const child of element.children) {
+    if (typeof child === 'string') continue;
+    // A reply nested in a reply is a post too; its header, by its tag, is furniture.
+    if (isBoilerplate(child) && !(POST_SIGNAL.test(child.signal) && child.prose >= POST_CHARS)) pruned.add(child);
+    else pruneInside(child, pruned);
+  }
 }
