@@ -119,7 +119,7 @@ export function withReplies(main: Element[], pruned: Set<Element>): Element[] {
     if (hasReplies(scope, pruned)) break;
     scope = scope.parent;
   }
-  if (scope === null || !hasReplies(scope, pruned)) return main;
+  if (scope === null || !hasReplies(scope, pruned) || !main.every((m) => contains(scope, m))) return main;
   const wanted = new Set(main);
   const visit = (element: Element) => {
     for (const child of element.children) {

@@ -324,7 +324,6 @@ export interface TreeOptions {
   seeInvisible?: boolean;
 }
 
-/** Builds the tree of a whole document. Never throws on well-typed input. */
 /**
  * In HTML, `<![CDATA[` opens a CDATA section only inside SVG or MathML; anywhere else it is a
  * bogus comment that ends at the next `>`. htmlparser2's tokenizer reads a section up to `]]>`
@@ -337,6 +336,7 @@ function outsideForeignContent(html: string): string {
   return html.includes('<![CDATA[') ? html.replaceAll('<![CDATA[', '<?[CDATA[') : html;
 }
 
+/** Builds the tree of a whole document. Never throws on well-typed input. */
 export function buildTree(source: string, options: TreeOptions = {}): Page {
   const html = outsideForeignContent(source);
   const seeInvisible = options.seeInvisible === true;
