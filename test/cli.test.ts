@@ -10,12 +10,15 @@ import { openTestDatabase } from './helpers/db.ts';
 
 const BIN = path.resolve(import.meta.dirname, '..', 'bin', 'ingest.ts');
 
+/** A bound on a stuck command, not a speed check: a first PGlite initdb on a loaded machine takes over a minute. */
+const SPAWN_TIMEOUT_MS = 300_000;
+
 function ingest(args: string[], env: Record<string, string>, input?: Uint8Array) {
   const result = spawnSync(process.execPath, [BIN, ...args], {
     env: { PATH: process.env.PATH ?? '', ...env },
     encoding: 'utf8',
     input,
-    timeout: 60_000,
+    timeout: SPAWN_TIMEOUT_MS,
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
@@ -27,7 +30,7 @@ test('bin/ingest.ts runs as a program of its own, started with the walk heap fla
   const result = spawnSync(BIN, ['--help'], {
     env: { PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}` },
     encoding: 'utf8',
-    timeout: 60_000,
+    timeout: SPAWN_TIMEOUT_MS,
   });
   assert.is(result.status, 0, result.stderr);
   assert.match(result.stdout, /usage: ingest/);
@@ -45,7 +48,7 @@ test("with an older node on PATH, bin/ingest.ts runs on the project's own Node 2
   const result = spawnSync(BIN, ['--help'], {
     env: { PATH: `${old}:/usr/bin:/bin` },
     encoding: 'utf8',
-    timeout: 60_000,
+    timeout: SPAWN_TIMEOUT_MS,
   });
   rmSync(old, { recursive: true, force: true });
   assert.is(result.status, 0, result.stderr);
@@ -61,7 +64,7 @@ test('with an older node and no project Node, bin/ingest.ts says plainly which N
   const result = spawnSync(path.join(checkout, 'bin', 'ingest.ts'), ['--help'], {
     env: { PATH: `${old}:/usr/bin:/bin` },
     encoding: 'utf8',
-    timeout: 60_000,
+    timeout: SPAWN_TIMEOUT_MS,
   });
   rmSync(old, { recursive: true, force: true });
   rmSync(checkout, { recursive: true, force: true });
