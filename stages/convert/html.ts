@@ -8,7 +8,14 @@
 //
 // It never throws: any input, however malformed, yields a verdict.
 
-import { contains, isBoilerplate, largestItemList, proseAncestor, selectMain } from './html/content.ts';
+import {
+  contains,
+  inDocumentOrder,
+  isBoilerplate,
+  largestItemList,
+  proseAncestor,
+  selectMain,
+} from './html/content.ts';
 import { decodeHtml } from './html/decode.ts';
 import { pageKind, withReplies, withSpecTables, type PageKind } from './html/kind.ts';
 import { renderText } from './html/render.ts';
@@ -215,15 +222,5 @@ function visibleChars(text: string): number {
  */
 function withList(body: Element, main: Element[], list: Element): Element[] {
   if (main.some((m) => m !== body && contains(m, list))) return main;
-  const wanted = new Set([...main.filter((m) => !contains(list, m) && !contains(m, list)), list]);
-  const ordered: Element[] = [];
-  const visit = (element: Element) => {
-    if (wanted.has(element)) {
-      ordered.push(element);
-      return;
-    }
-    for (const child of element.children) if (typeof child !== 'string') visit(child);
-  };
-  visit(body);
-  return ordered;
+  return inDocumentOrder(body, new Set([...main.filter((m) => !contains(list, m) && !contains(m, list)), list]));
 }

@@ -375,6 +375,20 @@ export function proseAncestor(selection: Selection, body: Element, margin: numbe
   return null;
 }
 
+/** The wanted elements under `root`, in document order (none of them inside another). */
+export function inDocumentOrder(root: Element, wanted: Set<Element>): Element[] {
+  const ordered: Element[] = [];
+  const visit = (element: Element) => {
+    if (wanted.has(element)) {
+      ordered.push(element);
+      return;
+    }
+    for (const child of element.children) if (typeof child !== 'string') visit(child);
+  };
+  visit(root);
+  return ordered;
+}
+
 function isMainLandmark(element: Element): boolean {
   return element.tag === 'main' || element.role === 'main';
 }

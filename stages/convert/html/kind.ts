@@ -3,7 +3,7 @@
 // types and properties, class tokens of posts) or structure (repeated items, code blocks,
 // link-headed items), never words of a language.
 
-import { contains, isBoilerplate, repeatedItems } from './content.ts';
+import { contains, inDocumentOrder, isBoilerplate, repeatedItems } from './content.ts';
 import type { Element } from './tree.ts';
 
 export type PageKind = 'article' | 'forum' | 'product' | 'documentation' | 'listing';
@@ -132,16 +132,7 @@ export function withReplies(main: Element[], pruned: Set<Element>): Element[] {
     }
   };
   visit(scope);
-  const ordered: Element[] = [];
-  const collect = (element: Element) => {
-    for (const child of element.children) {
-      if (typeof child === 'string') continue;
-      if (wanted.has(child)) ordered.push(child);
-      else collect(child);
-    }
-  };
-  collect(scope);
-  return ordered.length > 0 ? ordered : main;
+  return inDocumentOrder(scope, wanted);
 }
 
 function isReplies(element: Element, pruned: Set<Element>): boolean {
