@@ -287,26 +287,32 @@ test('an accordion of questions and answers marked as a tab list is content; a t
   assert.not.ok(result.text.includes('Rebates'), result.text);
 });
 
-test('a short hero block under the headline grows into the sections of the service page below it', () => {
-  // The longest section scores best; the hero under the headline is chosen over it, and is thin.
+test('a hero block under the headline, thin or not, grows into the sections of the main landmark below it', () => {
+  // The longest section scores best; the hero under the headline is chosen over it. A thin hero
+  // grows by its prose margin, a longer one because the landmark holds both.
   const copy = (n: number, sentences: number) =>
     Array.from({ length: sentences }, (_, i) => sentence(`Benefit ${n}.${i + 1}`, n)).join(' ');
-  const sections = [3, 1, 1].map(
+  const sections = [8, 1, 1].map(
     (sentences, i) =>
       `<section class="band"><h2>Benefit ${i + 1}</h2><div class="copy"><p>${copy(i + 1, sentences)}</p></div></section>`,
   );
-  const html =
-    `<html><head><title>Pet Insurance | Insurer</title></head><body>${SITE_HEADER}<main>` +
-    `<div class="hero"><h1>Pet Insurance</h1><p>Help protect your pet and your budget from unexpected vet bills.</p>` +
-    `<p>Cover starts on the first day, for cats and dogs of any age.</p></div>` +
-    `${sections.join('')}</main><footer><p>${sentence('The insurer', 9)}</p></footer></body></html>`;
-  const result = cleanHtml(html);
-  assertWellFormed(result);
-  assert.ok(result.text.includes('unexpected vet bills'), result.text);
-  for (const n of ['1.3', '2.1', '3.1'])
-    assert.ok(result.text.includes(`Benefit ${n} `), `benefit ${n} in ${result.text}`);
-  assert.not.ok(result.text.includes('The insurer 9'));
-  assert.is(result.verdict, 'ok');
+  const heroes = {
+    thin: '<p>Cover starts on the first day, for cats and dogs of any age.</p>',
+    "an article's worth": [1, 2, 3].map((n) => `<p>${sentence('The cover', n)}</p>`).join(''),
+  };
+  for (const [length, more] of Object.entries(heroes)) {
+    const html =
+      `<html><head><title>Pet Insurance | Insurer</title></head><body>${SITE_HEADER}<main>` +
+      `<div class="hero"><h1>Pet Insurance</h1><p>Help protect your pet and your budget from unexpected vet bills.</p>` +
+      `${more}</div>${sections.join('')}</main><footer><p>${sentence('The insurer', 9)}</p></footer></body></html>`;
+    const result = cleanHtml(html);
+    assertWellFormed(result);
+    assert.ok(result.text.includes('unexpected vet bills'), `${length}: ${result.text}`);
+    for (const n of ['1.3', '2.1', '3.1'])
+      assert.ok(result.text.includes(`Benefit ${n} `), `${length}: benefit ${n} in ${result.text}`);
+    assert.not.ok(result.text.includes('The insurer 9'), length);
+    assert.is(result.verdict, 'ok', length);
+  }
 });
 
 test('a documentation page keeps its headings and code blocks, and says it is documentation', () => {

@@ -194,8 +194,9 @@ const REGION_GAIN = 1.3;
  * blocks) join it. Boilerplate subtrees are left out first, unless one of them holds most of
  * the page's prose (a site that wraps the whole page in a <form>). Two checks can overrule
  * the winner: the block under the page's headline, when the winner lies elsewhere and is not
- * much longer (a short article beside a long notice), and the prose region around the winner,
- * when it clearly outweighs it (an article in many wrappers, a thread, a product page).
+ * much longer (a short article beside a long notice), unless the page's main landmark holds
+ * both (then the landmark is the content), and the prose region around the winner, when it
+ * clearly outweighs it (an article in many wrappers, a thread, a product page).
  */
 export function selectMain(body: Element, title: string | null): Selection {
   const totalProse = sumProse(body);
@@ -282,8 +283,12 @@ export function selectMain(body: Element, title: string | null): Selection {
     !contains(anchored, best) &&
     !contains(best, anchored) &&
     anchored.prose >= best.prose * HEADLINE_PROSE_SHARE
-  )
+  ) {
+    // Both in the page's main landmark: the page itself says that is where its content is.
+    const landmark = mainLandmarkAbove(anchored, body);
+    if (landmark !== null && contains(landmark, best)) return { main: [landmark], pruned };
     return { main: [anchored], pruned, overruled: best };
+  }
 
   // An article in many small containers, a thread of posts, a product's description beside
   // its specifications: the best block is only a part. The prose region around it is the
@@ -363,13 +368,13 @@ function proseRegion(body: Element, core: Element, pruned: Set<Element>): Elemen
  * The nearest ancestor of the main block, below the body, whose prose outweighs its other
  * visible text (pruned subtrees and teaser lists aside) by at least `margin` characters: the
  * proseRegion's measure, read after selectMain. A block chosen under the headline does not
- * grow around the block it was chosen over (a notice beside a short article), except into the
- * page's main landmark. Null when there is none.
+ * grow around the block it was chosen over (a notice beside a short article). Null when there
+ * is none.
  */
 export function proseAncestor(selection: Selection, body: Element, margin: number): Element | null {
   const { overruled } = selection;
   for (let e = selection.main[0]!.parent; e !== null && e !== body; e = e.parent) {
-    if (overruled !== undefined && contains(e, overruled) && !isMainLandmark(e)) return null;
+    if (overruled !== undefined && contains(e, overruled)) return null;
     if (e.margin >= margin) return e;
   }
   return null;
@@ -389,8 +394,11 @@ export function inDocumentOrder(root: Element, wanted: Set<Element>): Element[] 
   return ordered;
 }
 
-function isMainLandmark(element: Element): boolean {
-  return element.tag === 'main' || element.role === 'main';
+/** The page's main landmark (`<main>` or role main) at or above the element, below the body. */
+function mainLandmarkAbove(element: Element, body: Element): Element | null {
+  for (let e: Element | null = element; e !== null && e !== body; e = e.parent)
+    if (e.tag === 'main' || e.role === 'main') return e;
+  return null;
 }
 
 /** Repeated items this short, each with this share of link text, are teasers of other pages. */
