@@ -288,8 +288,8 @@ test('an accordion of questions and answers marked as a tab list is content; a t
 });
 
 test('a hero block under the headline, thin or not, grows into the sections of the main landmark below it', () => {
-  // The longest section scores best; the hero under the headline is chosen over it. A thin hero
-  // grows by its prose margin, a longer one because the landmark holds both.
+  // The longest section scores best and the hero under the headline is chosen over it; the
+  // main landmark holds both, so it is the content, however long the hero is.
   const copy = (n: number, sentences: number) =>
     Array.from({ length: sentences }, (_, i) => sentence(`Benefit ${n}.${i + 1}`, n)).join(' ');
   const sections = [8, 1, 1].map(
