@@ -43,6 +43,11 @@ export const THIN_CHARS = 250;
 const LISTING_GAIN = 2;
 /** Above this share of link characters, a block is a link list and is left out. */
 const LINK_LIST_SHARE = 0.5;
+/**
+ * A heading or a list item is a line of its section or list, which decides whether it is a link
+ * list: a card's linked title and a checklist's linked step are content like their neighbours.
+ */
+const LINE_TAGS = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'li']);
 /** A line at the main block's edge this short (visible characters) may be furniture. */
 const EDGE_LINE_CHARS = 40;
 const SENTENCE_END = /[.!?\u3002\uff01\uff1f]$/;
@@ -110,6 +115,7 @@ function extract(html: string, warnings: string[]): CleanedHtml {
   let skippedLinkChars = 0;
   const linkList = (element: Element) => {
     if (keepLinkLists || kind === 'listing' || !element.block || element.chars === 0) return false;
+    if (LINE_TAGS.has(element.tag)) return false;
     if (element.linkChars <= element.chars * LINK_LIST_SHARE) return false;
     skippedLinkChars += element.chars;
     return true;

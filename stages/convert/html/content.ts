@@ -90,6 +90,7 @@ const FURNITURE_SIGNAL = new RegExp(
  */
 const LAYOUT_SIGNAL =
   /sidebar|footer|header|menu|navbar|navigation|banner|masthead|widget|pagination|pager|toolbar|byline|dateline|timestamp|hidden/;
+const CLIPPING = /overflow(?:-[xy])?-hidden/g;
 const CONTENT_SIGNAL = /article|body|content|main|column|post|entry|story|text/;
 /** Short tokens that must be a whole class token (as a substring they match too much). */
 const LAYOUT_TOKENS = new Set([
@@ -126,7 +127,9 @@ export function isBoilerplate(element: Element): boolean {
   return weak && !(element.prose >= LAYOUT_PROSE_CHARS && element.linkChars <= element.chars * LAYOUT_PROSE_LINK_SHARE);
 }
 
-function layoutSignal(signal: string): boolean {
+function layoutSignal(classes: string): boolean {
+  // Utility CSS clips a card's long name with overflow-hidden: shown, not hidden.
+  const signal = classes.replace(CLIPPING, '');
   if (LAYOUT_SIGNAL.test(signal)) return true;
   for (const token of signal.split(/[^a-z0-9]+/)) if (LAYOUT_TOKENS.has(token)) return true;
   return false;
@@ -184,6 +187,8 @@ const HEADLINE_PROSE_SHARE = 0.3;
 const REGION_NOISE_WEIGHT = 1;
 /** The prose region replaces the best block when its margin is at least this multiple of the block's. */
 const REGION_GAIN = 1.3;
+/** A best block with less than this share of its main landmark's prose is one section of the landmark's content. */
+const LANDMARK_SECTION_SHARE = 0.7;
 
 /**
  * Chooses the main content the way Readability does, on prose measured in characters: every
@@ -195,8 +200,9 @@ const REGION_GAIN = 1.3;
  * the page's prose (a site that wraps the whole page in a <form>). Two checks can overrule
  * the winner: the block under the page's headline, when the winner lies elsewhere and is not
  * much longer (a short article beside a long notice), unless the page's main landmark holds
- * both (then the landmark is the content), and the prose region around the winner, when it
- * clearly outweighs it (an article in many wrappers, a thread, a product page).
+ * both (then the landmark is the content); the main landmark, when the winner is only one of
+ * its sections of prose; and the prose region around the winner, when it clearly outweighs it
+ * (an article in many wrappers, a thread, a product page).
  */
 export function selectMain(body: Element, title: string | null): Selection {
   const totalProse = sumProse(body);
@@ -290,6 +296,16 @@ export function selectMain(body: Element, title: string | null): Selection {
     return { main: [anchored], pruned, overruled: best };
   }
 
+  // The page's main landmark around a best block that is one of its sections (a service page's
+  // blocks, a category's intro above its grid): the page itself says its content is all there.
+  const landmark = mainLandmarkAbove(best, body);
+  if (
+    landmark !== null &&
+    landmark !== best &&
+    keptProse(best, pruned) < LANDMARK_SECTION_SHARE * keptProse(landmark, pruned)
+  )
+    return { main: [landmark], pruned };
+
   // An article in many small containers, a thread of posts, a product's description beside
   // its specifications: the best block is only a part. The prose region around it is the
   // main content when its margin clearly beats the block's own.
@@ -328,6 +344,14 @@ function sumProse(element: Element): number {
   let total = element.block ? proseChars(element) : 0;
   for (const child of element.children) if (typeof child !== 'string') total += sumProse(child);
   element.prose = total;
+  return total;
+}
+
+/** Prose characters in the subtree, pruned subtrees left out. */
+function keptProse(element: Element, pruned: Set<Element>): number {
+  let total = element.block ? proseChars(element) : 0;
+  for (const child of element.children)
+    if (typeof child !== 'string' && !pruned.has(child)) total += keptProse(child, pruned);
   return total;
 }
 
