@@ -366,6 +366,27 @@ test("a heading or a list item that is all link is a line of its section or list
   assert.not.ok(result.text.includes('Read the full review'), result.text);
 });
 
+test("a page builder's blocks: each heading in its own widget is kept, and a headline over the first of several sections opens them all", () => {
+  const widget = (inner: string) =>
+    `<div class="elementor-element elementor-widget"><div class="elementor-widget-container">${inner}</div></div>`;
+  const section = (n: number, sentences: number) =>
+    `<div class="e-con">${widget(`<h2>Part ${n} of the service</h2>`)}` +
+    widget(Array.from({ length: sentences }, (_, i) => `<p>${sentence(`Part ${n}.${i + 1}`, n)}</p>`).join('')) +
+    `</div>`;
+  const html =
+    `<html><head><title>Forming a company | Law firm</title></head><body>${SITE_HEADER}<div class="elementor">` +
+    `<div class="e-con">${widget('<h1>Forming a company</h1>')}${widget(`<p>${sentence('The firm', 1)}</p><p>${sentence('The firm', 2)}</p>`)}</div>` +
+    `${section(1, 6)}${section(2, 3)}${section(3, 3)}</div><footer><p>${sentence('The footer', 9)}</p></footer></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  assert.ok(result.text.includes('The firm 2 says'), result.text);
+  for (const n of [1, 2, 3])
+    assert.ok(result.text.includes(`## Part ${n} of the service`), `part ${n} in ${result.text}`);
+  for (const n of ['1.6', '2.1', '3.3'])
+    assert.ok(result.text.includes(`Part ${n} `), `part ${n} in ${result.text}`);
+  assert.not.ok(result.text.includes('The footer 9'), result.text);
+});
+
 test('a documentation page keeps its headings and code blocks, and says it is documentation', () => {
   const html =
     `<html><head><title>Configuration | Tool docs</title></head><body>${SITE_HEADER}` +

@@ -10,6 +10,7 @@
 
 import {
   contains,
+  HEADING_TAGS,
   inDocumentOrder,
   isBoilerplate,
   largestItemList,
@@ -47,7 +48,7 @@ const LINK_LIST_SHARE = 0.5;
  * A heading or a list item is a line of its section or list, which decides whether it is a link
  * list: a card's linked title and a checklist's linked step are content like their neighbours.
  */
-const LINE_TAGS = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'li']);
+const LINE_TAGS = new Set([...HEADING_TAGS, 'li']);
 /** A line at the main block's edge this short (visible characters) may be furniture. */
 const EDGE_LINE_CHARS = 40;
 const SENTENCE_END = /[.!?\u3002\uff01\uff1f]$/;

@@ -122,9 +122,21 @@ export function isBoilerplate(element: Element): boolean {
   if (signal !== '' && FURNITURE_SIGNAL.test(signal)) return true;
   // Layout words and a tab list's role are weak evidence (page builders put "widget" on every
   // block; an accordion of questions and answers is a tab list): an element they mark that
-  // holds a run of prose with few links is content all the same.
+  // holds a run of prose with few links, or only a heading, is content all the same.
   const weak = element.role === 'tablist' || (signal !== '' && !CONTENT_SIGNAL.test(signal) && layoutSignal(signal));
-  return weak && !(element.prose >= LAYOUT_PROSE_CHARS && element.linkChars <= element.chars * LAYOUT_PROSE_LINK_SHARE);
+  return (
+    weak &&
+    !(element.prose >= LAYOUT_PROSE_CHARS && element.linkChars <= element.chars * LAYOUT_PROSE_LINK_SHARE) &&
+    !(headingChars(element) === element.chars && element.linkChars < element.chars)
+  );
+}
+
+/** Visible characters inside headings in the subtree (a page builder wraps each heading in a widget). */
+function headingChars(element: Element): number {
+  if (HEADING_TAGS.has(element.tag)) return element.chars;
+  let total = 0;
+  for (const child of element.children) if (typeof child !== 'string') total += headingChars(child);
+  return total;
 }
 
 function layoutSignal(classes: string): boolean {
@@ -187,6 +199,8 @@ const HEADLINE_PROSE_SHARE = 0.3;
 const REGION_NOISE_WEIGHT = 1;
 /** The prose region replaces the best block when its margin is at least this multiple of the block's. */
 const REGION_GAIN = 1.3;
+/** Sections of prose in one container that make a page of sections rather than an article beside a notice. */
+const MIN_SECTIONS = 3;
 /** A best block with less than this share of its main landmark's prose is one section of the landmark's content. */
 const LANDMARK_SECTION_SHARE = 0.7;
 
@@ -293,6 +307,11 @@ export function selectMain(body: Element, title: string | null): Selection {
     // Both in the page's main landmark: the page itself says that is where its content is.
     const landmark = mainLandmarkAbove(anchored, body);
     if (landmark !== null && contains(landmark, best)) return { main: [landmark], pruned };
+    // Two of three or more sections of prose in one container: the headline opens a page of
+    // sections (a page builder's blocks), whose container is the content; an article beside a
+    // notice is two.
+    const container = commonAncestor(anchored, best);
+    if (container !== body && sectionsOfProse(container, pruned) >= MIN_SECTIONS) return { main: [container], pruned };
     return { main: [anchored], pruned, overruled: best };
   }
 
@@ -429,7 +448,7 @@ function mainLandmarkAbove(element: Element, body: Element): Element | null {
 const TEASER_MAX_CHARS = 600;
 const TEASER_LINK_SHARE = 0.15;
 const MIN_ITEMS = 3;
-const HEADING_TAGS = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
+export const HEADING_TAGS = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
 
 /**
  * A list of teasers: at least three children built alike (same tag and class, digits aside),
@@ -534,4 +553,19 @@ export function largestItemList(body: Element, pruned: Set<Element>): Element | 
   };
   visit(body);
   return largest;
+}
+
+/** The nearest element holding both. */
+function commonAncestor(a: Element, b: Element): Element {
+  let e = a;
+  while (!contains(e, b)) e = e.parent!;
+  return e;
+}
+
+/** Children of the element that hold prose, pruned subtrees aside. */
+function sectionsOfProse(element: Element, pruned: Set<Element>): number {
+  let sections = 0;
+  for (const child of element.children)
+    if (typeof child !== 'string' && !pruned.has(child) && keptProse(child, pruned) > 0) sections += 1;
+  return sections;
 }
