@@ -382,8 +382,7 @@ test("a page builder's blocks: each heading in its own widget is kept, and a hea
   assert.ok(result.text.includes('The firm 2 says'), result.text);
   for (const n of [1, 2, 3])
     assert.ok(result.text.includes(`## Part ${n} of the service`), `part ${n} in ${result.text}`);
-  for (const n of ['1.6', '2.1', '3.3'])
-    assert.ok(result.text.includes(`Part ${n} `), `part ${n} in ${result.text}`);
+  for (const n of ['1.6', '2.1', '3.3']) assert.ok(result.text.includes(`Part ${n} `), `part ${n} in ${result.text}`);
   assert.not.ok(result.text.includes('The footer 9'), result.text);
 });
 
@@ -472,6 +471,23 @@ test("a card's name clipped by overflow-hidden is shown text, not hidden furnitu
   for (const name of ['Cloud Paint Duo in four shades', 'Candle Gift Box of three scents'])
     assert.ok(result.text.includes(name), `${name} in ${result.text}`);
   assert.ok(result.text.includes('€24'), result.text);
+});
+
+test('a page with no article whose main text stays thin is read whole, less its furniture: a ranking form of short cells', () => {
+  const areas = ['Artificial intelligence', 'Computer vision', 'Machine learning', 'Databases', 'Operating systems'];
+  const rows = areas.map((area, n) => `<tr><td><input type="checkbox"></td><td>${area}</td><td>${n + 1}</td></tr>`);
+  const html =
+    `<html><head><title>Rankings</title></head><body>${SITE_HEADER}<form class="rankform"><div class="page-header">` +
+    `<h1>Rankings of institutions</h1><div class="panel intro"><div class="panel-heading">` +
+    `<p>Pick the areas to rank institutions by, from any year, and see where each one stands.</p></div></div>` +
+    `<div class="areas"><table>${rows.join('')}${rows.join('')}</table></div></div></form>` +
+    `<footer><a href="/privacy">Privacy</a> <a href="/terms">Terms of use</a></footer></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  assert.ok(result.text.includes('Pick the areas'), result.text);
+  for (const area of areas) assert.ok(result.text.includes(area), `${area} in ${result.text}`);
+  assert.not.ok(result.text.includes('Terms of use'), result.text);
+  assert.not.ok(result.text.includes('About'), result.text);
 });
 
 test('a page behind a loading curtain (all of it visibility: hidden until scripts run) is read as shown; a hidden part of a shown page stays out', () => {

@@ -42,6 +42,8 @@ export const MAX_INPUT = 20 * 1024 * 1024;
 export const THIN_CHARS = 250;
 /** A thin main text is joined by the page's largest list of items when the list holds this many times its text. */
 const LISTING_GAIN = 2;
+/** A thin main text gives way to the whole page less its furniture when that shows this many times its text. */
+const WHOLE_PAGE_GAIN = 3;
 /** Above this share of link characters, a block is a link list and is left out. */
 const LINK_LIST_SHARE = 0.5;
 /**
@@ -160,6 +162,14 @@ function extract(html: string, warnings: string[]): CleanedHtml {
       kind = 'listing';
       blocks = render();
     }
+  }
+  // Still thin after every growth, and not a short article chosen under its headline: a page
+  // with no article (a hub of categories, a table of rankings). The page without its furniture
+  // is the content when it shows three times as much.
+  shown = visibleChars(blocks.join(''));
+  if (blocks.length > 0 && shown < THIN_CHARS && selection.overruled === undefined) {
+    const wholePage = renderText(page.body, { skip: (e) => selection.pruned.has(e) });
+    if (visibleChars(wholePage.join('')) >= WHOLE_PAGE_GAIN * shown) blocks = wholePage;
   }
   const found = blocks.length > 0;
   if (!found) {
