@@ -261,6 +261,27 @@ test("a product's short description in one tab keeps the tabs beside it (a list 
   assert.not.ok(result.text.includes('The shop 9'));
 });
 
+test("a product's description grows into the blocks of features beside it, each too short to outscore it", () => {
+  const features = ['Light frame', 'Dry in the rain', 'Padded straps', 'Strong buckles'].map(
+    (name, n) =>
+      `<div class="feature"><h3>${name}</h3><p>Feature ${n} keeps the pack comfortable on long treks.</p></div>`,
+  );
+  const description = [1, 2, 3].map((n) => `<p>${sentence('The backpack', n)}</p>`).join('');
+  const html =
+    `<html><head><title>Trekking Backpack | Outdoor Shop</title><meta property="og:type" content="product"></head>` +
+    `<body>${SITE_HEADER}<div class="page"><div class="productview"><div class="buy"><div>49.99 EUR</div>` +
+    `<div>In stock, ships in 2 days</div><div>Free returns for 30 days</div><div>Pay in three parts</div></div>` +
+    `<div class="description">${description}</div></div>` +
+    `<div class="below"><div class="wrap"><div class="features">${features.join('')}</div></div></div></div>` +
+    `<footer><a href="/privacy">Privacy</a></footer></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  assert.is(result.kind, 'product');
+  assert.ok(result.text.includes('The backpack 3 says'), result.text);
+  for (let n = 0; n < 4; n++) assert.ok(result.text.includes(`Feature ${n} keeps`), `feature ${n} in ${result.text}`);
+  assert.not.ok(result.text.includes('Privacy'), result.text);
+});
+
 test('an accordion of questions and answers marked as a tab list is content; a tab bar of short labels is not', () => {
   const answers = [1, 2, 3].map(
     (n) =>

@@ -18,7 +18,7 @@ import {
   selectMain,
 } from './html/content.ts';
 import { decodeHtml } from './html/decode.ts';
-import { pageKind, withReplies, withSpecTables, type PageKind } from './html/kind.ts';
+import { pageKind, withProductRegion, withReplies, withSpecTables, type PageKind } from './html/kind.ts';
 import { renderText } from './html/render.ts';
 import { buildTree, charWeight, isSpace, type Element } from './html/tree.ts';
 
@@ -110,7 +110,8 @@ function extract(html: string, warnings: string[]): CleanedHtml {
 
   const selection = selectMain(page.body, title);
   let kind = pageKind(page.body, selection.main, page.ogType);
-  if (kind === 'product') selection.main = withSpecTables(selection.main, selection.pruned);
+  if (kind === 'product')
+    selection.main = withSpecTables(withProductRegion(selection.main, page.body), selection.pruned);
   if (kind === 'forum') selection.main = withReplies(selection.main, selection.pruned);
   // A listing's items are links by nature; on any other page a link list in the main block is
   // furniture, unless such lists are most of it (a page of references, a wiki's index page).

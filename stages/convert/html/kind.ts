@@ -79,6 +79,25 @@ function some(element: Element, test: (e: Element) => boolean, self = false): bo
   return false;
 }
 
+/** How far above a product's description its other blocks (features, details) are looked for. */
+const PRODUCT_REGION_LEVELS = 5;
+/** The ancestor's prose margin must beat the description's by this factor. */
+const PRODUCT_REGION_GAIN = 1.1;
+
+/**
+ * A product's description, features and details are blocks side by side, each too short to
+ * outscore the description alone: a single main block grows to its ancestor (within five
+ * levels, below the body) whose prose margin is widest, when that beats its own by a tenth.
+ */
+export function withProductRegion(main: Element[], body: Element): Element[] {
+  if (main.length !== 1) return main;
+  let region = main[0]!;
+  let level = 0;
+  for (let e = region.parent; e !== null && e !== body && level < PRODUCT_REGION_LEVELS; e = e.parent, level++)
+    if (e.margin > region.margin * PRODUCT_REGION_GAIN) region = e;
+  return [region];
+}
+
 /** How far above the main content a product's specification tables are looked for. */
 const PRODUCT_LEVELS = 2;
 
