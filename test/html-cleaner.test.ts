@@ -511,6 +511,25 @@ test('a page with no article whose main text stays thin is read whole, less its 
   assert.not.ok(result.text.includes('About'), result.text);
 });
 
+test('tab panels hidden until their tab is clicked are content; other hidden elements are not', () => {
+  const panels = ['Windows', 'macOS', 'Linux'].map(
+    (platform, n) =>
+      `<section role="tabpanel" id="tab-${n}"${n === 0 ? '' : ' hidden="hidden" aria-hidden="true"'}>` +
+      `<p>${sentence(`Install on ${platform}`, n)}</p><pre><code>tool install --${platform.toLowerCase()}</code></pre></section>`,
+  );
+  const html =
+    `<html><head><title>Install | Tool docs</title></head><body>${SITE_HEADER}<main><h1>Install</h1>${paragraph(1)}` +
+    `<div role="tablist"><button role="tab">Windows</button><button role="tab">macOS</button><button role="tab">Linux</button></div>` +
+    `${panels.join('')}<div hidden><p>${sentence('The hidden survey', 1)}</p></div>${paragraph(2)}</main></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  for (const platform of ['Windows', 'macOS', 'Linux']) {
+    assert.ok(result.text.includes(`Install on ${platform}`), `${platform} in ${result.text}`);
+    assert.ok(result.text.includes(`tool install --${platform.toLowerCase()}`), result.text);
+  }
+  assert.not.ok(result.text.includes('hidden survey'), result.text);
+});
+
 test('a page behind a loading curtain (all of it visibility: hidden until scripts run) is read as shown; a hidden part of a shown page stays out', () => {
   const article = `<article><h1>Tutorial</h1>${paragraph(1)}${paragraph(2)}${paragraph(3)}</article>`;
   const curtained = cleanHtml(

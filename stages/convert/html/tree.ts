@@ -309,6 +309,9 @@ export function charWeight(code: number): number {
 }
 
 function hidden(attrs: Map<string, string>, seeInvisible: boolean): boolean {
+  // A tab panel is hidden only until its tab is clicked (the page's other platforms, its other
+  // product details): content, like the panel shown.
+  if (attrs.get('role') === 'tabpanel') return false;
   if (attrs.has('hidden') || attrs.get('aria-hidden') === 'true' || attrs.get('type') === 'hidden') return true;
   const style = attrs.get('style');
   if (style === undefined) return false;
