@@ -10,7 +10,6 @@
 
 import {
   contains,
-  HEADING_TAGS,
   inDocumentOrder,
   isBoilerplate,
   largestItemList,
@@ -20,7 +19,7 @@ import {
 import { decodeHtml } from './html/decode.ts';
 import { pageKind, withProductRegion, withReplies, withSpecTables, type PageKind } from './html/kind.ts';
 import { renderText } from './html/render.ts';
-import { buildTree, charWeight, isSpace, type Element } from './html/tree.ts';
+import { buildTree, charWeight, HEADING_TAGS, isSpace, type Element } from './html/tree.ts';
 
 export type HtmlVerdict = 'ok' | 'thin' | 'empty' | 'not_html';
 

@@ -4,7 +4,7 @@
 // id tokens). Class and id tokens are markup vocabulary, not prose, so they are the same on a
 // Korean page as on an English one.
 
-import { Element } from './tree.ts';
+import { Element, HEADING_TAGS } from './tree.ts';
 
 /** Running text shorter than this (visible characters) is a label, a link or a line, not prose. */
 const MIN_PROSE_CHARS = 25;
@@ -127,16 +127,8 @@ export function isBoilerplate(element: Element): boolean {
   return (
     weak &&
     !(element.prose >= LAYOUT_PROSE_CHARS && element.linkChars <= element.chars * LAYOUT_PROSE_LINK_SHARE) &&
-    !(headingChars(element) === element.chars && element.linkChars < element.chars)
+    !(element.headingChars === element.chars && element.linkChars < element.chars)
   );
-}
-
-/** Visible characters inside headings in the subtree (a page builder wraps each heading in a widget). */
-function headingChars(element: Element): number {
-  if (HEADING_TAGS.has(element.tag)) return element.chars;
-  let total = 0;
-  for (const child of element.children) if (typeof child !== 'string') total += headingChars(child);
-  return total;
 }
 
 function layoutSignal(classes: string): boolean {
@@ -448,7 +440,6 @@ function mainLandmarkAbove(element: Element, body: Element): Element | null {
 const TEASER_MAX_CHARS = 600;
 const TEASER_LINK_SHARE = 0.15;
 const MIN_ITEMS = 3;
-export const HEADING_TAGS = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
 
 /**
  * A list of teasers: at least three children built alike (same tag and class, digits aside),

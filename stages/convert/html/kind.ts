@@ -4,7 +4,7 @@
 // link-headed items), never words of a language.
 
 import { contains, inDocumentOrder, isBoilerplate, repeatedItems } from './content.ts';
-import type { Element } from './tree.ts';
+import { HEADING_TAGS, type Element } from './tree.ts';
 
 export type PageKind = 'article' | 'forum' | 'product' | 'documentation' | 'listing';
 
@@ -23,7 +23,6 @@ const MIN_LISTED = 5;
 /** Code blocks and headings in the main content that make documentation (sites call their docs articles too). */
 const MIN_CODE_BLOCKS = 2;
 const MIN_HEADINGS = 2;
-const HEADING = /^h[1-6]$/;
 
 export function pageKind(body: Element, main: Element[], ogType: string): PageKind {
   // With no block of prose, the whole page is what is returned, and what is weighed.
@@ -47,7 +46,7 @@ export function pageKind(body: Element, main: Element[], ogType: string): PageKi
       m,
       (e) => {
         if (e.tag === 'pre' && e.chars > 0) code += 1;
-        else if (HEADING.test(e.tag)) headings += 1;
+        else if (HEADING_TAGS.has(e.tag)) headings += 1;
         return false;
       },
       true,

@@ -23,6 +23,8 @@ export class Element {
   chars = 0;
   /** Of those, characters inside links. */
   linkChars = 0;
+  /** Of those, characters inside headings (h1-h6). */
+  headingChars = 0;
   /** Characters of text that is not inside a child block: this element's own running text. */
   inlineChars = 0;
   /** Of the inline characters, those inside links. */
@@ -69,6 +71,9 @@ const ATTRIBUTES = new Set([
   'name',
   'content',
 ]);
+
+/** Elements whose text is a heading. */
+export const HEADING_TAGS = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
 
 /** Deeper than this, elements are not built: their text joins the deepest built ancestor. */
 export const MAX_DEPTH = 160;
@@ -238,7 +243,6 @@ const P_CLOSERS = new Set([
   'table',
   'ul',
 ]);
-const HEADINGS = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
 function impliedClose(opening: string, open: string): boolean {
   if (open === 'p') return P_CLOSERS.has(opening);
   switch (opening) {
@@ -259,7 +263,7 @@ function impliedClose(opening: string, open: string): boolean {
     case 'a':
       return open === 'a';
     default:
-      return HEADINGS.has(opening) && HEADINGS.has(open);
+      return HEADING_TAGS.has(opening) && HEADING_TAGS.has(open);
   }
 }
 
@@ -380,6 +384,7 @@ export function buildTree(source: string, options: TreeOptions = {}): Page {
     let text = 0;
     let chars = 0;
     let links = 0;
+    let headings = 0;
     let inline = 0;
     let inlineLinks = 0;
     for (const child of element.children) {
@@ -391,6 +396,7 @@ export function buildTree(source: string, options: TreeOptions = {}): Page {
       } else {
         chars += child.chars;
         links += child.linkChars;
+        headings += child.headingChars;
         if (!child.block) {
           inline += child.inlineChars;
           inlineLinks += child.inlineLinkChars;
@@ -400,6 +406,7 @@ export function buildTree(source: string, options: TreeOptions = {}): Page {
     const isLink = element.tag === 'a';
     element.chars = chars + text;
     element.linkChars = isLink ? element.chars : links;
+    element.headingChars = HEADING_TAGS.has(element.tag) ? element.chars : headings;
     element.inlineChars = inline + text;
     element.inlineLinkChars = isLink ? element.inlineChars : inlineLinks;
   };
