@@ -511,6 +511,21 @@ test('a page with no article whose main text stays thin is read whole, less its 
   assert.not.ok(result.text.includes('About'), result.text);
 });
 
+test('a short news item stays alone: the teasers of other stories around it are not the rest of a page with no article', () => {
+  const teasers = [1, 2, 3, 4].map(
+    (n) =>
+      `<div class="teaser"><h3><a href="/s/${n}">Another story ${n} from the city desk</a></h3><p>Teaser ${n}: a short summary of that other story.</p></div>`,
+  );
+  const html =
+    `<html><head><title>Bridge reopens | The Gazette</title></head><body>${SITE_HEADER}<div class="page">` +
+    `<div class="story"><h1>Bridge reopens</h1><p>${sentence('The story', 1)}</p></div>` +
+    `<div class="more">${teasers.join('')}</div></div></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  assert.is(result.text, sentence('The story', 1));
+  assert.is(result.verdict, 'thin');
+});
+
 test('tab panels hidden until their tab is clicked are content; other hidden elements are not', () => {
   const panels = ['Windows', 'macOS', 'Linux'].map(
     (platform, n) =>

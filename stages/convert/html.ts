@@ -12,6 +12,7 @@ import {
   contains,
   inDocumentOrder,
   isBoilerplate,
+  isTeaserList,
   largestItemList,
   proseAncestor,
   selectMain,
@@ -165,10 +166,12 @@ function extract(html: string, warnings: string[]): CleanedHtml {
   }
   // Still thin after every growth, and not a short article chosen under its headline: a page
   // with no article (a hub of categories, a table of rankings). The page without its furniture
-  // is the content when it shows three times as much.
+  // is the content when it shows three times as much; teasers of other stories (a linked
+  // headline and a summary of prose each) are not part of it, so a short news item stays alone.
   shown = visibleChars(blocks.join(''));
   if (blocks.length > 0 && shown < THIN_CHARS && selection.overruled === undefined) {
-    const wholePage = renderText(page.body, { skip: (e) => selection.pruned.has(e) });
+    const otherStories = (e: Element) => !selection.main.includes(e) && e.prose > 0 && isTeaserList(e);
+    const wholePage = renderText(page.body, { skip: (e) => selection.pruned.has(e) || otherStories(e) });
     if (visibleChars(wholePage.join('')) >= WHOLE_PAGE_GAIN * shown) blocks = wholePage;
   }
   const found = blocks.length > 0;
