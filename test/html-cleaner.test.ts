@@ -473,7 +473,7 @@ test("a catalogue whose only prose is one card's sale note keeps every card (bad
   assert.not.ok(withArticle.text.includes('Helmet vent light'), withArticle.text);
 });
 
-test("a card's name clipped by overflow-hidden is shown text, not hidden furniture", () => {
+test("a card's name clipped by overflow-hidden, or a field whose label is hidden, is shown text, not hidden furniture", () => {
   const cards = [
     'Cloud Paint Duo in four shades',
     'Balm Trio Set for the winter',
@@ -492,6 +492,17 @@ test("a card's name clipped by overflow-hidden is shown text, not hidden furnitu
   for (const name of ['Cloud Paint Duo in four shades', 'Candle Gift Box of three scents'])
     assert.ok(result.text.includes(name), `${name} in ${result.text}`);
   assert.ok(result.text.includes('€24'), result.text);
+
+  const games = ['Chit Chat', 'Betrayal of the Second Era', 'Fate of the Fellowship'].map(
+    (game, n) =>
+      `<div class="list-item"><h2>${game}</h2><div class="field field--label-hidden">Published by Studio ${n}</div>` +
+      `<p>${sentence(`Game ${n}`, n)}</p></div>`,
+  );
+  const list = cleanHtml(
+    `<html><head><title>Best games | Magazine</title></head><body>${SITE_HEADER}<article>${paragraph(1)}${games.join('')}</article></body></html>`,
+  );
+  assertWellFormed(list);
+  for (let n = 0; n < 3; n++) assert.ok(list.text.includes(`Published by Studio ${n}`), list.text);
 });
 
 test('a page with no article whose main text stays thin is read whole, less its furniture: a ranking form of short cells', () => {

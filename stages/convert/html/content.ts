@@ -90,7 +90,8 @@ const FURNITURE_SIGNAL = new RegExp(
  */
 const LAYOUT_SIGNAL =
   /sidebar|footer|header|menu|navbar|navigation|banner|masthead|widget|pagination|pager|toolbar|byline|dateline|timestamp|hidden/;
-const CLIPPING = /overflow(?:-[xy])?-hidden/g;
+/** Class words that hide part of an element, not the element: clipped overflow, a field's hidden label. */
+const PARTLY_HIDDEN = /(?:overflow(?:-[xy])?|label)-hidden/g;
 const CONTENT_SIGNAL = /article|body|content|main|column|post|entry|story|text/;
 /** Short tokens that must be a whole class token (as a substring they match too much). */
 const LAYOUT_TOKENS = new Set([
@@ -132,8 +133,9 @@ export function isBoilerplate(element: Element): boolean {
 }
 
 function layoutSignal(classes: string): boolean {
-  // Utility CSS clips a card's long name with overflow-hidden: shown, not hidden.
-  const signal = classes.replace(CLIPPING, '');
+  // Utility CSS clips a card's long name with overflow-hidden, and Drupal marks a field whose
+  // label is hidden with field--label-hidden: both are shown.
+  const signal = classes.replace(PARTLY_HIDDEN, '');
   if (LAYOUT_SIGNAL.test(signal)) return true;
   for (const token of signal.split(/[^a-z0-9]+/)) if (LAYOUT_TOKENS.has(token)) return true;
   return false;
