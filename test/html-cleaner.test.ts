@@ -505,6 +505,31 @@ test("a card's name clipped by overflow-hidden, or a field whose label is hidden
   for (let n = 0; n < 3; n++) assert.ok(list.text.includes(`Published by Studio ${n}`), list.text);
 });
 
+test("a figure holding a table is content, a figure's caption is not; a code block keeps its highlighter's comment and tag tokens", () => {
+  const html =
+    `<html><head><title>Payroll tools | Review</title></head><body>${SITE_HEADER}<article>${paragraph(1)}` +
+    `<figure class="wp-block-table"><table><tr><th>Tool</th><th>Price</th></tr><tr><td>Payroll One</td><td>$4 a user</td></tr></table></figure>` +
+    `${paragraph(2)}<figure><img src="a.png"><figcaption>Photo credit: a caption under the picture</figcaption></figure>` +
+    `<pre><code><span class="token comment">// start the server</span>\n<span class="token tag">&lt;server port="80"&gt;</span></code></pre>` +
+    `${paragraph(3)}</article></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  assert.ok(result.text.includes('Payroll One | $4 a user'), result.text);
+  assert.not.ok(result.text.includes('Photo credit'), result.text);
+  assert.ok(result.text.includes('// start the server\n<server port="80">'), result.text);
+});
+
+test("Tailwind's hidden sm:block is shown from a small screen's width on; hidden alone is hidden", () => {
+  const html =
+    `<html><head><title>Home loans | Bank</title></head><body>${SITE_HEADER}<main>${paragraph(1)}${paragraph(2)}` +
+    `<div class="hidden sm:block max-w-6xl"><h2>Rates this week</h2><ul><li>Fixed 5 years: 3.9 %</li><li>Variable: 4.2 %</li></ul></div>` +
+    `<div class="hidden"><ul><li>Menu for phones</li><li>Close the menu</li></ul></div>${paragraph(3)}</main></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  assert.ok(result.text.includes('Fixed 5 years: 3.9 %'), result.text);
+  assert.not.ok(result.text.includes('Menu for phones'), result.text);
+});
+
 test('a page with no article whose main text stays thin is read whole, less its furniture: a ranking form of short cells', () => {
   const areas = ['Artificial intelligence', 'Computer vision', 'Machine learning', 'Databases', 'Operating systems'];
   const rows = areas.map((area, n) => `<tr><td><input type="checkbox"></td><td>${area}</td><td>${n + 1}</td></tr>`);

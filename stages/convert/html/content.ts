@@ -90,6 +90,10 @@ const FURNITURE_SIGNAL = new RegExp(
  */
 const LAYOUT_SIGNAL =
   /sidebar|footer|header|menu|navbar|navigation|banner|masthead|widget|pagination|pager|toolbar|byline|dateline|timestamp|hidden/;
+/** A responsive display class that shows, from some screen width on, what `hidden` hides on phones. */
+const SHOWN_FROM_A_WIDTH =
+  /(?:^|\s)(?:sm|md|lg|xl|2xl):(?:block|flex|grid|inline|inline-block|inline-flex|table)(?=\s|$)/;
+const HIDDEN_WORD = /(?:^|\s)hidden(?=\s|$)/g;
 /** Class words that hide part of an element, not the element: clipped overflow, a field's hidden label. */
 const PARTLY_HIDDEN = /(?:overflow(?:-[xy])?|label)-hidden/g;
 const CONTENT_SIGNAL = /article|body|content|main|column|post|entry|story|text/;
@@ -118,6 +122,9 @@ function isPageFooter(element: Element): boolean {
 }
 
 export function isBoilerplate(element: Element): boolean {
+  // A figure is an image and its caption, unless it holds a table (WordPress wraps every table
+  // in one).
+  if (element.tag === 'figure' && holds(element, 'table')) return false;
   if (BOILERPLATE_TAGS.has(element.tag) || BOILERPLATE_ROLES.has(element.role)) return true;
   const signal = element.signal.length <= 2 ? '' : element.signal;
   if (signal !== '' && FURNITURE_SIGNAL.test(signal)) return true;
@@ -134,8 +141,10 @@ export function isBoilerplate(element: Element): boolean {
 
 function layoutSignal(classes: string): boolean {
   // Utility CSS clips a card's long name with overflow-hidden, and Drupal marks a field whose
-  // label is hidden with field--label-hidden: both are shown.
-  const signal = classes.replace(PARTLY_HIDDEN, '');
+  // label is hidden with field--label-hidden: both are shown. Tailwind's `hidden sm:block` is
+  // hidden on phones only, and read as a desktop shows it.
+  let signal = classes.replace(PARTLY_HIDDEN, '');
+  if (SHOWN_FROM_A_WIDTH.test(signal)) signal = signal.replace(HIDDEN_WORD, ' ');
   if (LAYOUT_SIGNAL.test(signal)) return true;
   for (const token of signal.split(/[^a-z0-9]+/)) if (LAYOUT_TOKENS.has(token)) return true;
   return false;
@@ -157,6 +166,9 @@ export interface Selection {
   /** The best-scoring block when the block under the headline was chosen over it. */
   overruled?: Element;
 }
+
+/** Code blocks, read whole: nothing inside them is furniture. */
+const CODE_TAGS = new Set(['pre', 'code']);
 
 /** Tags whose running text is a paragraph of their parent. */
 const PARAGRAPH_TAGS = new Set([
@@ -235,6 +247,8 @@ export function selectMain(body: Element, title: string | null): Selection {
         container = container.parent;
       }
     }
+    // Code is code: a highlighter's "token comment" or "token tag" spans are not furniture.
+    if (CODE_TAGS.has(element.tag)) return;
     for (const child of element.children) if (typeof child !== 'string') visit(child);
   };
   visit(body);
@@ -561,4 +575,11 @@ function sectionsOfProse(element: Element, pruned: Set<Element>): number {
   for (const child of element.children)
     if (typeof child !== 'string' && !pruned.has(child) && keptProse(child, pruned) > 0) sections += 1;
   return sections;
+}
+
+/** Whether an element with the tag is below the element. */
+function holds(element: Element, tag: string): boolean {
+  for (const child of element.children)
+    if (typeof child !== 'string' && (child.tag === tag || holds(child, tag))) return true;
+  return false;
 }
