@@ -4,7 +4,7 @@
 // id tokens). Class and id tokens are markup vocabulary, not prose, so they are the same on a
 // Korean page as on an English one.
 
-import { Element, HEADING_TAGS } from './tree.ts';
+import { Element, HEADING_TAGS, someElement } from './tree.ts';
 
 /** Running text shorter than this (visible characters) is a label, a link or a line, not prose. */
 const MIN_PROSE_CHARS = 25;
@@ -124,7 +124,7 @@ function isPageFooter(element: Element): boolean {
 export function isBoilerplate(element: Element): boolean {
   // A figure is an image and its caption, unless it holds a table (WordPress wraps every table
   // in one).
-  if (element.tag === 'figure' && holds(element, 'table')) return false;
+  if (element.tag === 'figure' && someElement(element, (e) => e.tag === 'table')) return false;
   if (BOILERPLATE_TAGS.has(element.tag) || BOILERPLATE_ROLES.has(element.role)) return true;
   const signal = element.signal.length <= 2 ? '' : element.signal;
   if (signal !== '' && FURNITURE_SIGNAL.test(signal)) return true;
@@ -575,11 +575,4 @@ function sectionsOfProse(element: Element, pruned: Set<Element>): number {
   for (const child of element.children)
     if (typeof child !== 'string' && !pruned.has(child) && keptProse(child, pruned) > 0) sections += 1;
   return sections;
-}
-
-/** Whether an element with the tag is below the element. */
-function holds(element: Element, tag: string): boolean {
-  for (const child of element.children)
-    if (typeof child !== 'string' && (child.tag === tag || holds(child, tag))) return true;
-  return false;
 }

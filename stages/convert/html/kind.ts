@@ -4,7 +4,7 @@
 // link-headed items), never words of a language.
 
 import { contains, inDocumentOrder, isBoilerplate, repeatedItems } from './content.ts';
-import { HEADING_TAGS, type Element } from './tree.ts';
+import { HEADING_TAGS, someElement, type Element } from './tree.ts';
 
 export type PageKind = 'article' | 'forum' | 'product' | 'documentation' | 'listing';
 
@@ -30,19 +30,20 @@ export function pageKind(body: Element, main: Element[], ogType: string): PageKi
   if (
     ogType === 'product' ||
     ogType.startsWith('product.') ||
-    some(body, (e) => PRODUCT_ITEMTYPE.test(e.itemtype) || PRODUCT_SIGNAL.test(e.signal))
+    someElement(body, (e) => PRODUCT_ITEMTYPE.test(e.itemtype) || PRODUCT_SIGNAL.test(e.signal))
   )
     return 'product';
   const mainChars = main.reduce((sum, m) => sum + m.chars, 0);
   // Repeated items count when they are most of the main content, not a list inside it.
   const most = (test: (e: Element) => Element[]) => (e: Element) =>
     test(e).reduce((sum, item) => sum + item.chars, 0) * 2 >= mainChars;
-  if (some(body, (e) => POST_ITEMTYPE.test(e.itemtype)) || main.some((m) => some(m, most(posts), true))) return 'forum';
-  if (main.some((m) => some(m, most(listed), true))) return 'listing';
+  if (someElement(body, (e) => POST_ITEMTYPE.test(e.itemtype)) || main.some((m) => someElement(m, most(posts), true)))
+    return 'forum';
+  if (main.some((m) => someElement(m, most(listed), true))) return 'listing';
   let code = 0;
   let headings = 0;
   for (const m of main)
-    some(
+    someElement(
       m,
       (e) => {
         if (e.tag === 'pre' && e.chars > 0) code += 1;
@@ -69,13 +70,6 @@ function posts(element: Element): Element[] {
 function listed(element: Element): Element[] {
   const items = repeatedItems(element);
   return items.length >= MIN_LISTED && items.every((item) => item.linkChars * 2 >= item.chars) ? items : [];
-}
-
-/** Whether the test holds for the element (when `self`) or any element below it. */
-function some(element: Element, test: (e: Element) => boolean, self = false): boolean {
-  if (self && test(element)) return true;
-  for (const child of element.children) if (typeof child !== 'string' && some(child, test, true)) return true;
-  return false;
 }
 
 /** How far above a product's description its other blocks (features, details) are looked for. */
@@ -163,7 +157,7 @@ function isReplies(element: Element, pruned: Set<Element>): boolean {
 }
 
 function hasReplies(scope: Element, pruned: Set<Element>): boolean {
-  return some(scope, (e) => isReplies(e, pruned));
+  return someElement(scope, (e) => isReplies(e, pruned));
 }
 
 function pruneInside(element: Element, pruned: Set<Element>): void {

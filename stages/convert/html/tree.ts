@@ -579,3 +579,10 @@ export function buildTree(source: string, options: TreeOptions = {}): Page {
   close(body);
   return { body, title: (title || ogTitle).replace(/\s+/g, ' ').trim(), ogType, flattened };
 }
+
+/** Whether the test holds for the element (when `self`) or any element below it. */
+export function someElement(element: Element, test: (e: Element) => boolean, self = false): boolean {
+  if (self && test(element)) return true;
+  for (const child of element.children) if (typeof child !== 'string' && someElement(child, test, true)) return true;
+  return false;
+}
