@@ -407,6 +407,23 @@ test("a page builder's blocks: each heading in its own widget is kept, and a hea
   assert.not.ok(result.text.includes('The footer 9'), result.text);
 });
 
+test("a listicle's sections keep their linked headings from their headers; the article's header and the site's stay out", () => {
+  const place = (name: string, n: number) =>
+    `<section class="listicle-block"><header><h3><a href="https://example.org/${n}"><strong>${name}</strong></a></h3></header>` +
+    `<div><p>${sentence(name, n)}</p></div></section>`;
+  const html =
+    `<html><head><title>Where to cycle | City guide</title></head><body>${SITE_HEADER}<article>` +
+    `<header><h1>Where to cycle</h1><p>By A. Writer, 5 min read</p></header><p>${sentence('The guide', 1)}</p>` +
+    `${place('Downtown', 1)}${place('The East End', 2)}${place('The Heights', 3)}</article></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  for (const name of ['Downtown', 'The East End', 'The Heights']) {
+    assert.ok(result.text.includes(`### ${name}\n\n${name} `), `${name} in ${result.text}`);
+  }
+  assert.not.ok(result.text.includes('A. Writer'), result.text);
+  assert.not.ok(result.text.includes('About'), result.text);
+});
+
 test('a documentation page keeps its headings and code blocks, and says it is documentation', () => {
   const html =
     `<html><head><title>Configuration | Tool docs</title></head><body>${SITE_HEADER}` +

@@ -20,7 +20,7 @@ import {
 import { decodeHtml } from './html/decode.ts';
 import { pageKind, withProductRegion, withReplies, withSpecTables, type PageKind } from './html/kind.ts';
 import { renderText } from './html/render.ts';
-import { buildTree, charWeight, HEADING_TAGS, isSpace, type Element } from './html/tree.ts';
+import { buildTree, charWeight, HEADING_TAGS, isSpace, soleHeading, type Element } from './html/tree.ts';
 
 export type HtmlVerdict = 'ok' | 'thin' | 'empty' | 'not_html';
 
@@ -121,6 +121,7 @@ function extract(html: string, warnings: string[]): CleanedHtml {
     if (keepLinkLists || kind === 'listing' || !element.block || element.chars === 0) return false;
     if (LINE_TAGS.has(element.tag)) return false;
     if (element.linkChars <= element.chars * LINK_LIST_SHARE) return false;
+    if (soleHeading(element) !== null) return false;
     skippedLinkChars += element.chars;
     return true;
   };

@@ -4,7 +4,7 @@
 // id tokens). Class and id tokens are markup vocabulary, not prose, so they are the same on a
 // Korean page as on an English one.
 
-import { Element, HEADING_TAGS, someElement } from './tree.ts';
+import { Element, HEADING_TAGS, someElement, soleHeading } from './tree.ts';
 
 /** Running text shorter than this (visible characters) is a label, a link or a line, not prose. */
 const MIN_PROSE_CHARS = 25;
@@ -125,6 +125,12 @@ export function isBoilerplate(element: Element): boolean {
   // A figure is an image and its caption, unless it holds a table (WordPress wraps every table
   // in one).
   if (element.tag === 'figure' && someElement(element, (e) => e.tag === 'table')) return false;
+  // A section's header that holds only its heading is that heading; the page's headline is not
+  // the article's text.
+  if (element.tag === 'header' && element.role === '') {
+    const heading = soleHeading(element);
+    if (heading !== null && heading.tag !== 'h1') return false;
+  }
   if (BOILERPLATE_TAGS.has(element.tag) || BOILERPLATE_ROLES.has(element.role)) return true;
   const signal = element.signal.length <= 2 ? '' : element.signal;
   if (signal !== '' && FURNITURE_SIGNAL.test(signal)) return true;

@@ -586,3 +586,24 @@ export function someElement(element: Element, test: (e: Element) => boolean, sel
   for (const child of element.children) if (typeof child !== 'string' && someElement(child, test, true)) return true;
   return false;
 }
+
+/**
+ * The heading that is all the element holds, through wrappers of one child each (a section's
+ * header, a builder's heading widget); null when the element holds anything else.
+ */
+export function soleHeading(element: Element): Element | null {
+  for (let e: Element | null = element; e !== null;) {
+    if (HEADING_TAGS.has(e.tag)) return e;
+    let only: Element | null = null;
+    for (const child of e.children) {
+      if (typeof child === 'string') {
+        if (child.trim() !== '') return null;
+      } else if (child.chars > 0) {
+        if (only !== null) return null;
+        only = child;
+      }
+    }
+    e = only;
+  }
+  return null;
+}
