@@ -424,6 +424,21 @@ test("a listicle's sections keep their linked headings from their headers; the a
   assert.not.ok(result.text.includes('About'), result.text);
 });
 
+test('a table whose first column links each row keeps those cells; a table of links alone is still a link list', () => {
+  const row = (n: number) =>
+    `<tr><td><a href="/scenario-${n}">Scenario ${n}</a></td><td>Run code ${n} when a file is uploaded.</td></tr>`;
+  const links = [1, 2, 3].map((n) => `<tr><td><a href="/other-${n}">Other page ${n}</a></td></tr>`).join('');
+  const html =
+    `<html><head><title>Functions | Docs</title></head><body>${SITE_HEADER}<main><h1>Functions</h1>` +
+    `<p>${sentence('The overview', 1)}</p><table><tr><th>If you want to</th><th>then</th></tr>${[1, 2, 3].map(row).join('')}</table>` +
+    `<p>${sentence('The overview', 2)}</p><table>${links}</table></main></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  for (const n of [1, 2, 3])
+    assert.ok(result.text.includes(`Scenario ${n} | Run code ${n} `), `row ${n} in ${result.text}`);
+  assert.not.ok(result.text.includes('Other page'), result.text);
+});
+
 test('a documentation page keeps its headings and code blocks, and says it is documentation', () => {
   const html =
     `<html><head><title>Configuration | Tool docs</title></head><body>${SITE_HEADER}` +

@@ -47,10 +47,11 @@ const WHOLE_PAGE_GAIN = 3;
 /** Above this share of link characters, a block is a link list and is left out. */
 const LINK_LIST_SHARE = 0.5;
 /**
- * A heading or a list item is a line of its section or list, which decides whether it is a link
- * list: a card's linked title and a checklist's linked step are content like their neighbours.
+ * A heading, a list item or a table's row or cell is a line of its section, list or table, which
+ * decides whether it is a link list: a card's linked title, a checklist's linked step and a
+ * table's column of linked names are content like their neighbours.
  */
-const LINE_TAGS = new Set([...HEADING_TAGS, 'li']);
+const LINE_TAGS = new Set([...HEADING_TAGS, 'li', 'tr', 'td', 'th']);
 /** A line at the main block's edge this short (visible characters) may be furniture. */
 const EDGE_LINE_CHARS = 40;
 const SENTENCE_END = /[.!?\u3002\uff01\uff1f]$/;
