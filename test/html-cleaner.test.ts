@@ -439,6 +439,24 @@ test('a table whose first column links each row keeps those cells; a table of li
   assert.not.ok(result.text.includes('Other page'), result.text);
 });
 
+test('a list whose every item says something beyond its link is content; a list of bare links is not', () => {
+  const partners = ['Rebuilding Together', 'Meals on Wheels', 'Habitat for Humanity']
+    .map((name, n) => `<li><a href="https://partner-${n}.example/">${name} (Web)</a> (512) 993-823${n}</li>`)
+    .join('');
+  const related = ['Other story one', 'Other story two', 'Other story three']
+    .map((name, n) => `<li><a href="/story-${n}">${name}</a></li>`)
+    .join('');
+  const html =
+    `<html><head><title>Home repairs | City</title></head><body>${SITE_HEADER}<main><h1>Home repairs</h1>` +
+    `<p>${sentence('The programme', 1)}</p><p>${sentence('The programme', 2)}</p><ul>${partners}</ul>` +
+    `<p>${sentence('The programme', 3)}</p><ul>${related}</ul></main></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  for (const n of [0, 1, 2])
+    assert.ok(result.text.includes(`(Web) (512) 993-823${n}`), `partner ${n} in ${result.text}`);
+  assert.not.ok(result.text.includes('Other story'), result.text);
+});
+
 test('a documentation page keeps its headings and code blocks, and says it is documentation', () => {
   const html =
     `<html><head><title>Configuration | Tool docs</title></head><body>${SITE_HEADER}` +

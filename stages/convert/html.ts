@@ -52,6 +52,8 @@ const LINK_LIST_SHARE = 0.5;
  * table's column of linked names are content like their neighbours.
  */
 const LINE_TAGS = new Set([...HEADING_TAGS, 'li', 'tr', 'td', 'th']);
+/** Visible characters beyond its link that make a list item say something of its own. */
+const ANNOTATION_CHARS = 10;
 /** A line at the main block's edge this short (visible characters) may be furniture. */
 const EDGE_LINE_CHARS = 40;
 const SENTENCE_END = /[.!?\u3002\uff01\uff1f]$/;
@@ -123,6 +125,7 @@ function extract(html: string, warnings: string[]): CleanedHtml {
     if (LINE_TAGS.has(element.tag)) return false;
     if (element.linkChars <= element.chars * LINK_LIST_SHARE) return false;
     if (soleHeading(element) !== null) return false;
+    if (annotatedItems(element)) return false;
     skippedLinkChars += element.chars;
     return true;
   };
@@ -245,4 +248,16 @@ function visibleChars(text: string): number {
 function withList(body: Element, main: Element[], list: Element): Element[] {
   if (main.some((m) => m !== body && contains(m, list))) return main;
   return inDocumentOrder(body, new Set([...main.filter((m) => !contains(list, m) && !contains(m, list)), list]));
+}
+
+/** A list whose every item says something beyond its link (a phone number, a description). */
+function annotatedItems(element: Element): boolean {
+  if (element.tag !== 'ul' && element.tag !== 'ol') return false;
+  let items = 0;
+  for (const child of element.children) {
+    if (typeof child === 'string' || child.chars === 0) continue;
+    if (child.tag !== 'li' || child.chars - child.linkChars < ANNOTATION_CHARS) return false;
+    items += 1;
+  }
+  return items >= 2;
 }
