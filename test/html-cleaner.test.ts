@@ -457,6 +457,19 @@ test('a list whose every item says something beyond its link is content; a list 
   assert.not.ok(result.text.includes('Other story'), result.text);
 });
 
+test('a link inside a sentence keeps its words whatever its class says; text for screen readers only stays out', () => {
+  const html =
+    `<html><head><title>Tax guide | Blog</title></head><body>${SITE_HEADER}<main><h1>Tax guide</h1>` +
+    `<p>${sentence('The guide', 1)}</p><p>The software is recommended by <a class="external-popup" href="https://example.org/">US News and World Report</a>` +
+    `<span class="sr-only"> (opens in a new tab)</span>, and it is easy to use for most households.</p><p>${sentence('The guide', 2)}</p>` +
+    `<p><a class="share-popup" href="/share">Share this guide</a></p></main></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  assert.ok(result.text.includes('recommended by US News and World Report'), result.text);
+  assert.not.ok(result.text.includes('opens in a new tab'), result.text);
+  assert.not.ok(result.text.includes('Share this guide'), result.text);
+});
+
 test('a documentation page keeps its headings and code blocks, and says it is documentation', () => {
   const html =
     `<html><head><title>Configuration | Tool docs</title></head><body>${SITE_HEADER}` +

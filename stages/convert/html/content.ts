@@ -68,9 +68,6 @@ const FURNITURE_SIGNAL = new RegExp(
     'outbrain',
     'taboola',
     'breadcrumb',
-    'sr-only',
-    'visually-hidden',
-    'screen-reader',
     'skip-link',
     'print-only',
     'trending',
@@ -84,6 +81,8 @@ const FURNITURE_SIGNAL = new RegExp(
     'legal',
   ].join('|'),
 );
+/** Class fragments of text shown to screen readers only. */
+const SCREEN_READER_SIGNAL = /sr-only|visually-hidden|screen-reader/;
 /**
  * Fragments of layout furniture. Page wrappers often carry them as modifiers ("has-sidebar",
  * "main-header"), so a content fragment in the same element cancels them.
@@ -133,6 +132,9 @@ export function isBoilerplate(element: Element): boolean {
   }
   if (BOILERPLATE_TAGS.has(element.tag) || BOILERPLATE_ROLES.has(element.role)) return true;
   const signal = element.signal.length <= 2 ? '' : element.signal;
+  if (SCREEN_READER_SIGNAL.test(signal)) return true;
+  // A link inside a sentence is words of the sentence, whatever its class ("external-popup").
+  if (element.tag === 'a' && !element.block && inSentence(element)) return false;
   if (signal !== '' && FURNITURE_SIGNAL.test(signal)) return true;
   // Layout words and a tab list's role are weak evidence (page builders put "widget" on every
   // block; an accordion of questions and answers is a tab list): an element they mark that
@@ -143,6 +145,12 @@ export function isBoilerplate(element: Element): boolean {
     !(element.prose >= LAYOUT_PROSE_CHARS && element.linkChars <= element.chars * LAYOUT_PROSE_LINK_SHARE) &&
     !(element.headingChars === element.chars && element.linkChars < element.chars)
   );
+}
+
+/** An inline element with a run of its parent's own text around it. */
+function inSentence(element: Element): boolean {
+  const parent = element.parent;
+  return parent !== null && parent.inlineChars - element.chars >= MIN_PROSE_CHARS;
 }
 
 function layoutSignal(classes: string): boolean {
