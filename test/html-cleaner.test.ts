@@ -470,6 +470,30 @@ test('a link inside a sentence keeps its words whatever its class says; text for
   assert.not.ok(result.text.includes('Share this guide'), result.text);
 });
 
+test("a shop's category text keeps the grid of priced products below it; an article keeps out a smaller shop carousel", () => {
+  const card = (n: number) =>
+    `<div class="card"><h2><a href="/p/${n}">Terracotta pot number ${n}, with saucer</a></h2><span>SKU: P${n}00</span><span>$${n}9.50</span></div>`;
+  const grid = (count: number) =>
+    `<div class="grid">${Array.from({ length: count }, (_, i) => card(i + 1)).join('')}</div>`;
+  const category =
+    `<html><head><title>Indoor pots | Garden shop</title></head><body>${SITE_HEADER}<div class="description"><p>${sentence('The category', 1)}</p>` +
+    `<p>${sentence('The category', 2)}</p><p>${sentence('The category', 3)}</p></div>${grid(12)}</body></html>`;
+  const shop = cleanHtml(category);
+  assertWellFormed(shop);
+  assert.ok(shop.text.includes('The category 3 says'), shop.text);
+  for (const n of [1, 12])
+    assert.ok(shop.text.includes(`Terracotta pot number ${n}, with saucer`), `card ${n} in ${shop.text}`);
+  assert.ok(shop.warnings.includes('listing_page'), shop.warnings.join());
+
+  const paragraphs = Array.from({ length: 12 }, (_, i) => `<p>${sentence('The story', i + 1)}</p>`).join('');
+  const story = cleanHtml(
+    `<html><head><title>A garden in winter | Garden news</title></head><body>${SITE_HEADER}<article>${paragraphs}</article>${grid(6)}</body></html>`,
+  );
+  assertWellFormed(story);
+  assert.ok(story.text.includes('The story 12 says'), story.text);
+  assert.not.ok(story.text.includes('Terracotta pot'), story.text);
+});
+
 test('a documentation page keeps its headings and code blocks, and says it is documentation', () => {
   const html =
     `<html><head><title>Configuration | Tool docs</title></head><body>${SITE_HEADER}` +

@@ -15,6 +15,7 @@ import {
   isTeaserList,
   largestItemList,
   proseAncestor,
+  isPricedList,
   selectMain,
 } from './html/content.ts';
 import { decodeHtml } from './html/decode.ts';
@@ -159,15 +160,23 @@ function extract(html: string, warnings: string[]): CleanedHtml {
     blocks = render();
     shown = visibleChars(blocks.join(''));
   }
-  // Little or no prose: a page of items (a catalogue, events, records) keeps its list.
-  if (shown < THIN_CHARS) {
-    const list = largestItemList(page.body, selection.pruned);
-    if (list !== null && list.chars >= LISTING_GAIN * shown) {
-      // As a listing, nothing in it is skipped as a link list: the items are what it holds.
-      selection.main = withList(page.body, selection.main, list);
-      kind = 'listing';
-      blocks = render();
-    }
+  // A page of items keeps its list: little or no prose (a catalogue, events, records) is joined
+  // by the page's largest list of items when that holds twice as much, and a shop's text (a
+  // category's introduction) by its grid of priced items when that holds as much.
+  const list = largestItemList(page.body, selection.pruned);
+  if (
+    list !== null &&
+    (shown < THIN_CHARS
+      ? list.chars >= LISTING_GAIN * shown
+      : kind !== 'listing' &&
+        isPricedList(list) &&
+        list.chars >= shown &&
+        !selection.main.some((m) => contains(m, list) || contains(list, m)))
+  ) {
+    // As a listing, nothing in it is skipped as a link list: the items are what it holds.
+    selection.main = withList(page.body, selection.main, list);
+    kind = 'listing';
+    blocks = render();
   }
   // Still thin after every growth, and not a short article chosen under its headline: a page
   // with no article (a hub of categories, a table of rankings). The page without its furniture

@@ -576,6 +576,19 @@ export function largestItemList(body: Element, pruned: Set<Element>): Element | 
   return largest;
 }
 
+/** An amount of money: a currency sign next to a digit. Signs, not words, so any language. */
+const PRICE = /[$\u00a3\u20ac\u00a5\u20b9]\s?\d|\d\s?[\u00a3\u20ac]/;
+/** Share of a list's items with a price that makes it a list of things for sale. */
+const PRICED_SHARE = 0.8;
+
+/** A list of items for sale: most of its repeated items show a price. */
+export function isPricedList(list: Element): boolean {
+  const items = repeatedItems(list);
+  return (
+    items.length > 0 && items.filter((item) => PRICE.test(renderInline(item))).length >= items.length * PRICED_SHARE
+  );
+}
+
 /** The nearest element holding both. */
 function commonAncestor(a: Element, b: Element): Element {
   let e = a;
