@@ -494,6 +494,24 @@ test("a shop's category text keeps the grid of priced products below it; an arti
   assert.not.ok(story.text.includes('Terracotta pot'), story.text);
 });
 
+test("an accordion's answers hidden until their question is clicked are content; other hidden text is not", () => {
+  const faq = [1, 2, 3]
+    .map(
+      (n) =>
+        `<div class="faq-item"><div class="faq-question">Question ${n} about the backpack?</div>` +
+        `<div class="faq-answer" style="display: none;">Answer ${n}: yes, it is built to last on long trails.</div></div>`,
+    )
+    .join('');
+  const html =
+    `<html><head><title>Trekking backpack | Shop</title></head><body>${SITE_HEADER}<main><h1>Trekking backpack</h1>` +
+    `<p>${sentence('The description', 1)}</p><p>${sentence('The description', 2)}</p><h2>Questions</h2>${faq}` +
+    `<div class="promo-banner-text" style="display:none">${sentence('The hidden promotion', 1)}</div></main></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  for (const n of [1, 2, 3]) assert.ok(result.text.includes(`Answer ${n}: yes`), `answer ${n} in ${result.text}`);
+  assert.not.ok(result.text.includes('hidden promotion'), result.text);
+});
+
 test('a documentation page keeps its headings and code blocks, and says it is documentation', () => {
   const html =
     `<html><head><title>Configuration | Tool docs</title></head><body>${SITE_HEADER}` +

@@ -312,10 +312,18 @@ export function charWeight(code: number): number {
     : 1;
 }
 
+/**
+ * Class and id fragments of a disclosure widget's panel (an accordion's answer, a collapsed
+ * section, a tab's pane): hidden only until its question or tab is clicked.
+ */
+const DISCLOSURE = /answer|accordion|collaps|faq|tab-?pane|tab-?content|toggle-?content/;
+
 function hidden(attrs: Map<string, string>, seeInvisible: boolean): boolean {
-  // A tab panel is hidden only until its tab is clicked (the page's other platforms, its other
-  // product details): content, like the panel shown.
+  // A tab panel or an accordion's answer is hidden only until its tab or question is clicked
+  // (the page's other platforms, a product's questions and answers): content, like the panel
+  // shown.
   if (attrs.get('role') === 'tabpanel') return false;
+  if (DISCLOSURE.test(`${attrs.get('class') ?? ''} ${attrs.get('id') ?? ''}`.toLowerCase())) return false;
   if (attrs.has('hidden') || attrs.get('aria-hidden') === 'true' || attrs.get('type') === 'hidden') return true;
   const style = attrs.get('style');
   if (style === undefined) return false;
