@@ -512,6 +512,25 @@ test("an accordion's answers hidden until their question is clicked are content;
   assert.not.ok(result.text.includes('hidden promotion'), result.text);
 });
 
+test('a sidebar stays out even when its widgets hold more prose than the page, whose content is a table', () => {
+  const rows = Array.from(
+    { length: 12 },
+    (_, i) => `<tr><td>${i + 1}</td><td>Driver number ${i + 1}</td><td>${4000 - i * 90}</td></tr>`,
+  );
+  const widgets = [1, 2, 3, 4]
+    .map((n) => `<div class="module"><p>${sentence('The sidebar widget', n)}</p></div>`)
+    .join('');
+  const html =
+    `<html><head><title>Standings | Racing</title></head><body>${SITE_HEADER}<div class="container">` +
+    `<div class="story"><table>${rows.join('')}</table><p>The standings after the last race of the season, updated.</p></div>` +
+    `<aside class="sidebar">${widgets}</aside></div></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  assert.ok(result.text.includes('1 | Driver number 1 | 4000'), result.text);
+  assert.ok(result.text.includes('12 | Driver number 12 | 3010'), result.text);
+  assert.not.ok(result.text.includes('sidebar widget'), result.text);
+});
+
 test('a documentation page keeps its headings and code blocks, and says it is documentation', () => {
   const html =
     `<html><head><title>Configuration | Tool docs</title></head><body>${SITE_HEADER}` +

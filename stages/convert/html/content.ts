@@ -13,7 +13,7 @@ const MAX_PROSE_LINK_SHARE = 0.3;
 /** Prose (characters) and link share past which a layout class no longer marks boilerplate. */
 const LAYOUT_PROSE_CHARS = 80;
 const LAYOUT_PROSE_LINK_SHARE = 0.2;
-/** A boilerplate-signalled element (a footer aside) is kept when it holds more than this share of the page's prose. */
+/** A boilerplate-signalled element (a form around the whole page) is kept when it holds more than this share of the page's prose. */
 const KEEP_IF_PROSE_SHARE = 0.5;
 
 const BOILERPLATE_TAGS = new Set([
@@ -113,11 +113,17 @@ const LAYOUT_TOKENS = new Set([
 ]);
 
 /**
- * The page's footer: left out even when it holds most of the page's prose (pages of short
- * blocks above pages of legal notes), since no site wraps its content in one.
+ * A footer or a sidebar: left out even when it holds most of the page's prose (pages of short
+ * blocks above pages of legal notes, a table of results beside widgets of text), since no site
+ * wraps its content in one.
  */
-function isPageFooter(element: Element): boolean {
-  return element.tag === 'footer' || element.role === 'contentinfo';
+function isFooterOrSidebar(element: Element): boolean {
+  return (
+    element.tag === 'footer' ||
+    element.tag === 'aside' ||
+    element.role === 'contentinfo' ||
+    element.role === 'complementary'
+  );
 }
 
 export function isBoilerplate(element: Element): boolean {
@@ -247,7 +253,7 @@ export function selectMain(body: Element, title: string | null): Selection {
     if (
       element !== body &&
       isBoilerplate(element) &&
-      (isPageFooter(element) || element.prose <= totalProse * KEEP_IF_PROSE_SHARE)
+      (isFooterOrSidebar(element) || element.prose <= totalProse * KEEP_IF_PROSE_SHARE)
     ) {
       pruned.add(element);
       return;
