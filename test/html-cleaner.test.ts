@@ -531,6 +531,19 @@ test('a sidebar stays out even when its widgets hold more prose than the page, w
   assert.not.ok(result.text.includes('sidebar widget'), result.text);
 });
 
+test('text that was UTF-8 misread as Latin-1 before the page was served is read as written; real Latin-1 text is left alone', () => {
+  const misread = (text: string) => String.fromCharCode(...new TextEncoder().encode(text));
+  const page = (body: string) =>
+    `<html><head><title>Notes | Blog</title></head><body>${SITE_HEADER}<article><p>${sentence('The note', 1)}</p>${body}</article></body></html>`;
+  const repaired = cleanHtml(
+    page(`<p>${misread('It’s the organization’s own server — in Zürich, not São Paulo.')}</p>`),
+  );
+  assertWellFormed(repaired);
+  assert.ok(repaired.text.includes('It’s the organization’s own server — in Zürich, not São Paulo.'), repaired.text);
+  const french = cleanHtml(page('<p>Le thème de l’année est «ÉTÉ», écrit en capitales sur toutes les affiches.</p>'));
+  assert.ok(french.text.includes('«ÉTÉ», écrit en capitales'), french.text);
+});
+
 test('a documentation page keeps its headings and code blocks, and says it is documentation', () => {
   const html =
     `<html><head><title>Configuration | Tool docs</title></head><body>${SITE_HEADER}` +

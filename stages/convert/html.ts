@@ -18,7 +18,7 @@ import {
   isPricedList,
   selectMain,
 } from './html/content.ts';
-import { decodeHtml } from './html/decode.ts';
+import { decodeHtml, repairMojibake } from './html/decode.ts';
 import { pageKind, withProductRegion, withReplies, withSpecTables, type PageKind } from './html/kind.ts';
 import { renderText } from './html/render.ts';
 import { buildTree, charWeight, HEADING_TAGS, isSpace, soleHeading, type Element } from './html/tree.ts';
@@ -195,7 +195,7 @@ function extract(html: string, warnings: string[]): CleanedHtml {
     blocks = renderText(page.body, { skip: isBoilerplate });
     if (blocks.length === 0) blocks = renderText(page.body, { skip: () => false });
   }
-  const text = blocks.join('\n\n');
+  const text = repairMojibake(blocks.join('\n\n'));
   const verdict = text === '' ? 'empty' : found && visibleChars(text) >= THIN_CHARS ? 'ok' : 'thin';
   if (verdict !== 'ok' && page.body.linkChars > page.body.chars * LINK_LIST_SHARE) warnings.push('mostly_links');
   if (verdict !== 'empty' && kind !== 'article') warnings.push(`${kind}_page`);

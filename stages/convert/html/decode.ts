@@ -1,7 +1,8 @@
 // Bytes to text for HTML: a byte-order mark wins, then a charset declared in the first 4 KB
 // (<meta charset>, <meta http-equiv content="...; charset=">, or an XML declaration), as the
 // HTML standard's prescan does. With neither, valid UTF-8 is taken as UTF-8 and anything else as
-// windows-1252 (the web's legacy default), and the result says the charset was guessed.
+// windows-1252 (the web's legacy default), and the result says the charset was guessed. Text
+// that was misread once already, before the page was served, is repaired after extraction.
 
 export interface Decoded {
   text: string;
@@ -44,4 +45,26 @@ function guess(bytes: Uint8Array): string {
   } catch {
     return new TextDecoder('windows-1252').decode(bytes);
   }
+}
+
+/** UTF-8 read as Latin-1: a lead byte's letter, then one to three continuation bytes' signs. */
+const MOJIBAKE = /[\u00c2-\u00f4][\u0080-\u00bf]{1,3}/g;
+/** C1 control characters, which no text holds: their presence proves the text was misread. */
+const C1_CONTROL = /[\u0080-\u009f]/;
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Text that was UTF-8 read as Latin-1 somewhere before the page was served ("itâ\u0080\u0099s")
+ * read as it was written. Only in a text that holds a C1 control character, which nothing
+ * written holds, so a real "É»" in a French quotation is left as it is.
+ */
+export function repairMojibake(text: string): string {
+  if (!C1_CONTROL.test(text)) return text;
+  return text.replace(MOJIBAKE, (run) => {
+    try {
+      return strictUtf8.decode(Uint8Array.from(run, (c) => c.charCodeAt(0)));
+    } catch {
+      return run;
+    }
+  });
 }
