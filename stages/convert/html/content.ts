@@ -405,8 +405,10 @@ function keptProse(element: Element, pruned: Set<Element>): number {
 /**
  * The region of the page whose prose outweighs everything else in it by the widest margin:
  * for every element, its prose characters less its other visible characters (links, labels,
- * short lines), pruned subtrees left out; the element with the largest margin wins (the body
- * text extraction idea, on the tree). Every element keeps its margin.
+ * short lines); the element with the largest margin wins (the body text extraction idea, on
+ * the tree). Every element keeps its margin. A pruned child is left out of its parent's
+ * measure, but counts as other text in every ancestor above that: a region that reaches around
+ * furniture pays for it (leaving it out everywhere cost the tuned pages 0.001).
  */
 function proseRegion(body: Element, core: Element, pruned: Set<Element>): Element | null {
   let region: Element | null = null;
