@@ -544,6 +544,21 @@ test('text that was UTF-8 misread as Latin-1 before the page was served is read 
   assert.ok(french.text.includes('«ÉTÉ», écrit en capitales'), french.text);
 });
 
+test("an author's box under an article stays out, even with a sentence of prose; the article's own byline words stay in", () => {
+  const paragraphs = Array.from({ length: 6 }, (_, i) => `<p>${sentence('The review', i + 1)}</p>`).join('');
+  const html =
+    `<html><head><title>Espresso machines | Coffee corner</title></head><body>${SITE_HEADER}<article><div class="entry">${paragraphs}` +
+    `<p>Thanks for reading, and happy coffee drinking: the author wrote this for beginners.</p>` +
+    `<section class="about-author"><h2>About the Author: Tom</h2><div class="description">Engineer by day, video maker and content creator part-time, with two degrees in electrical engineering.</div></section>` +
+    `</div></article></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  assert.ok(result.text.includes('The review 6 says'), result.text);
+  assert.ok(result.text.includes('the author wrote this for beginners'), result.text);
+  assert.not.ok(result.text.includes('Engineer by day'), result.text);
+  assert.not.ok(result.text.includes('About the Author'), result.text);
+});
+
 test('a documentation page keeps its headings and code blocks, and says it is documentation', () => {
   const html =
     `<html><head><title>Configuration | Tool docs</title></head><body>${SITE_HEADER}` +

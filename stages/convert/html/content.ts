@@ -79,6 +79,8 @@ const FURNITURE_SIGNAL = new RegExp(
     'disclosure',
     'disclaimer',
     'legal',
+    'about-?(?:the-?)?author',
+    'author-?(?:bio|box|info|card|profile|details|about)',
   ].join('|'),
 );
 /** Class fragments of text shown to screen readers only. */
