@@ -12,10 +12,10 @@ import {
   contains,
   inDocumentOrder,
   isBoilerplate,
+  isPricedList,
   isTeaserList,
   largestItemList,
   proseAncestor,
-  isPricedList,
   selectMain,
 } from './html/content.ts';
 import { decodeHtml, repairMojibake } from './html/decode.ts';

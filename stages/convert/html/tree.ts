@@ -319,16 +319,21 @@ export function charWeight(code: number): number {
 const DISCLOSURE = /answer|accordion|collaps|faq|tab-?pane|tab-?content|toggle-?content/;
 
 function hidden(attrs: Map<string, string>, seeInvisible: boolean): boolean {
+  const style = attrs.get('style')?.replace(/\s+/g, '').toLowerCase() ?? '';
+  const hiddenHere =
+    attrs.has('hidden') ||
+    attrs.get('aria-hidden') === 'true' ||
+    attrs.get('type') === 'hidden' ||
+    style.includes('display:none') ||
+    (!seeInvisible && style.includes('visibility:hidden'));
   // A tab panel or an accordion's answer is hidden only until its tab or question is clicked
   // (the page's other platforms, a product's questions and answers): content, like the panel
   // shown.
-  if (attrs.get('role') === 'tabpanel') return false;
-  if (DISCLOSURE.test(`${attrs.get('class') ?? ''} ${attrs.get('id') ?? ''}`.toLowerCase())) return false;
-  if (attrs.has('hidden') || attrs.get('aria-hidden') === 'true' || attrs.get('type') === 'hidden') return true;
-  const style = attrs.get('style');
-  if (style === undefined) return false;
-  const compact = style.replace(/\s+/g, '').toLowerCase();
-  return compact.includes('display:none') || (!seeInvisible && compact.includes('visibility:hidden'));
+  return (
+    hiddenHere &&
+    attrs.get('role') !== 'tabpanel' &&
+    !DISCLOSURE.test(`${attrs.get('class') ?? ''} ${attrs.get('id') ?? ''}`.toLowerCase())
+  );
 }
 
 export interface TreeOptions {
