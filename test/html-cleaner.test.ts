@@ -233,6 +233,17 @@ test('a product page keeps its description and its specification table, and says
   assert.ok(result.warnings.includes('product_page'), result.warnings.join());
 });
 
+test('a news story with an empty ad slot classed "offers" is an article; a visible price marks a product', () => {
+  const paragraphs = Array.from({ length: 5 }, (_, i) => `<p>${sentence('The story', i + 1)}</p>`).join('');
+  const page = (extra: string) =>
+    `<html><head><title>Fuel shortage | News</title></head><body>${SITE_HEADER}<article><h1>Fuel shortage</h1>${extra}${paragraphs}</article></body></html>`;
+  const story = cleanHtml(page('<div class="offers" id="offers"></div>'));
+  assertWellFormed(story);
+  assert.not.ok(story.warnings.includes('product_page'), story.warnings.join());
+  const product = cleanHtml(page('<div class="price">$ 129</div>'));
+  assert.ok(product.warnings.includes('product_page'), product.warnings.join());
+});
+
 test("a product's short description in one tab keeps the tabs beside it (a list of specifications)", () => {
   // Most specifications are too short to be prose, so the description's tab alone scores
   // best; together the tabs hold an article's worth of prose.

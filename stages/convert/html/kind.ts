@@ -9,7 +9,10 @@ import { HEADING_TAGS, someElement, type Element } from './tree.ts';
 export type PageKind = 'article' | 'forum' | 'product' | 'documentation' | 'listing';
 
 const PRODUCT_ITEMTYPE = /schema\.org\/product\b/;
-/** Whole class, id or itemprop tokens only a product page carries (schema.org Offer properties). */
+/**
+ * Whole class, id or itemprop tokens only a product page carries (schema.org Offer
+ * properties), on an element with text: an empty ad slot may be called "offers".
+ */
 const PRODUCT_SIGNAL = /(?:^|\s)(?:price|offers|sku|gtin\d*)(?:\s|$)/;
 const POST_ITEMTYPE = /schema\.org\/discussionforumposting\b/;
 /** Class tokens of the items of a thread. */
@@ -30,7 +33,7 @@ export function pageKind(body: Element, main: Element[], ogType: string): PageKi
   if (
     ogType === 'product' ||
     ogType.startsWith('product.') ||
-    someElement(body, (e) => PRODUCT_ITEMTYPE.test(e.itemtype) || PRODUCT_SIGNAL.test(e.signal))
+    someElement(body, (e) => PRODUCT_ITEMTYPE.test(e.itemtype) || (e.chars > 0 && PRODUCT_SIGNAL.test(e.signal)))
   )
     return 'product';
   const mainChars = main.reduce((sum, m) => sum + m.chars, 0);
