@@ -555,7 +555,7 @@ test('text that was UTF-8 misread as Latin-1 before the page was served is read 
   assert.ok(french.text.includes('«ÉTÉ», écrit en capitales'), french.text);
 });
 
-test("an author's box under an article stays out, even with a sentence of prose; the article's own byline words stay in", () => {
+test("an author's box under an article stays out, even with a sentence of prose; the article's sentence naming its author stays in", () => {
   const paragraphs = Array.from({ length: 6 }, (_, i) => `<p>${sentence('The review', i + 1)}</p>`).join('');
   const html =
     `<html><head><title>Espresso machines | Coffee corner</title></head><body>${SITE_HEADER}<article><div class="entry">${paragraphs}` +
