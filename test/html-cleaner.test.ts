@@ -570,6 +570,19 @@ test("an author's box under an article stays out, even with a sentence of prose;
   assert.not.ok(result.text.includes('About the Author'), result.text);
 });
 
+test("a list item's text keeps its place whatever class its wrapper has; a metadata line outside a list stays out", () => {
+  const item = (text: string) => `<li class="pros-item"><div class="lfh_meta">${text}</div></li>`;
+  const paragraphs = Array.from({ length: 5 }, (_, i) => `<p>${sentence('The review', i + 1)}</p>`).join('');
+  const html =
+    `<html><head><title>Vertical mouse review | Gear</title></head><body>${SITE_HEADER}<article><div class="entry-meta">Posted by Sam on 3 May</div>` +
+    `${paragraphs}<h2>Pros</h2><ul>${item('Comfortable vertical shape')}${item('Quiet click panels')}${item('Six months on one battery')}</ul></article></body></html>`;
+  const result = cleanHtml(html);
+  assertWellFormed(result);
+  for (const pro of ['Comfortable vertical shape', 'Quiet click panels', 'Six months on one battery'])
+    assert.ok(result.text.includes(`- ${pro}`), `${pro} in ${result.text}`);
+  assert.not.ok(result.text.includes('Posted by Sam'), result.text);
+});
+
 test('a documentation page keeps its headings and code blocks, and says it is documentation', () => {
   const html =
     `<html><head><title>Configuration | Tool docs</title></head><body>${SITE_HEADER}` +

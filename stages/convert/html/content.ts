@@ -146,12 +146,14 @@ export function isBoilerplate(element: Element): boolean {
   if (signal !== '' && FURNITURE_SIGNAL.test(signal)) return true;
   // Layout words and a tab list's role are weak evidence (page builders put "widget" on every
   // block; an accordion of questions and answers is a tab list): an element they mark that
-  // holds a run of prose with few links, or only a heading, is content all the same.
+  // holds a run of prose with few links, or only a heading, or all of a list item's text (a
+  // review's pros wrapped in a "meta" style), is content all the same.
   const weak = element.role === 'tablist' || (signal !== '' && !CONTENT_SIGNAL.test(signal) && layoutSignal(signal));
   return (
     weak &&
     !(element.prose >= LAYOUT_PROSE_CHARS && element.linkChars <= element.chars * LAYOUT_PROSE_LINK_SHARE) &&
-    !(element.headingChars === element.chars && element.linkChars < element.chars)
+    !(element.headingChars === element.chars && element.linkChars < element.chars) &&
+    !(element.parent?.tag === 'li' && element.parent.chars === element.chars)
   );
 }
 
