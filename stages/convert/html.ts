@@ -162,14 +162,19 @@ function extract(html: string, warnings: string[]): CleanedHtml {
   }
   // A page of items keeps its list: little or no prose (a catalogue, events, records) is joined
   // by the page's largest list of items when that holds twice as much, and a shop's text (a
-  // category's introduction) by its grid of priced items when that holds as much.
-  const list = largestItemList(page.body, selection.pruned);
+  // category's introduction) by its grid of priced items when that holds as much. Such a grid
+  // lies outside the main text, so a page with less than that outside it (an article that is
+  // most of its page) is not walked for one.
+  const mainChars = selection.main.reduce((sum, m) => sum + m.chars, 0);
+  const list =
+    shown < THIN_CHARS || (kind !== 'listing' && page.body.chars - mainChars >= shown)
+      ? largestItemList(page.body, selection.pruned)
+      : null;
   if (
     list !== null &&
     (shown < THIN_CHARS
       ? list.chars >= LISTING_GAIN * shown
-      : kind !== 'listing' &&
-        isPricedList(list) &&
+      : isPricedList(list) &&
         list.chars >= shown &&
         !selection.main.some((m) => contains(m, list) || contains(list, m)))
   ) {
