@@ -3,6 +3,7 @@
 // the pipeline_runs record and /walk-status carry.
 
 import type { SyncReport } from '../lib/bucket/pull-sync.ts';
+import type { SkippedEntry } from '../lib/corpus/files.ts';
 import type { FailStage5Mode } from '../lib/failure-directive.ts';
 import type { Logger } from '../lib/log.ts';
 import type { RunCounters } from '../lib/run-context.ts';
@@ -16,7 +17,7 @@ export interface ItemCounts {
   failed: number;
   /** Of no recognised type. */
   dropped: number;
-  /** Unreadable entries of the corpus. */
+  /** Entries of the corpus passed over: unreadable files and directories, links leaving the corpus, special files. */
   skipped: number;
   /** Gone from the corpus since the last walk: their rows were deleted. */
   removed: number;
@@ -40,6 +41,9 @@ export interface PassOutcome {
 /** The first failures kept in detail; items.failed has the count. */
 export const MAX_REPORTED_FAILURES = 1000;
 
+/** How many paths a warning names at most; the log names every one. */
+export const MAX_NAMED_PATHS = 20;
+
 export class WalkTally {
   readonly items: ItemCounts = { seen: 0, changed: 0, unchanged: 0, failed: 0, dropped: 0, skipped: 0, removed: 0 };
   readonly failures: ItemFailure[] = [];
@@ -51,6 +55,9 @@ export class WalkTally {
   stage5FailureInjected: FailStage5Mode | null = null;
   readonly #counters: RunCounters;
   readonly #log: Logger;
+  /** The first symbolic links met that lead outside the corpus, and how many there were. */
+  readonly #outsideLinks: string[] = [];
+  #outsideLinkCount = 0;
 
   constructor(counters: RunCounters, log: Logger) {
     this.#counters = counters;
@@ -66,6 +73,28 @@ export class WalkTally {
       this.failures.push({ path, stage: stageError.stage, code: stageError.code, message: stageError.message });
     }
     this.#log.warn({ path, stage: stageError.stage, code: stageError.code, err: stageError.message }, 'item failed');
+  }
+
+  /** One entry of the corpus passed over: counted; a link leaving the corpus is also named by `listingDone`. */
+  skipped(entry: SkippedEntry): void {
+    this.items.skipped += 1;
+    if (entry.kind !== 'link_outside_corpus') return;
+    this.#outsideLinkCount += 1;
+    if (this.#outsideLinks.length < MAX_NAMED_PATHS) this.#outsideLinks.push(entry.relPath);
+  }
+
+  /** The corpus is listed: the links that lead outside it become the warning `links_outside_corpus`. */
+  listingDone(): void {
+    const n = this.#outsideLinkCount;
+    if (n === 0) return;
+    const more = n - this.#outsideLinks.length;
+    this.warnings.push({
+      name: 'links_outside_corpus',
+      message:
+        `${n === 1 ? '1 symbolic link leads' : `${n} symbolic links lead`} outside the corpus and ` +
+        `${n === 1 ? 'was' : 'were'} not walked: ${[...this.#outsideLinks].sort().join(', ')}` +
+        (more > 0 ? ` and ${more} more (the log names each)` : ''),
+    });
   }
 }
 

@@ -9,9 +9,10 @@
 //       their roots (stage 5 at extraction) -> embed ->
 //       commit (rows durable -> stale keys deleted -> memo)
 //       a URL: its life in url.ts, in the same bounded queue
-//   -> settle barrier (every item done, the sink drained) -> the flow-scope passes, each
-//   contained (passes.ts: stage 5, URL backlink reconciliation, stale-row cleanup) -> run
-//   record (terminal status and counts)
+//   -> settle barrier (every item done, the sink drained) -> the known items of folders the
+//   walk could not list count as seen (unlisted.ts) -> the flow-scope passes, each contained
+//   (passes.ts: stage 5, URL backlink reconciliation, stale-row cleanup) -> run record
+//   (terminal status and counts)
 //
 // One item's failure is tallied and logged and never fails the walk. An item's memo entry is
 // committed only after its rows are durable (commit.ts), so a walk killed at any instant loses
@@ -30,7 +31,8 @@ import { publishRunContext, type RunContext, type RunCounters } from '../lib/run
 import { SingleFlight } from '../lib/single-flight.ts';
 import { fileIdentity, urlIdentity } from '../lib/state/keys.ts';
 import { mediaTypeFor } from '../stages/convert/index.ts';
-import type { FileItem } from '../lib/corpus/files.ts';
+import type { FileItem, WalkFilesOptions } from '../lib/corpus/files.ts';
+import { ownDataDirectories } from '../lib/corpus/own-data.ts';
 import { sourceItems, type UrlItem } from '../stages/source.ts';
 import { recallFile, unchangedByStat } from './admit.ts';
 import { untilNoneWaiting } from './backpressure.ts';
@@ -42,6 +44,7 @@ import { LiveItems } from './live-items.ts';
 import { finishRun, runRecord, settleEarlierRuns } from './run-record.ts';
 import { runFlowPasses } from './passes.ts';
 import { walkCounts, WalkTally, type ItemCounts, type ItemFailure, type PassOutcome } from './tally.ts';
+import { UnlistedDirectories } from './unlisted.ts';
 import { ingestUrl } from './url.ts';
 
 export interface WalkOptions {
@@ -247,14 +250,22 @@ async function walkCorpus(
       live.landedReferenceIds.add(ingested.referenceItemId);
       tally.items[ingested.kind] += 1;
     });
-  const onSkip = ({ relPath }: { relPath: string }) => {
-    // An unreadable entry is still part of the corpus: its earlier rows must not be cleaned up.
-    live.seen.add(fileIdentity(relPath));
-    tally.items.skipped += 1;
+  const unlisted = new UnlistedDirectories();
+  const files: WalkFilesOptions = {
+    exclude: ownDataDirectories(config),
+    onSkip: (entry) => {
+      // An unreadable entry is still part of the corpus: its earlier rows must not be cleaned up.
+      live.seen.add(fileIdentity(entry.relPath));
+      tally.skipped(entry);
+    },
+    onUnlisted: (directory) => {
+      unlisted.add(directory);
+      tally.items.skipped += 1;
+    },
   };
 
   try {
-    for await (const item of sourceItems(sourcePath, db, log, onSkip)) {
+    for await (const item of sourceItems(sourcePath, db, log, files)) {
       if (databaseLost !== null) break;
       tally.items.seen += 1;
       if (item.kind === 'file') {
@@ -272,6 +283,9 @@ async function walkCorpus(
     await sink.close();
     for (const [table, n] of sink.rowsWritten) tally.rows[table] = n;
   }
+  // What the walk could not list is not gone: kept before the cleanup pass looks for removals.
+  tally.warnings.push(...unlisted.warnings(unlisted.keepKnownItems(store, live)));
+  tally.listingDone();
   // No flow-scope pass without the database, and above all no cleanup: the walk saw only part
   // of the corpus, and the rest would read as removed.
   if (databaseLost !== null) throw new DatabaseLostError(databaseLost);

@@ -1,6 +1,6 @@
 // Stage 1, the source walk (SPEC.md 1): every file under ENGINE_SOURCE_PATH, recursively and
-// live (lib/corpus/files.ts says how: byte names, links kept inside the corpus, dot-files
-// skipped), then every passed URL of the feed_articles ledger. One async iterable, read at the
+// live (lib/corpus/files.ts says how: byte names, links kept inside the corpus, dot-files and
+// the service's own data directories skipped, unlisted directories reported), then every passed URL of the feed_articles ledger. One async iterable, read at the
 // consumer's pace, so memory stays flat on any corpus or ledger size.
 //
 // The ledger is read in keyset pages of distinct URLs. Rows already linked are enumerated too:
@@ -8,7 +8,7 @@
 // URL. A URL's identity is its text as the ledger stores it (reference_items.url, the ref:{url}
 // key and the backlink all use it verbatim), so two spellings of one address are two items.
 
-import { walkFiles, type FileItem, type SkippedEntry } from '../lib/corpus/files.ts';
+import { walkFiles, type FileItem, type WalkFilesOptions } from '../lib/corpus/files.ts';
 import type { Queryable } from '../lib/db/database.ts';
 import type { Logger } from '../lib/log.ts';
 
@@ -20,14 +20,14 @@ export interface UrlItem {
 
 export type SourceItem = { kind: 'file'; file: FileItem } | { kind: 'url'; url: UrlItem };
 
-/** The corpus's files, then the ledger's passed URLs. `onSkip` hears of entries passed over. */
+/** The corpus's files, then the ledger's passed URLs. `files` says what to leave out and who hears of gaps. */
 export async function* sourceItems(
   sourcePath: string,
   db: Queryable,
   log: Logger,
-  onSkip: (entry: SkippedEntry) => void,
+  files: WalkFilesOptions,
 ): AsyncGenerator<SourceItem> {
-  for await (const file of walkFiles(sourcePath, log, onSkip)) yield { kind: 'file', file };
+  for await (const file of walkFiles(sourcePath, log, files)) yield { kind: 'file', file };
   for await (const url of passedUrls(db)) yield { kind: 'url', url };
 }
 

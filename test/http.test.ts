@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { cp, readFile, realpath, writeFile, mkdir, rm } from 'node:fs/promises';
+import { cp, readFile, realpath, symlink, writeFile, mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
@@ -580,6 +580,20 @@ test('POST /entities/merge merges and pins over HTTP; bad requests are named 4xx
   );
   const far = await merge({ into, mentions: [other] });
   assert.equal([far.status, ((await far.json()) as { error: string }).error], [403, 'loopback_only']);
+});
+
+test('/walk-status names the links that lead outside the corpus', async () => {
+  await start();
+  await writeFile(path.join(root, 'outside.md'), '# Outside\n\nNot in the corpus.\n');
+  await symlink(path.join(root, 'outside.md'), path.join(corpus, 'escape.md'));
+  const status = await walkToEnd();
+  assert.is(status.state, 'completed');
+  assert.equal(status.warnings, [
+    {
+      name: 'links_outside_corpus',
+      message: '1 symbolic link leads outside the corpus and was not walked: escape.md',
+    },
+  ]);
 });
 
 test.run();

@@ -2,11 +2,11 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, rename, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import { nameToText, walkFiles, type SkippedEntry } from '../lib/corpus/files.ts';
+import { nameToText, walkFiles, type SkippedEntry, type UnlistedDirectory } from '../lib/corpus/files.ts';
 
 const silent = pino({ level: 'silent' });
 let root: string;
@@ -22,11 +22,17 @@ test.before.each(async () => {
 });
 test.after.each(() => rmSync(root, { recursive: true, force: true }));
 
-async function collect(dir = corpus) {
+async function collect(dir = corpus, exclude: string[] = []) {
   const skipped: SkippedEntry[] = [];
+  const unlisted: UnlistedDirectory[] = [];
   const files: string[] = [];
-  for await (const item of walkFiles(dir, silent, (s) => skipped.push(s))) files.push(item.relPath);
-  return { files: files.sort(), skipped };
+  const options = {
+    exclude,
+    onSkip: (s: SkippedEntry) => skipped.push(s),
+    onUnlisted: (u: UnlistedDirectory) => unlisted.push(u),
+  };
+  for await (const item of walkFiles(dir, silent, options)) files.push(item.relPath);
+  return { files: files.sort(), skipped, unlisted };
 }
 
 test('walks recursively with corpus-relative paths and file stats', async () => {
@@ -58,10 +64,10 @@ test('symbolic links are followed inside the corpus and refused when they leave 
     files.some((f) => f.includes('escape')),
     'nothing outside the corpus is yielded',
   );
-  assert.equal(skipped.map((s) => [s.relPath, s.reason]).sort(), [
-    ['dangling.md', 'broken symbolic link'],
-    ['escape-dir', 'symbolic link leads outside the corpus'],
-    ['escape.md', 'symbolic link leads outside the corpus'],
+  assert.equal(skipped.map((s) => [s.relPath, s.kind, s.reason]).sort(), [
+    ['dangling.md', 'broken_link', 'broken symbolic link'],
+    ['escape-dir', 'link_outside_corpus', 'symbolic link leads outside the corpus'],
+    ['escape.md', 'link_outside_corpus', 'symbolic link leads outside the corpus'],
   ]);
   // The loop a/b/loop -> a is entered once at most: the walk terminates with finite output.
   assert.ok(files.length < 20);
@@ -84,7 +90,36 @@ test('special files are skipped with a reason', async () => {
   if (spawnSync('mkfifo', [fifo]).status !== 0) assert.unreachable('mkfifo is needed for this test');
   const { files, skipped } = await collect();
   assert.not.ok(files.includes('pipe.md'));
-  assert.equal(skipped, [{ relPath: 'pipe.md', reason: 'not a regular file' }]);
+  assert.equal(skipped, [{ relPath: 'pipe.md', kind: 'not_a_file', reason: 'not a regular file' }]);
+});
+
+test('a directory gone between listing its parent and opening it is reported unlisted, not skipped', async () => {
+  // The walk opens a subdirectory only once its parent is listed, so removing it when the
+  // parent's first file comes is a real ENOENT mid-walk.
+  const files: string[] = [];
+  const unlisted: UnlistedDirectory[] = [];
+  const skipped: SkippedEntry[] = [];
+  const options = {
+    onSkip: (s: SkippedEntry) => skipped.push(s),
+    onUnlisted: (u: UnlistedDirectory) => unlisted.push(u),
+  };
+  for await (const item of walkFiles(corpus, silent, options)) {
+    if (files.length === 0) await rename(path.join(corpus, 'a'), path.join(root, 'a-away'));
+    files.push(item.relPath);
+  }
+  assert.equal(files, ['top.md']);
+  assert.equal(unlisted, [{ relPath: 'a', reason: 'cannot read directory: ENOENT' }]);
+  assert.equal(skipped, []);
+});
+
+test('an excluded directory inside the corpus is not entered, by its own path or through a link; the root always is', async () => {
+  await mkdir(path.join(corpus, 'service-data', 'bundle'), { recursive: true });
+  await writeFile(path.join(corpus, 'service-data', 'bundle', 'concept.md'), 'not a document');
+  await symlink(path.join(corpus, 'service-data'), path.join(corpus, 'a', 'data-link'));
+  const excluded = await collect(corpus, [path.join(corpus, 'service-data'), path.join(root, 'elsewhere'), corpus]);
+  assert.equal(excluded.files, ['a/b/deep.md', 'a/mid.md', 'top.md']);
+  assert.equal([excluded.skipped, excluded.unlisted], [[], []]);
+  assert.ok((await collect()).files.includes('service-data/bundle/concept.md'), 'walked when not excluded');
 });
 
 test.run();

@@ -10,6 +10,7 @@ import type { Config } from '../config.ts';
 import { corpusPathProblem } from '../corpus/path.ts';
 import type { Logger } from '../log.ts';
 import { walkFiles } from '../corpus/files.ts';
+import { ownDataDirectories } from '../corpus/own-data.ts';
 import { BucketError, type CorpusBucket } from './bucket.ts';
 import { openBucket } from './index.ts';
 import { SyncManifest } from './manifest.ts';
@@ -26,8 +27,12 @@ export async function pullSync(
   corpus: string,
   stateDir: string,
   log: Logger,
-  /** Keys under these are not corpus: the producer's bundle, the bid-worker's output (worker/output.ts). */
-  skipPrefixes: readonly string[],
+  notCorpus: {
+    /** Keys under these are not corpus: the producer's bundle, the bid-worker's output (worker/output.ts). */
+    prefixes: readonly string[];
+    /** The service's own data directories, should one lie inside the corpus: never deleted in. */
+    directories: readonly string[];
+  },
 ): Promise<SyncReport> {
   const report: SyncReport = { downloaded: 0, unchanged: 0, removed: 0, refused: 0 };
   await mkdir(corpus, { recursive: true });
@@ -35,7 +40,7 @@ export async function pullSync(
   const listed = new Set<string>();
   try {
     for await (const object of bucket.list()) {
-      if (skipPrefixes.some((prefix) => object.key.startsWith(prefix))) continue;
+      if (notCorpus.prefixes.some((prefix) => object.key.startsWith(prefix))) continue;
       const problem = corpusPathProblem(object.key);
       if (problem !== null) {
         report.refused++;
@@ -52,7 +57,7 @@ export async function pullSync(
       await manifest.record(object.key, object.version, target);
       report.downloaded++;
     }
-    await removeUnlisted(corpus, listed, manifest, report, log);
+    await removeUnlisted(corpus, listed, notCorpus.directories, manifest, report, log);
   } finally {
     await manifest.save();
   }
@@ -74,13 +79,14 @@ async function fetchInto(bucket: CorpusBucket, key: string, target: string): Pro
 async function removeUnlisted(
   corpus: string,
   listed: Set<string>,
+  ownData: readonly string[],
   manifest: SyncManifest,
   report: SyncReport,
   log: Logger,
 ): Promise<void> {
   const unlisted: string[] = [];
   let local = 0;
-  for await (const file of walkFiles(corpus, log)) {
+  for await (const file of walkFiles(corpus, log, { exclude: ownData })) {
     local++;
     if (!listed.has(file.relPath)) unlisted.push(file.relPath);
   }
@@ -100,7 +106,7 @@ async function removeUnlisted(
 
 /** Pull-sync of `corpus` from the configured bucket; null when no bucket is configured or the walk is idle. */
 export async function syncCorpus(
-  config: Pick<Config, 'corpusBucket' | 's3' | 'stateStorePath' | 'bundle' | 'worker'>,
+  config: Pick<Config, 'corpusBucket' | 's3' | 'dataDir' | 'database' | 'stateStorePath' | 'bundle' | 'worker'>,
   corpus: string | null,
   log: Logger,
 ): Promise<SyncReport | null> {
@@ -109,10 +115,10 @@ export async function syncCorpus(
   try {
     return corpus === null
       ? null
-      : await pullSync(bucket, corpus, config.stateStorePath, log, [
-          config.bundle.bucketPrefix,
-          config.worker.outputPrefix,
-        ]);
+      : await pullSync(bucket, corpus, config.stateStorePath, log, {
+          prefixes: [config.bundle.bucketPrefix, config.worker.outputPrefix],
+          directories: ownDataDirectories(config),
+        });
   } finally {
     bucket.close();
   }

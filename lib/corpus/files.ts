@@ -10,6 +10,11 @@
 // - Dot-files and dot-directories are skipped: they are tooling (.git, editor swap files)
 //   and the temp files of atomic writes, never documents.
 // - An entry that cannot be read is skipped with a logged reason; the walk goes on.
+// - A directory that cannot be listed, whole or in part (EACCES, EIO, gone mid-walk, a stale
+//   mount), is reported apart from skipped entries: what it holds is unknown, not gone, so the
+//   consumer must not read its absence as removals (engine/unlisted.ts).
+// - Directories the caller excludes (the service's own data inside the corpus) are not entered,
+//   by whatever path reaches them.
 
 import type { Dirent } from 'node:fs';
 import { opendir, realpath, stat } from 'node:fs/promises';
@@ -28,7 +33,24 @@ export interface FileItem {
 
 export interface SkippedEntry {
   relPath: string;
+  /** What kind of entry was passed over: the walk's summary names links that leave the corpus. */
+  kind: 'unreadable' | 'link_outside_corpus' | 'broken_link' | 'not_a_file';
   reason: string;
+}
+
+/** A directory the walk could not list, or not to the end. relPath '' is the corpus root. */
+export interface UnlistedDirectory {
+  relPath: string;
+  reason: string;
+}
+
+export interface WalkFilesOptions {
+  /** Hears about entries that were passed over (unreadable, links leaving the corpus, special files). */
+  onSkip?: (entry: SkippedEntry) => void;
+  /** Hears about directories that could not be listed; the files yielded from one before it failed stand. */
+  onUnlisted?: (directory: UnlistedDirectory) => void;
+  /** Directories never walked (absolute paths), however the corpus reaches them; ones that do not exist are ignored. */
+  exclude?: readonly string[];
 }
 
 const SEPARATOR = Buffer.from(path.sep);
@@ -73,25 +95,26 @@ const ENTRY_BATCH = 64;
 type Examined =
   | { kind: 'file'; rel: string; abs: Buffer; size: number; mtimeNs: bigint; ino: bigint }
   | { kind: 'dir'; rel: string; abs: Buffer; realTarget: string | null }
-  | { kind: 'skip'; rel: string; reason: string };
+  | { kind: 'skip'; entry: SkippedEntry };
 
-/**
- * Yields every regular file under root. `onSkip` hears about entries that were passed over
- * (unreadable, links leaving the corpus, special files).
- */
-export async function* walkFiles(
-  root: string,
-  log: Logger,
-  onSkip: (entry: SkippedEntry) => void = () => {},
-): AsyncGenerator<FileItem> {
+const errorCode = (error: unknown): string => (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+
+/** Yields every regular file under root; `options` says what to leave out and who hears about gaps. */
+export async function* walkFiles(root: string, log: Logger, options: WalkFilesOptions = {}): AsyncGenerator<FileItem> {
   const realRoot = await realpath(root);
   const visited = new Set<string>([realRoot]);
+  const excluded = await ExcludedDirectories.inside(realRoot, options.exclude ?? []);
   // Depth-first with an explicit stack of directories still to read; each holds its raw path
   // and its corpus-relative text path.
   const pending: { abs: Buffer; rel: string }[] = [{ abs: Buffer.from(root), rel: '' }];
-  const skip = (relPath: string, reason: string) => {
-    log.warn({ path: relPath, reason }, 'source entry skipped');
-    onSkip({ relPath, reason });
+  const skip = (entry: SkippedEntry) => {
+    log.warn({ path: entry.relPath, reason: entry.reason }, 'source entry skipped');
+    options.onSkip?.(entry);
+  };
+  const unlisted = (rel: string, error: unknown) => {
+    const reason = `cannot read directory: ${errorCode(error)}`;
+    log.warn({ path: rel || '.', reason }, 'directory not listed: the documents known under it are kept');
+    options.onUnlisted?.({ relPath: rel, reason });
   };
 
   // Entries are examined a batch at a time: one stat after another would cost a thread-pool
@@ -99,7 +122,7 @@ export async function* walkFiles(
   // directory order, and a directory is read no further ahead than one batch.
   async function* settle(batch: Promise<Examined>[]): AsyncGenerator<FileItem> {
     for (const examined of await Promise.all(batch)) {
-      if (examined.kind === 'skip') skip(examined.rel, examined.reason);
+      if (examined.kind === 'skip') skip(examined.entry);
       else if (examined.kind === 'file')
         yield {
           relPath: examined.rel,
@@ -118,21 +141,33 @@ export async function* walkFiles(
 
   while (pending.length > 0) {
     const dir = pending.pop()!;
-    let handle;
+    if (dir.rel !== '' && (await excluded.holds(dir.abs))) {
+      log.info({ path: dir.rel }, 'not walked: the service keeps its own data there');
+      continue;
+    }
+    let listing: AsyncIterator<Dirent>;
     try {
-      handle = await opendir(dir.abs, { encoding: 'buffer', bufferSize: ENTRY_BATCH } as never);
+      const handle = await opendir(dir.abs, { encoding: 'buffer', bufferSize: ENTRY_BATCH } as never);
+      listing = handle[Symbol.asyncIterator]();
     } catch (error) {
-      skip(
-        dir.rel || '.',
-        `cannot read directory: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
-      );
+      unlisted(dir.rel, error);
       continue;
     }
     let batch: Promise<Examined>[] = [];
-    for await (const entry of handle) {
-      const name = entry.name as unknown as Buffer;
+    for (;;) {
+      // Only the directory read is guarded: a failure there leaves the rest of the directory
+      // unknown, and the entries read before it are still walked.
+      let next: IteratorResult<Dirent>;
+      try {
+        next = await listing.next();
+      } catch (error) {
+        unlisted(dir.rel, error);
+        break;
+      }
+      if (next.done === true) break;
+      const name = next.value.name as unknown as Buffer;
       if (name[0] === 0x2e /* '.' */) continue;
-      batch.push(examine(entry, name, dir, realRoot));
+      batch.push(examine(next.value, name, dir, realRoot));
       if (batch.length === ENTRY_BATCH) {
         yield* settle(batch);
         batch = [];
@@ -140,6 +175,44 @@ export async function* walkFiles(
     }
     yield* settle(batch);
   }
+}
+
+/**
+ * The excluded directories that lie inside the corpus, known by device and inode so that any
+ * spelling of their path (a link, a bind mount) matches. Each directory of the walk costs one
+ * stat more, but only when there is one.
+ */
+class ExcludedDirectories {
+  readonly #ids: ReadonlySet<string>;
+
+  private constructor(ids: ReadonlySet<string>) {
+    this.#ids = ids;
+  }
+
+  static async inside(realRoot: string, dirs: readonly string[]): Promise<ExcludedDirectories> {
+    const ids = new Set<string>();
+    for (const dir of dirs) {
+      const real = await realpath(dir).catch(() => null);
+      // The corpus root itself is walked even when it is one of them: the caller asked for it.
+      if (real === null || real === realRoot || !isInside(realRoot, real)) continue;
+      const id = await directoryId(real);
+      if (id !== null) ids.add(id);
+    }
+    return new ExcludedDirectories(ids);
+  }
+
+  async holds(dir: Buffer): Promise<boolean> {
+    if (this.#ids.size === 0) return false;
+    const id = await directoryId(dir);
+    return id !== null && this.#ids.has(id);
+  }
+}
+
+async function directoryId(dir: string | Buffer): Promise<string | null> {
+  return stat(dir, { bigint: true }).then(
+    (s) => (s.isDirectory() ? `${s.dev}:${s.ino}` : null),
+    () => null,
+  );
 }
 
 async function examine(
@@ -156,24 +229,26 @@ async function examine(
       (p) => p.toString(),
       () => null,
     );
-    if (realTarget === null) return { kind: 'skip', rel, reason: 'broken symbolic link' };
-    if (!isInside(realRoot, realTarget)) return { kind: 'skip', rel, reason: 'symbolic link leads outside the corpus' };
+    if (realTarget === null) return skipped(rel, 'broken_link', 'broken symbolic link');
+    if (!isInside(realRoot, realTarget))
+      return skipped(rel, 'link_outside_corpus', 'symbolic link leads outside the corpus');
   } else if (entry.isDirectory()) {
     return { kind: 'dir', rel, abs, realTarget: null };
   } else if (!entry.isFile()) {
-    return { kind: 'skip', rel, reason: 'not a regular file' };
+    return skipped(rel, 'not_a_file', 'not a regular file');
   }
   // A regular file, or a link inside the corpus: stat follows the link to its target.
   try {
     const st = await stat(abs, { bigint: true });
     if (st.isDirectory() && realTarget !== null) return { kind: 'dir', rel, abs, realTarget };
-    if (!st.isFile()) return { kind: 'skip', rel, reason: 'not a regular file' };
+    if (!st.isFile()) return skipped(rel, 'not_a_file', 'not a regular file');
     return { kind: 'file', rel, abs, size: Number(st.size), mtimeNs: st.mtimeNs, ino: st.ino };
   } catch (error) {
-    return {
-      kind: 'skip',
-      rel,
-      reason: `cannot stat: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
-    };
+    return skipped(rel, 'unreadable', `cannot stat: ${errorCode(error)}`);
   }
 }
+
+const skipped = (relPath: string, kind: SkippedEntry['kind'], reason: string): Examined => ({
+  kind: 'skip',
+  entry: { relPath, kind, reason },
+});

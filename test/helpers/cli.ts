@@ -1,17 +1,19 @@
 // Runs the real `ingest` CLI in a child process. Asynchronous on purpose: spawnSync would block
 // this process's event loop, and with it any server the test runs in process (the mock, a trap).
 
-import { spawn } from 'node:child_process';
+import { spawn, type SpawnOptions } from 'node:child_process';
 import path from 'node:path';
 
 export const BIN = path.resolve(import.meta.dirname, '..', '..', 'bin', 'ingest.ts');
 
+/** `as` runs it in another directory or as another user (a test that needs permissions to hold, as root they never do). */
 export function runIngest(
   args: string[],
   env: Record<string, string>,
+  as: Pick<SpawnOptions, 'cwd' | 'uid' | 'gid'> = {},
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
+    const child = spawn(process.execPath, [BIN, ...args], { ...as, env: { PATH: process.env.PATH ?? '', ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c) => (stdout += c));
