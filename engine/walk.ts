@@ -82,7 +82,7 @@ export interface WalkSummary {
   sync: SyncReport | null;
   counters: RunCounters;
   passes: PassOutcome[];
-  /** What the operator must hear although the walk completed (a refused mass removal). */
+  /** What the operator must hear although the walk completed (a refused mass removal, an unlisted folder). */
   warnings: RunWarning[];
   /** The failStage5 mode stage 5 ran under (SPEC.md 4 rule 4); absent when it ran clean or did not run. */
   stage5FailureInjected?: FailStage5Mode;

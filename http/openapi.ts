@@ -74,7 +74,8 @@ const WalkEntrySchema = Type.Object(
     ),
     warnings: Type.Optional(
       Type.Array(RunWarning, {
-        description: 'named warnings of a walk that completed (a refused mass removal, a failed stage-5 pass)',
+        description:
+          'named warnings of a walk that completed (a refused mass removal, a folder it could not list, links leading outside the corpus, a failed stage-5 pass)',
       }),
     ),
   },

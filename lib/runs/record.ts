@@ -5,7 +5,7 @@
 import type { Database } from '../db/database.ts';
 import type { RunCounters } from '../run-context.ts';
 
-/** Something the operator must hear about although the run completed (a refused mass removal). */
+/** Something the operator must hear about although the run completed (a refused mass removal, an unlisted folder). */
 export interface RunWarning {
   name: string;
   message: string;
