@@ -60,7 +60,9 @@ export class UnlistedDirectories {
       ...named,
       {
         name: 'unlisted_directory',
-        message: `${rest.length} more directories could not be listed (the log names each); ${files(keptInRest)} known under them keep their rows`,
+        message:
+          `${rest.length} more directories could not be listed (the log names each); ` +
+          `${files(keptInRest)} known under them keep their rows`,
       },
     ];
   }

@@ -5,12 +5,13 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { mkdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { pino } from 'pino';
 import { loadConfig } from '../lib/config.ts';
+import { openBucket } from '../lib/bucket/index.ts';
 import { syncCorpus } from '../lib/bucket/pull-sync.ts';
 import { startTestS3 } from './helpers/s3.ts';
 
@@ -122,8 +123,47 @@ for (const [kind, open] of [
     assert.equal(files(), ['kept.md']);
   });
 
+  it('the service data directory inside the corpus is never deleted in', async () => {
+    await bucket.put('a.md', '# a\n');
+    await mkdir(path.join(corpus, 'ingest-data', 'state'), { recursive: true });
+    await writeFile(path.join(corpus, 'ingest-data', 'state', 'data.md'), 'the state store');
+    const config = loadConfig({ ...bucket.env, INGEST_DATA_DIR: 'corpus/ingest-data' }, root);
+    assert.equal(await syncCorpus(config, corpus, log), { downloaded: 1, unchanged: 0, removed: 0, refused: 0 });
+    assert.equal(files(), ['a.md', 'ingest-data/state/data.md']);
+  });
+
   it.run();
 }
+
+const partial = suite('a file:// bucket that cannot be listed whole');
+partial('a folder gone while the bucket is listed fails the listing, so pull-sync deletes nothing', async () => {
+  const root = mkdtempSync(path.join(tmpdir(), 'ingest-sync-'));
+  try {
+    const bucket = await directoryBucket(root);
+    await bucket.put('top.md', '# top\n');
+    await bucket.put('folder/inner.md', '# inner\n');
+    const listing = openBucket(loadConfig(bucket.env, root), log)!.list();
+    const keys: string[] = [];
+    try {
+      // The folder goes once its parent is listed and before it is opened: a real ENOENT.
+      for await (const object of listing) {
+        if (keys.length === 0) await rename(path.join(root, 'bucket', 'folder'), path.join(root, 'away'));
+        keys.push(object.key);
+      }
+      assert.unreachable('a listing with a hole must fail');
+    } catch (error) {
+      assert.is((error as Error).name, 'BucketError');
+      assert.match(
+        (error as Error).message,
+        /cannot list folder of file:.* \(cannot read directory: ENOENT\); nothing is synced/,
+      );
+    }
+    assert.equal(keys, ['top.md']);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+partial.run();
 
 const hostile = suite('pull-sync refuses keys that would leave the corpus');
 hostile('an S3 key with .. or a hidden segment is skipped by name, the rest synced', async () => {

@@ -4,9 +4,9 @@ import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { walkFiles } from '../corpus/files.ts';
+import { walkFiles, type UnlistedDirectory } from '../corpus/files.ts';
 import type { Logger } from '../log.ts';
-import type { BucketObject, CorpusBucket } from './bucket.ts';
+import { BucketError, type BucketObject, type CorpusBucket } from './bucket.ts';
 
 const versionOf = (size: number, mtimeNs: bigint) => `${size}:${mtimeNs}`;
 
@@ -17,8 +17,19 @@ export function fileBucket(url: URL, log: Logger): CorpusBucket {
     location: url.href,
     async *list(): AsyncGenerator<BucketObject> {
       // Hidden entries are skipped here as in the walk: they are never corpus documents.
-      for await (const file of walkFiles(root, log))
+      const unlisted: UnlistedDirectory[] = [];
+      for await (const file of walkFiles(root, log, { onUnlisted: (directory) => unlisted.push(directory) }))
         yield { key: file.relPath, version: versionOf(file.size, file.mtimeNs), size: file.size };
+      // A listing with a hole in it would read as deletions: pull-sync would delete the corpus
+      // copies of what it could not see, and the walk their rows.
+      if (unlisted.length > 0) {
+        const [first] = unlisted;
+        throw new BucketError(
+          `cannot list ${first!.relPath || 'the root'} of ${url.href} (${first!.reason})` +
+            (unlisted.length > 1 ? ` nor ${unlisted.length - 1} more folders` : '') +
+            '; nothing is synced from a partial listing',
+        );
+      }
     },
     async download(key, to) {
       await copyFile(at(key), to);
