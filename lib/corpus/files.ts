@@ -113,7 +113,7 @@ export async function* walkFiles(root: string, log: Logger, options: WalkFilesOp
   };
   const unlisted = (rel: string, error: unknown) => {
     const reason = `cannot read directory: ${errorCode(error)}`;
-    log.warn({ path: rel || '.', reason }, 'directory not listed: the documents known under it are kept');
+    log.warn({ path: rel || '.', reason }, 'directory could not be listed');
     options.onUnlisted?.({ relPath: rel, reason });
   };
 
@@ -154,24 +154,29 @@ export async function* walkFiles(root: string, log: Logger, options: WalkFilesOp
       continue;
     }
     let batch: Promise<Examined>[] = [];
-    for (;;) {
-      // Only the directory read is guarded: a failure there leaves the rest of the directory
-      // unknown, and the entries read before it are still walked.
-      let next: IteratorResult<Dirent>;
-      try {
-        next = await listing.next();
-      } catch (error) {
-        unlisted(dir.rel, error);
-        break;
+    try {
+      for (;;) {
+        // Only the directory read is guarded: a failure there leaves the rest of the directory
+        // unknown, and the entries read before it are still walked.
+        let next: IteratorResult<Dirent>;
+        try {
+          next = await listing.next();
+        } catch (error) {
+          unlisted(dir.rel, error);
+          break;
+        }
+        if (next.done === true) break;
+        const name = next.value.name as unknown as Buffer;
+        if (name[0] === 0x2e /* '.' */) continue;
+        batch.push(examine(next.value, name, dir, realRoot));
+        if (batch.length === ENTRY_BATCH) {
+          yield* settle(batch);
+          batch = [];
+        }
       }
-      if (next.done === true) break;
-      const name = next.value.name as unknown as Buffer;
-      if (name[0] === 0x2e /* '.' */) continue;
-      batch.push(examine(next.value, name, dir, realRoot));
-      if (batch.length === ENTRY_BATCH) {
-        yield* settle(batch);
-        batch = [];
-      }
+    } finally {
+      // Closes the directory when the consumer stops early; a no-op once the listing ended.
+      await listing.return?.();
     }
     yield* settle(batch);
   }
