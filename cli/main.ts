@@ -55,7 +55,7 @@ const COMMANDS: Record<string, Command> = {
     summary: 'apply the reference platform schema (idempotent) and print where the database lives',
     async run(args, { config, log }) {
       parseArgs({ args, options: {}, allowPositionals: false });
-      const db = await openDatabase(config, { bootstrap: false });
+      const db = await openDatabase(config, { bootstrap: false, uses: [] });
       try {
         const report = await migrate(db);
         for (const m of report.applied) log.info({ version: m.version, name: m.name }, 'migration applied');
