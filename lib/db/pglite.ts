@@ -143,7 +143,7 @@ function startProcess(dataDir: string): Promise<PgliteChannel> {
 
 /** Opens (creating if needed) an embedded database in `dataDir`, or in memory for 'memory://'. */
 export async function openPglite(dataDir: string): Promise<Database> {
-  if (dataDir !== 'memory://') await checkDataDirOwnership(dataDir);
+  if (dataDir !== 'memory://') checkDataDirOwnership(dataDir);
   const channel = await startProcess(dataDir);
 
   // The session: every top-level statement and every transaction takes it in turn.
