@@ -22,6 +22,7 @@ import { bundleCheckCommand, produceCommand } from './produce.ts';
 import { workerCommand, workerHealthCommand } from './worker.ts';
 import { jobsEnqueueCommand, jobsListCommand, jobsRetryCommand, jobsSchemaCommand, jobsShowCommand } from './jobs.ts';
 import { searchCommand } from './search.ts';
+import { feedsAddCommand, feedsListCommand, feedsPassCommand, feedsUnpassCommand } from './feeds.ts';
 
 interface Command {
   usage: string;
@@ -55,7 +56,7 @@ const COMMANDS: Record<string, Command> = {
     summary: 'apply the reference platform schema (idempotent) and print where the database lives',
     async run(args, { config, log }) {
       parseArgs({ args, options: {}, allowPositionals: false });
-      const db = await openDatabase(config, { bootstrap: false });
+      const db = await openDatabase(config, { bootstrap: false, uses: [] });
       try {
         const report = await migrate(db);
         for (const m of report.applied) log.info({ version: m.version, name: m.name }, 'migration applied');
@@ -100,6 +101,26 @@ const COMMANDS: Record<string, Command> = {
     // Loaded on use: the generator lives in bench/ and writes PDF and DOCX with dev dependencies,
     // all left out of the image (Dockerfile), where every other command must still start.
     run: async (args) => (await importFromCheckout(() => import('./bench-corpus.ts'))).benchCorpusCommand(args),
+  },
+  'feeds add': {
+    usage: 'ingest feeds add URL... [--write-platform-ledger]',
+    summary: 'add each URL to the feed_articles ledger as a passed row (the walk fetches passed URLs)',
+    run: feedsAddCommand,
+  },
+  'feeds list': {
+    usage: 'ingest feeds list [--passed|--unpassed] [--json]',
+    summary: 'the feed_articles ledger: each row passed or not, linked to its reference item or not',
+    run: feedsListCommand,
+  },
+  'feeds pass': {
+    usage: 'ingest feeds pass URL... [--write-platform-ledger]',
+    summary: "set passed on the URL's ledger rows: the next walk fetches it",
+    run: feedsPassCommand,
+  },
+  'feeds unpass': {
+    usage: 'ingest feeds unpass URL... [--write-platform-ledger]',
+    summary: "clear passed on the URL's ledger rows: the next walk retracts its derived rows",
+    run: feedsUnpassCommand,
   },
   'entities list': {
     usage: 'ingest entities list [--pinned] [--limit N] [--json]',

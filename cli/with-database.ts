@@ -3,10 +3,14 @@
 
 import type { Config } from '../lib/config.ts';
 import type { Database } from '../lib/db/database.ts';
-import { openDatabase } from '../lib/db/open.ts';
+import { openDatabase, type OpenOptions } from '../lib/db/open.ts';
 
-export async function withDatabase<T>(config: Config, work: (db: Database) => Promise<T>): Promise<T> {
-  const db = await openDatabase(config);
+export async function withDatabase<T>(
+  config: Config,
+  work: (db: Database) => Promise<T>,
+  options: OpenOptions = {},
+): Promise<T> {
+  const db = await openDatabase(config, options);
   try {
     return await work(db);
   } finally {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../lib/config.ts';
 import { openDatabase } from '../lib/db/open.ts';
+import { SchemaMissingError } from '../lib/db/schema-check.ts';
 import { openTestDatabase, targetEngine } from './helpers/db.ts';
 
 if (targetEngine === 'pglite') {
@@ -29,10 +30,15 @@ if (targetEngine === 'pglite') {
     }
   });
 } else {
-  test('opening a real PostgreSQL runs no DDL: its schema is the platform’s', async () => {
+  test('opening a real PostgreSQL runs no DDL: its schema is the platform’s, and one never migrated is refused', async () => {
     const target = await openTestDatabase({ migrated: false });
     try {
-      const db = await openDatabase(loadConfig({ ENGINE_DB_DSN: target.dsn! }, '/'));
+      const config = loadConfig({ ENGINE_DB_DSN: target.dsn! }, '/');
+      await openDatabase(config).then(
+        () => assert.unreachable('expected a SchemaMissingError'),
+        (error: unknown) => assert.instance(error, SchemaMissingError),
+      );
+      const db = await openDatabase(config, { uses: [] });
       assert.is(db.kind, 'postgres');
       const { rows } = await db.query<{ found: string | null }>(
         "SELECT to_regclass('schema_migrations')::text AS found",

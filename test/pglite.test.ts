@@ -6,13 +6,14 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from '../lib/db/database.ts';
 import { openPglite } from '../lib/db/pglite.ts';
 import { DatabaseBusyError, EmbeddedDatabaseGoneError } from '../lib/db/pglite-protocol.ts';
+import { DataDirOwnershipError } from '../lib/db/pglite-owner.ts';
 import { alive, type Lease } from '../lib/lease.ts';
 import { targetEngine } from './helpers/db.ts';
 
@@ -218,6 +219,33 @@ if (targetEngine === 'pglite') {
       await assertCommittedRowStays(dir, () =>
         assert.not.ok(alive(orphan), 'the orphan had exited before the directory was opened again'),
       );
+    }));
+
+  test('a directory holding a file another user owns fails by name before PGlite opens it, not in a bare Aborted()', () =>
+    inTempDir(async (dir) => {
+      await (await openPglite(dir)).close();
+      const control = path.join(dir, 'global', 'pg_control');
+      // Root may write anyone's files, so for root the file changes owner (what a container
+      // whose user changed leaves); for anyone else, it loses its write permission.
+      const root = process.getuid!() === 0;
+      if (root) chownSync(control, 65534, 65534);
+      else chmodSync(control, 0o444);
+      const error = await openPglite(dir).then(
+        (db) => db.close().then(() => null),
+        (e: unknown) => e,
+      );
+      assert.instance(error, DataDirOwnershipError);
+      const message = (error as Error).message;
+      assert.ok(message.startsWith(`the embedded database directory ${dir} holds 1 entry `), message);
+      if (root) {
+        assert.match(message, 'owned by uid 65534 (first: global/pg_control), and this process runs as uid 0');
+        assert.match(message, `Run ingest as uid 65534 again`);
+        assert.match(message, `chown -R 0 ${dir}`);
+      } else {
+        assert.match(message, 'cannot write (first: global/pg_control)');
+        assert.match(message, `chmod -R u+w ${dir}`);
+      }
+      assert.is(existsSync(path.join(dir, 'ingest.lock')), false, 'no database process was started');
     }));
 }
 

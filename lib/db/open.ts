@@ -2,24 +2,31 @@
 // absence the embedded PGlite in the data directory. The embedded database is bootstrapped
 // with the reference schema on open, because in embedded mode this service is also the
 // platform; a real PostgreSQL is migrated only by `ingest db migrate` (the platform's role).
+// Either way the catalog is then checked for the tables and columns the command uses
+// (schema-check.ts), so a database that lacks them fails here, by name, not at a first query.
 
 import type { Config } from '../config.ts';
 import type { Database } from './database.ts';
 import { migrate } from './migrate.ts';
 import { openPglite } from './pglite.ts';
 import { openPostgres } from './postgres.ts';
+import { requireSchema } from './schema-check.ts';
 
 export interface OpenOptions {
   /** Bootstrap the embedded database with the reference schema (default true). */
   bootstrap?: boolean;
+  /** The tables of schema/ the command uses, checked with their columns (default: every one; [] checks none). */
+  uses?: readonly string[];
 }
 
 export async function openDatabase(config: Pick<Config, 'database'>, options: OpenOptions = {}): Promise<Database> {
-  if (config.database.dsn !== null) return openPostgres(config.database.dsn);
-  const db = await openPglite(config.database.embeddedDir);
-  if (options.bootstrap === false) return db;
+  const db =
+    config.database.dsn !== null
+      ? await openPostgres(config.database.dsn)
+      : await openPglite(config.database.embeddedDir);
   try {
-    await migrate(db);
+    if (db.kind === 'pglite' && options.bootstrap !== false) await migrate(db);
+    if (options.uses?.length !== 0) await requireSchema(db, options.uses);
   } catch (error) {
     await db.close();
     throw error;

@@ -8,10 +8,12 @@
 //
 // One process at a time: PGlite is a single-user PostgreSQL, and two processes opening one
 // data directory corrupt it. The database process holds a lease file in the directory for as
-// long as it has it open, so a second opener fails with a named error.
+// long as it has it open, so a second opener fails with a named error. A directory holding
+// files of another user fails before the process starts (pglite-owner.ts).
 
 import { fork, type ChildProcess } from 'node:child_process';
 import { DATABASE_PROCESS_V8_FLAGS } from '../v8-flags.ts';
+import { checkDataDirOwnership } from './pglite-owner.ts';
 import { copyStatement, inTransaction, type Database, type Queryable, type QueryResult } from './database.ts';
 import {
   DatabaseBusyError,
@@ -141,6 +143,7 @@ function startProcess(dataDir: string): Promise<PgliteChannel> {
 
 /** Opens (creating if needed) an embedded database in `dataDir`, or in memory for 'memory://'. */
 export async function openPglite(dataDir: string): Promise<Database> {
+  if (dataDir !== 'memory://') checkDataDirOwnership(dataDir);
   const channel = await startProcess(dataDir);
 
   // The session: every top-level statement and every transaction takes it in turn.
