@@ -41,7 +41,7 @@ import { createEmbeddingClient } from '../lib/embed/client.ts';
 import { createLlmClient } from '../lib/llm/client.ts';
 import { embedTexts } from '../stages/embed.ts';
 import { MAX_CANDIDATES, rankCandidates, type ResolutionReport } from '../stages/resolve/index.ts';
-import { MIN_COSINE, rootOf, rootsNear, type Root } from '../stages/resolve/roots.ts';
+import { MIN_COSINE, ROOT, rootOf, rootsNear, type Root } from '../stages/resolve/roots.ts';
 import type { Candidate } from '../stages/resolve/pair-resolver.ts';
 import type { MockServer } from '../mock/server.ts';
 import { startMockTier } from '../test/helpers/mock-tier.ts';
@@ -484,7 +484,7 @@ async function blockSize(
               EXISTS (SELECT 1 FROM entity_root_bands b
                        WHERE b.entity_type = n.entity_type AND b.name = n.name AND b.band = ANY($4::text[])) AS trigram,
               n.embedding <=> $5::vector <= $6 AS vector
-         FROM entity_names n WHERE n.entity_type = $1 AND n.name = n.canonical_name AND n.name <> $2)
+         FROM entity_names n WHERE n.entity_type = $1 AND ${ROOT('n')} AND n.name <> $2)
      SELECT count(*) FILTER (WHERE exact OR trigram OR vector)::int AS all, count(*) FILTER (WHERE trigram)::int AS trigram,
             count(*) FILTER (WHERE vector)::int AS vector, count(*)::int AS roots
        FROM r`,
