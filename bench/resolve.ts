@@ -16,7 +16,11 @@
 //              process's resident memory during it; on the unchanged walk its duration (goal
 //              < 50 ms), its model calls (goal 0) and the rows it wrote (goal 0)
 //
-//   node bench/resolve.ts [--docs N] [--seed S] [--engines pglite,postgres] [--json FILE]
+//   names      pairwise precision / recall / F1 on two small sets of short texts (bench/names/):
+//              the issue's texts the mock's names and the cross-type candidates were tuned on,
+//              and a held-out set written before that tuning, each walked cold on a fresh database
+//
+//   node bench/resolve.ts [--docs N] [--seed S] [--engines pglite,postgres] [--names-only] [--json FILE]
 //
 // Engines: pglite, and postgres when ENGINE_DB_DSN is set (scripts/pg-with-vector.sh), unless
 // --engines names some of them; each on a fresh database from test/helpers/db.ts. The mock
@@ -37,13 +41,16 @@ import { createEmbeddingClient } from '../lib/embed/client.ts';
 import { createLlmClient } from '../lib/llm/client.ts';
 import { embedTexts } from '../stages/embed.ts';
 import { MAX_CANDIDATES, rankCandidates, type ResolutionReport } from '../stages/resolve/index.ts';
-import { MIN_COSINE, rootOf, rootsNear, type Root } from '../stages/resolve/roots.ts';
+import { MIN_COSINE, ROOT, rootOf, rootsNear, type Root } from '../stages/resolve/roots.ts';
 import type { Candidate } from '../stages/resolve/pair-resolver.ts';
 import type { MockServer } from '../mock/server.ts';
 import { startMockTier } from '../test/helpers/mock-tier.ts';
 import { buildDocument, relPathOf, trueEntities, type EntityOccurrence } from './corpus/generate.ts';
 import { renderDocument } from './corpus/render.ts';
 import { enginesToRun, openBenchLifespan, openEngine } from './engines.ts';
+import { HELD_OUT } from './names/held-out.ts';
+import { scoreNameSet, type SetScore } from './names/score.ts';
+import { TUNING } from './names/tuning.ts';
 import { printTable, sampleResidentMemory, writeJson } from './report.ts';
 
 const { values: args } = parseArgs({
@@ -52,6 +59,7 @@ const { values: args } = parseArgs({
     seed: { type: 'string', default: '1' },
     engines: { type: 'string' },
     json: { type: 'string' },
+    'names-only': { type: 'boolean', default: false },
   },
 });
 const DOCS = Number(args.docs);
@@ -476,7 +484,7 @@ async function blockSize(
               EXISTS (SELECT 1 FROM entity_root_bands b
                        WHERE b.entity_type = n.entity_type AND b.name = n.name AND b.band = ANY($4::text[])) AS trigram,
               n.embedding <=> $5::vector <= $6 AS vector
-         FROM entity_names n WHERE n.entity_type = $1 AND n.name = n.canonical_name AND n.name <> $2)
+         FROM entity_names n WHERE n.entity_type = $1 AND ${ROOT('n')} AND n.name <> $2)
      SELECT count(*) FILTER (WHERE exact OR trigram OR vector)::int AS all, count(*) FILTER (WHERE trigram)::int AS trigram,
             count(*) FILTER (WHERE vector)::int AS vector, count(*)::int AS roots
        FROM r`,
@@ -793,20 +801,53 @@ function report(results: EngineResult[]): void {
 
 const engines = enginesToRun('resolve', args.engines);
 
-const scratch = mkdtempSync(path.join(tmpdir(), 'ingest-bench-resolve-corpus-'));
+function reportNames(scores: SetScore[]): void {
+  console.log('\nNames: the tuning texts and the held-out set, each walked cold on the mock tier');
+  printTable(
+    ['engine', 'set', 'occurrences', 'pairs predicted, true, shared', 'precision', 'recall', 'F1'],
+    scores.map((s) => [
+      s.engine,
+      s.set,
+      String(s.occurrences),
+      `${s.pairs.predicted}, ${s.pairs.truth}, ${s.pairs.together}`,
+      fmt(s.precision),
+      fmt(s.recall),
+      fmt(s.f1),
+    ]),
+  );
+  for (const s of scores.filter((x) => x.engine === scores[0]!.engine)) {
+    console.log(`${s.set} clusters (${s.engine}):`);
+    for (const c of s.clusters) console.log(`  ${c}`);
+  }
+}
+
+const nameScores: SetScore[] = [];
 const results: EngineResult[] = [];
+const scratch = mkdtempSync(path.join(tmpdir(), 'ingest-bench-resolve-corpus-'));
 try {
-  const corpus = path.join(scratch, 'corpus');
-  const truth = await writeCorpus(corpus);
-  if (truth.ambiguous > 0) console.warn(`warning: ${truth.ambiguous} surfaces name two true entities`);
   const tier = await startMockTier();
   try {
-    for (const engine of engines) results.push(await runEngine(engine, corpus, truth, tier.mock));
+    for (const engine of engines)
+      for (const set of [TUNING, HELD_OUT]) nameScores.push(await scoreNameSet(engine, set));
+    if (!args['names-only']) {
+      const corpus = path.join(scratch, 'corpus');
+      const truth = await writeCorpus(corpus);
+      if (truth.ambiguous > 0) console.warn(`warning: ${truth.ambiguous} surfaces name two true entities`);
+      for (const engine of engines) results.push(await runEngine(engine, corpus, truth, tier.mock));
+    }
   } finally {
     await tier.stop();
   }
 } finally {
   rmSync(scratch, { recursive: true, force: true });
 }
+reportNames(nameScores);
 report(results);
-await writeJson(args.json, 'resolve', { docs: DOCS, seed: SEED, maxCandidates: MAX_CANDIDATES, goals: GOALS, results });
+await writeJson(args.json, 'resolve', {
+  docs: DOCS,
+  seed: SEED,
+  maxCandidates: MAX_CANDIDATES,
+  goals: GOALS,
+  names: nameScores,
+  results,
+});

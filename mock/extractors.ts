@@ -21,6 +21,7 @@ import {
   type Relationships,
 } from '../lib/llm/schemas.ts';
 import type { MessagesRequest, PromptResponder } from './messages.ts';
+import { entityType, names } from './names.ts';
 import { resolvePair } from './pair-resolver.ts';
 import { draftConcept, SAMPLE_EVIDENCE } from './producer.ts';
 import { answerDraft, formQuestions } from './forms.ts';
@@ -56,17 +57,6 @@ export function qaPairs(text: string): QaPairs {
   return { pairs };
 }
 
-/**
- * Capitalised multi-word names on one line: a crude but deterministic stand-in for
- * recognition. A name never spans a line break, or a heading and the line after it would read
- * as one name ("Contract" + "Northwind Traders").
- */
-export function names(text: string): string[] {
-  return [...text.matchAll(/\b([A-Z][a-z]+(?:[ \t]+[A-Z][a-z]+)+)\b/g)].map((m) => m[1]!);
-}
-
-const ORGANISATION = /\b(Traders|Logistics|Corp|Inc|Ltd|Company|Group|Bank|University)\b/;
-
 export function entities(text: string): Entities {
   const seen = new Map<string, Entities['entities'][number]>();
   for (const name of names(text)) {
@@ -74,7 +64,7 @@ export function entities(text: string): Entities {
     seen.set(name, {
       surface_form: name,
       canonical_name: name,
-      type: ORGANISATION.test(name) ? 'organization' : 'person',
+      type: entityType(name),
       confidence: 0.7,
     });
   }

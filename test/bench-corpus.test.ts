@@ -18,7 +18,8 @@ import {
   type CorpusType,
 } from '../bench/corpus/generate.ts';
 import { corpusFiles, renderDocument, type CorpusFile } from '../bench/corpus/render.ts';
-import { entities, names } from '../mock/extractors.ts';
+import { entities } from '../mock/extractors.ts';
+import { names } from '../mock/names.ts';
 import { createConverter, mediaTypeFor } from '../stages/convert/index.ts';
 
 const ALL_TYPES = parseMix('md:1,pdf:1,docx:1,xlsx:1,html:1');

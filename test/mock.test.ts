@@ -5,7 +5,8 @@ import * as assert from 'uvu/assert';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { mockEmbedding } from '../mock/embeddings.ts';
-import { names } from '../mock/extractors.ts';
+import { entities } from '../mock/extractors.ts';
+import { names } from '../mock/names.ts';
 import { editDistance, resolvePair } from '../mock/pair-resolver.ts';
 import type { MessagesRequest } from '../mock/messages.ts';
 import { FAILURE_SENTINEL, startMockServer, type MockServer } from '../mock/server.ts';
@@ -211,13 +212,47 @@ test('the mock entity extractor finds names within a line, never across a headin
 test('the mock pair resolver decides from the names: the closest within an edit per eight letters, or none', () => {
   const ask = (name: string, candidates: string[]) =>
     resolvePair(
-      `Type: organization\nName: ${name}\nCandidates:\n${candidates.map((c, i) => `${i + 1}. ${c}`).join('\n')}`,
+      `Type: organization\nName: ${name}\nCandidates:\n${candidates.map((c, i) => `${i + 1}. ${c} (organization)`).join('\n')}`,
     );
   assert.is(ask('Nortwind Traders', ['Northwind Bank', 'Northwind Traders']).match, 2);
   assert.is(ask('Northwind Traders Ltd', ['Northwind Traders']).match, 1);
   assert.is(ask('Northwind Bank', ['Northwind Traders', 'Contoso Bank']).match, null);
   assert.is(ask('Ada Lovelace', []).match, null);
   assert.is(editDistance('northwind', 'nrothwind'), 1, 'an adjacent swap is one edit');
+});
+
+test('the mock extractor types a name ending in a legal form as an organisation', () => {
+  const typed = entities('Acme Corporation sued Globex Limited and Initech Plc, said Jane Smith.').entities;
+  assert.equal(
+    typed.map((e) => [e.canonical_name, e.type]),
+    [
+      ['Acme Corporation', 'organization'],
+      ['Globex Limited', 'organization'],
+      ['Initech Plc', 'organization'],
+      ['Jane Smith', 'person'],
+    ],
+  );
+});
+
+test('the mock extractor leaves a leading month or weekday out of a name', () => {
+  assert.equal(names('in March Ada Lovelace wrote the report; on Tuesday Grace Hopper read it.'), [
+    'Ada Lovelace',
+    'Grace Hopper',
+  ]);
+  assert.equal(names('on Monday Ada wrote. Northwind Traders opened.'), ['Northwind Traders'], 'no one-word name left');
+  assert.equal(names('Dr Jane Smith came.'), ['Dr Jane Smith'], 'a title stays: resolution reads it');
+});
+
+test('the mock pair resolver joins a name of another type only when the root shows its type and the name none', () => {
+  const ask = (type: string, name: string, candidates: [string, string][]) =>
+    resolvePair(
+      `Type: ${type}\nName: ${name}\nCandidates:\n${candidates.map(([c, t], i) => `${i + 1}. ${c} (${t})`).join('\n')}`,
+    ).match;
+  assert.is(ask('person', 'Northwind Tradres', [['Northwind Traders', 'organization']]), 1);
+  assert.is(ask('person', 'Jordan', [['Jordan', 'location']]), null, 'a person and a country called Jordan');
+  assert.is(ask('location', 'Jordan', [['Jordan', 'person']]), null);
+  assert.is(ask('person', 'Mr Hamilton Banks', [['Hamilton Bank', 'organization']]), null, 'a title shows a person');
+  assert.is(ask('person', 'Dr Jane Smith', [['Jane Smith', 'person']]), 1, 'titles aside');
 });
 
 test('counters record the calls served', async () => {

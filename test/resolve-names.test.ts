@@ -2,7 +2,7 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { bandKeys, cosine, jaccard, normaliseName, trigrams } from '../stages/resolve/names.ts';
+import { adornments, bandKeys, cosine, jaccard, normaliseName, trigrams } from '../stages/resolve/names.ts';
 import { mockEmbedding } from '../mock/embeddings.ts';
 
 test('spellings of one firm meet on one normalised key; different firms do not', () => {
@@ -14,6 +14,17 @@ test('spellings of one firm meet on one normalised key; different firms do not',
   // A legal form is only cut from the end, and never leaves the name empty.
   assert.is(normaliseName('Company'), 'company');
   assert.is(normaliseName('Co Operative Group'), 'co operative group');
+});
+
+test('titles before a name are cut like legal forms after it, never the whole name', () => {
+  assert.equal(
+    [...new Set(['Dr Jane Smith', 'Jane Smith', 'Dr. Jane Smith', 'Prof Jane Smith'].map(normaliseName))],
+    ['jane smith'],
+  );
+  assert.is(normaliseName('Mrs Edith Clarke Ltd'), 'edith clarke');
+  assert.is(normaliseName('Dr'), 'dr');
+  assert.is(normaliseName('Sir'), 'sir');
+  assert.equal(['Jane Smith', 'Dr Jane Smith', 'Northwind Traders Ltd', 'Dr'].map(adornments), [0, 1, 1, 0]);
 });
 
 test('a one-letter typo keeps most trigrams; another name shares few', () => {

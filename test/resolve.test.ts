@@ -16,6 +16,8 @@ import { EntityMergeError, mergeEntities } from '../stages/resolve/merge.ts';
 import { BANDS } from '../stages/resolve/names.ts';
 import { RESOLUTION_LEDGER } from '../stages/resolve/pending.ts';
 import { pendingOps } from '../lib/db/op-ledger.ts';
+import { randomUUID } from 'node:crypto';
+import { TUNING } from '../bench/names/tuning.ts';
 
 const VARS = ['ANTHROPIC_BASE_URL', 'ANTHROPIC_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_API_KEY'] as const;
 let mock: MockServer;
@@ -272,6 +274,85 @@ test('a pair resolver that fails while the pass still has names to read fails th
   assert.equal(
     (await mentionsOf('typo-0.md')).map((m) => [m.canonical_name, m.surface_form]),
     [['Acme Trading Company', 'Acme Tradng Company']],
+  );
+});
+
+/** Every entity the mentions name: its type and canonical, with the surfaces it was found as. */
+async function entities() {
+  return rows<{ entity_type: string; canonical_name: string; surfaces: string[] }>(
+    `SELECT entity_type, canonical_name, array_agg(surface_form ORDER BY surface_form COLLATE "C") AS surfaces
+       FROM entity_mentions GROUP BY entity_type, canonical_name ORDER BY canonical_name COLLATE "C", entity_type`,
+  );
+}
+
+test('names a reader would join: a typo typed a person joins the organisation, a title and a month fall away', async () => {
+  // Issue 41's texts: "Northwind Traders" and "... Ltd", the typo "Northwind Tradres" (which the
+  // mock takes for a person), "Southwind Brewers" apart, "in March Ada Lovelace", "Dr Jane Smith".
+  for (const t of TUNING.texts) await f.write(t.file, t.text);
+  const summary = await walk(f.lifespan, { sourcePath: f.corpus });
+  assert.is(summary.items.failed, 0);
+  assert.equal(await entities(), [
+    { entity_type: 'person', canonical_name: 'Ada Lovelace', surfaces: ['Ada Lovelace', 'Ada Lovelace'] },
+    { entity_type: 'person', canonical_name: 'Jane Smith', surfaces: ['Dr Jane Smith', 'Jane Smith'] },
+    {
+      entity_type: 'organization',
+      canonical_name: 'Northwind Traders',
+      surfaces: ['Northwind Traders', 'Northwind Traders Ltd', 'Northwind Tradres'],
+    },
+    { entity_type: 'person', canonical_name: 'Southwind Brewers', surfaces: ['Southwind Brewers'] },
+  ]);
+  // The typo's mention is keyed by the type the resolver gave it, its embedding the root's.
+  const [typo] = await rows<{ id: string; doc: string; hash: string }>(
+    `SELECT m.id::text, m.source_document_id::text AS doc, e.content_sha256 AS hash FROM entity_mentions m
+       JOIN record_embeddings e ON e.owner_kind = 'entity_mention' AND e.owner_id = m.id
+      WHERE m.surface_form = 'Northwind Tradres'`,
+  );
+  assert.is(typo!.id, entityMentionKey(typo!.doc, 'Northwind Traders', 'organization'));
+  assert.is(typo!.hash, sha256Hex('Northwind Traders'));
+  assert.equal(
+    await rows("SELECT entity_type, canonical_name, canonical_type FROM entity_names WHERE name = 'Northwind Tradres'"),
+    [{ entity_type: 'person', canonical_name: 'Northwind Traders', canonical_type: 'organization' }],
+  );
+  await assertBandsOfRootsOnly();
+  // Decided once: a later document's typo chains under the organisation at extraction, asking nothing.
+  await f.write('t8.md', 'so Northwind Tradres paid the invoice.\n');
+  const later = await walk(f.lifespan, { sourcePath: f.corpus });
+  assert.is(later.passes[0]!.counts?.resolver_asked, 0);
+  assert.equal(
+    (await mentionsOf('t8.md')).map((m) => [m.canonical_name, m.surface_form]),
+    [['Northwind Traders', 'Northwind Tradres']],
+  );
+});
+
+test('a person and a place both called Jordan stay apart: the resolver is asked across types and says no', async () => {
+  await f.write('j.md', '# Visit\n\nThe visit was planned for spring.\n');
+  await walk(f.lifespan, { sourcePath: f.corpus });
+  const [{ id: doc }] = (await rows<{ id: string }>(
+    "SELECT id::text FROM source_documents WHERE rel_path = 'j.md'",
+  )) as [{ id: string }];
+  // What a real model writes for "Jordan flew to Jordan", by a walk whose pass has not run yet.
+  const op = randomUUID();
+  for (const type of ['person', 'location'])
+    await f.target.db.query(
+      `INSERT INTO entity_mentions (id, source_document_id, canonical_name, entity_type, surface_form, confidence, metadata, op_id)
+       VALUES ($1, $2, 'Jordan', $3, 'Jordan', 0.9, '{}', $4)`,
+      [entityMentionKey(doc, 'Jordan', type), doc, type, op],
+    );
+  const summary = await walk(f.lifespan, { sourcePath: f.corpus });
+  const counts = summary.passes[0]!.counts!;
+  assert.equal([counts.names, counts.resolver_asked, counts.joined_by_resolver], [2, 1, 0]);
+  assert.equal(await entities(), [
+    { entity_type: 'location', canonical_name: 'Jordan', surfaces: ['Jordan'] },
+    { entity_type: 'person', canonical_name: 'Jordan', surfaces: ['Jordan'] },
+  ]);
+  assert.equal(
+    await rows(
+      'SELECT entity_type, canonical_type FROM entity_names WHERE name = \'Jordan\' ORDER BY entity_type COLLATE "C"',
+    ),
+    [
+      { entity_type: 'location', canonical_type: 'location' },
+      { entity_type: 'person', canonical_type: 'person' },
+    ],
   );
 });
 

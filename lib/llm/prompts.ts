@@ -82,10 +82,13 @@ export const PROMPTS: Readonly<Record<PromptName, ExtractorPrompt>> = Object.fre
     'Record which candidate names the same entity.',
     PairResolutionSchema,
     'You resolve entity names. The message gives an entity type, a name found in a document, and ' +
-      'numbered candidate names already known. Call record_match with the number of the candidate ' +
-      'that names the same real-world entity (a variant spelling, abbreviation, legal form or typo ' +
-      'of it), or null when none does; and a confidence between 0 and 1. Similar names of ' +
-      'different entities (another branch, another person with the same surname) are not a match.',
+      'numbered candidate names already known, each with its type. Call record_match with the number ' +
+      'of the candidate that names the same real-world entity (a variant spelling, abbreviation, ' +
+      'legal form, title or typo of it), or null when none does; and a confidence between 0 and 1. ' +
+      'A candidate of another type matches only when the name is that entity given the wrong type ' +
+      '(choosing it gives the name its type); two things of different kinds that share a name (a ' +
+      'person and a country called Jordan) are not a match, nor are similar names of different ' +
+      'entities (another branch, another person with the same surname).',
   ),
   producer: prompt(
     'producer',

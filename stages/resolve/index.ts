@@ -3,13 +3,14 @@
 // (known.ts); this pass decides the names met for the first time by the walks it has not been
 // through (pending.ts), most frequent first, a batch at a time:
 //
-//   candidates  the roots of the same type (entity_names rows naming themselves) that share
-//               the normalised name or a trigram band, or whose embedding is among the nearest
-//               (roots.ts), and the names this batch has just founded; the best MAX_CANDIDATES
-//               by similarity
-//   decision    an identical normalised name joins its root with no model call; otherwise
-//               the pair resolver (a memoised model call, pair-resolver.ts) picks a candidate
-//               or none; a name without candidates founds a root of its own
+//   candidates  the roots (entity_names rows naming themselves) of the same type that share
+//               the normalised name or a trigram band, or whose embedding is among the nearest,
+//               and those of another type whose name is near-identical (roots.ts), and the
+//               names this batch has just founded; the best MAX_CANDIDATES by similarity
+//   decision    an identical normalised name of the same type joins its root with no model
+//               call; otherwise the pair resolver (a memoised model call, pair-resolver.ts)
+//               picks a candidate or none, and a name that joins a root of another type takes
+//               that type; a name without candidates founds a root of its own
 //   write-back  write-back.ts: each batch's decisions in one transaction; once every name is
 //               decided, the mentions of those that joined another root move, in one sweep
 //               over the owners in bounded transactions
@@ -31,10 +32,16 @@ import { cosine, jaccard, trigrams } from './names.ts';
 import { resolvePair } from './pair-resolver.ts';
 import { MIN_COSINE, recordNames, rootOf, rootsNear, type Near, type Root } from './roots.ts';
 import { RESOLUTION_LEDGER, waitingNames } from './pending.ts';
-import { ItemKeys, moveJoined, recordDecisions, type Decision, type Placed } from './write-back.ts';
+import { isRoot, ItemKeys, moveJoined, recordDecisions, type Decision, type Placed } from './write-back.ts';
 
 export const BATCH_NAMES = 200;
 export const MAX_CANDIDATES = 5;
+/**
+ * A root of another type is a candidate only this near: the same normalised name, or trigram
+ * Jaccard at least this (a one-letter typo in a two-word name keeps about 0.6 of them). Only
+ * the resolver joins it: two things of different kinds may share a name.
+ */
+export const NEAR_IDENTICAL = 0.5;
 
 export interface ResolveDeps {
   store: StateStore;
@@ -92,10 +99,10 @@ export async function resolveEntities(db: Database, deps: ResolveDeps, opId: str
     const undecided = batch.filter((w) => w.root === null);
     const decisions = undecided.length === 0 ? [] : await decide(db, undecided, embed, context);
     await recordDecisions(db, decisions, opId);
-    const decided = new Map(decisions.map((d) => [`${d.type}\u0000${d.name}`, d.root]));
+    const decided = new Map(decisions.map((d) => [`${d.type}\u0000${d.name}`, { name: d.root, type: d.rootType }]));
     for (const w of batch) {
       const root = w.root ?? decided.get(`${w.type}\u0000${w.name}`)!;
-      if (root !== w.name) joined.push({ type: w.type, name: w.name, root });
+      if (!isRoot({ ...w, root: root.name, rootType: root.type })) joined.push({ type: w.type, name: w.name, root });
     }
   }
   const keys = new ItemKeys(deps.store);
@@ -145,7 +152,12 @@ async function decide(
     questions = [];
     unanswered.clear();
   };
-  const selves = pending.map((p, i): Decision => ({ ...rootOf(p, vectors[i]!), root: p.name, how: 'founded' }));
+  const selves = pending.map((p, i): Decision => ({
+    ...rootOf(p, vectors[i]!),
+    root: p.name,
+    rootType: p.type,
+    how: 'founded',
+  }));
   // Roots of earlier batches, for every name at once: one query, not one per name.
   const near = await rootsNear(db, selves);
   for (const [i, self] of selves.entries()) {
@@ -156,7 +168,7 @@ async function decide(
       .filter((d) => d.how === 'founded' && !unanswered.has(d))
       .flatMap((d) => nearInBatch(d) ?? []);
     const candidates = rankCandidates(self, [...near[i]!, ...settled]);
-    const exact = candidates.find((c) => c.normalised === self.normalised);
+    const exact = candidates.find((c) => c.type === self.type && c.normalised === self.normalised);
     if (exact !== undefined) Object.assign(self, { root: exact.name, how: 'exact' });
     decisions.push(self);
     if (exact !== undefined || candidates.length === 0) continue;
@@ -165,7 +177,7 @@ async function decide(
     questions.push(
       resolvePair(self, candidates, asking).then(
         (match) => {
-          if (match !== null) Object.assign(self, { root: match, how: 'resolver' });
+          if (match !== null) Object.assign(self, { root: match.name, rootType: match.type, how: 'resolver' });
         },
         (error: unknown) => {
           failure ??= { error };
@@ -202,32 +214,39 @@ async function seedPinnedRoots(
   const seeds = rows.map((r, i) => rootOf({ type: r.entity_type, name: r.canonical_name }, vectors[i]!));
   await recordNames(
     db,
-    seeds.map((s) => ({ ...s, root: s.name })),
+    seeds.map((s) => ({ ...s, root: s.name, rootType: s.type })),
     opId,
     'keep',
   );
 }
 
 /**
- * `other`, a root this batch founded, as a candidate of `self` when a block would find it: the
- * same type, and the normalised name or a band shared, or the embeddings near. Null otherwise.
+ * `other`, a root this batch founded, as a candidate of `self` when a block would find it (as
+ * rootsNear does): the normalised name or a band shared, or, of the same type, the embeddings
+ * near. Null otherwise.
  */
 function nearness(self: Root, other: Root): Near | null {
-  if (other.type !== self.type) return null;
   const similarity = cosine(self.vector, other.vector);
   const found =
-    other.normalised === self.normalised || other.bands.some((b) => self.bands.includes(b)) || similarity >= MIN_COSINE;
-  return found ? { name: other.name, normalised: other.normalised, cosine: similarity } : null;
+    other.normalised === self.normalised ||
+    other.bands.some((b) => self.bands.includes(b)) ||
+    (other.type === self.type && similarity >= MIN_COSINE);
+  return found ? { type: other.type, name: other.name, normalised: other.normalised, cosine: similarity } : null;
 }
 
-/** The best MAX_CANDIDATES of the roots found for a name: its normalised name first, then by similarity. */
+/**
+ * The best MAX_CANDIDATES of the roots found for a name: its normalised name first, then by
+ * similarity; a root of another type only when its name is near-identical (NEAR_IDENTICAL),
+ * and then by the names alone.
+ */
 export function rankCandidates(self: Root, found: readonly Near[]): Near[] {
   const grams = trigrams(self.normalised);
-  const score = (c: Near) =>
-    c.normalised === self.normalised ? 2 : Math.max(jaccard(grams, trigrams(c.normalised)), c.cosine);
-  return [...new Map(found.map((c) => [c.name, c])).values()]
+  const names = (c: Near) => (c.normalised === self.normalised ? 2 : jaccard(grams, trigrams(c.normalised)));
+  const score = (c: Near) => (c.type === self.type ? Math.max(names(c), c.cosine) : names(c));
+  return [...new Map(found.map((c) => [`${c.type}\u0000${c.name}`, c])).values()]
+    .filter((c) => c.type === self.type || names(c) >= NEAR_IDENTICAL)
     .map((c) => ({ c, s: score(c) }))
-    .sort((a, b) => b.s - a.s || (a.c.name < b.c.name ? -1 : 1))
+    .sort((a, b) => b.s - a.s || (a.c.name < b.c.name ? -1 : a.c.name > b.c.name ? 1 : a.c.type < b.c.type ? -1 : 1))
     .slice(0, MAX_CANDIDATES)
     .map(({ c }) => c);
 }

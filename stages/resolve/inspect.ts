@@ -48,7 +48,7 @@ export async function showEntity(db: Queryable, mentionId: string): Promise<Enti
   const { entity_type, canonical_name } = found[0]!;
   const [names, mentions] = await Promise.all([
     db.query<{ name: string }>(
-      'SELECT name FROM entity_names WHERE entity_type = $1 AND canonical_name = $2 ORDER BY name',
+      'SELECT name FROM entity_names WHERE canonical_type = $1 AND canonical_name = $2 ORDER BY name',
       [entity_type, canonical_name],
     ),
     db.query<EntityDetail['mentions'][number]>(

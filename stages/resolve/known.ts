@@ -2,7 +2,8 @@
 // its mention is written, so the pass after the walk has only never-seen names to decide.
 // Curated names come first (the alias snapshot of admin merges), then what resolution decided
 // before (entity_names). A name neither knows is written as it came, for the pass to decide
-// (pending.ts). Relationships follow their endpoints.
+// (pending.ts). A name resolution joined to a root of another type takes the root's type too.
+// Relationships follow their endpoints.
 //
 // Curation pin, site 3 (SPEC.md 3): an item re-declares its document's pinned mentions
 // verbatim (their stored canonical name, metadata and op_id), and a fresh mention of the same
@@ -16,15 +17,27 @@ import { mergeMentions } from '../extract/index.ts';
 
 const pairKey = (type: string, name: string) => `${type}\u0000${name}`;
 
-/** The root canonical of each (type, name) that resolution has seen. */
-async function knownRoots(db: Queryable, entities: Entities['entities']): Promise<Map<string, string>> {
+type EntityType = Entities['entities'][number]['type'];
+
+/** The root (canonical name and type) of each (type, name) that resolution has seen. */
+async function knownRoots(
+  db: Queryable,
+  entities: Entities['entities'],
+): Promise<Map<string, { name: string; type: EntityType }>> {
   if (entities.length === 0) return new Map();
-  const { rows } = await db.query<{ entity_type: string; name: string; canonical_name: string }>(
-    `SELECT entity_type, name, canonical_name FROM entity_names
+  const { rows } = await db.query<{
+    entity_type: string;
+    name: string;
+    canonical_name: string;
+    canonical_type: string;
+  }>(
+    `SELECT entity_type, name, canonical_name, canonical_type FROM entity_names
       WHERE (entity_type, name) IN (SELECT t, n FROM unnest($1::text[], $2::text[]) AS u(t, n))`,
     [entities.map((e) => e.type), entities.map((e) => e.canonical_name)],
   );
-  return new Map(rows.map((r) => [pairKey(r.entity_type, r.name), r.canonical_name]));
+  return new Map(
+    rows.map((r) => [pairKey(r.entity_type, r.name), { name: r.canonical_name, type: r.canonical_type as EntityType }]),
+  );
 }
 
 /** The extraction with each entity under its root and each relationship between roots, merged again. */
@@ -42,10 +55,11 @@ export async function chainUnderRoots(
   );
   const renamed = new Map<string, string>();
   const entities = extraction.entities.map((e, i) => {
-    const root = curated[i] ?? roots.get(pairKey(e.type, e.canonical_name));
-    if (root === undefined || root === e.canonical_name) return e;
-    renamed.set(e.canonical_name, root);
-    return { ...e, canonical_name: root };
+    const root =
+      curated[i] === undefined ? roots.get(pairKey(e.type, e.canonical_name)) : { name: curated[i], type: e.type };
+    if (root === undefined || (root.name === e.canonical_name && root.type === e.type)) return e;
+    renamed.set(e.canonical_name, root.name);
+    return { ...e, canonical_name: root.name, type: root.type };
   });
   const relationships = extraction.relationships.map((r) => ({
     ...r,

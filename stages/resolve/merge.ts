@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../../lib/db/database.ts';
 import type { StateStore } from '../../lib/state/store.ts';
 import { normaliseName } from './names.ts';
-import { recordNames, rootOf, type Root } from './roots.ts';
+import { recordNames, ROOT, rootOf, type Root } from './roots.ts';
 import { applyMove, mentionsNamed, planMove, withItemKeys } from './write-back.ts';
 
 export class EntityMergeError extends Error {
@@ -68,7 +68,12 @@ export async function mergeEntities(
     db,
     names.map((name) => ({ type, name })),
   );
-  const move = await planMove(db, moving, new Map(names.map((n) => [`${type}\u0000${n}`, root])), embed);
+  const move = await planMove(
+    db,
+    moving,
+    new Map(names.map((n) => [`${type}\u0000${n}`, { name: root, type }])),
+    embed,
+  );
   const [vector] = await embed([root]);
   await withItemKeys(store, move, () =>
     db.transaction(async (tx) => {
@@ -96,19 +101,23 @@ async function namedMentions(db: Queryable, ids: readonly string[]): Promise<Map
   return new Map(ids.map((id) => [id, found.get(id.toLowerCase())!]));
 }
 
-/** The root is a root; the merged names, and every name under them, point at it directly. */
+/**
+ * The root is a root; the merged names, and every name under them (of its type, or joined to
+ * them from another), point at it directly.
+ */
 async function repointNames(tx: Queryable, root: Root, names: readonly string[]): Promise<void> {
   const op = randomUUID();
-  await recordNames(tx, [{ ...root, root: root.name }], op, 'replace');
+  await recordNames(tx, [{ ...root, root: root.name, rootType: root.type }], op, 'replace');
   await tx.query(
-    `UPDATE entity_names SET canonical_name = $2, embedding = NULL, updated_at = now()
-      WHERE entity_type = $1 AND name <> $2 AND (canonical_name = ANY($3::text[]) OR name = ANY($3::text[]))`,
+    `UPDATE entity_names SET canonical_name = $2, canonical_type = $1, embedding = NULL, updated_at = now()
+      WHERE NOT (entity_type = $1 AND name = $2)
+        AND ((canonical_type = $1 AND canonical_name = ANY($3::text[])) OR (entity_type = $1 AND name = ANY($3::text[])))`,
     [root.type, root.name, names],
   );
   // The merged names are roots no more: their band keys go.
   await tx.query(
     `DELETE FROM entity_root_bands b USING entity_names n
-      WHERE b.entity_type = $1 AND n.entity_type = b.entity_type AND n.name = b.name AND n.canonical_name <> n.name`,
+      WHERE b.entity_type = $1 AND n.entity_type = b.entity_type AND n.name = b.name AND NOT (${ROOT('n')})`,
     [root.type],
   );
   await recordNames(
@@ -117,6 +126,7 @@ async function repointNames(tx: Queryable, root: Root, names: readonly string[])
       type: root.type,
       name,
       root: root.name,
+      rootType: root.type,
       normalised: normaliseName(name),
       bands: [],
       vector: null,

@@ -1,52 +1,50 @@
 // Stage 5 (i), the names side of entity resolution: what two spellings of one entity have in
-// common. A normalised key (exact block) meets variants of case, width, punctuation, spacing
-// and legal form; character trigrams meet typos and abbreviations (shingle block); a MinHash
+// common. A normalised key (exact block) meets variants of case, width, punctuation, spacing,
+// legal form and title; character trigrams meet typos and abbreviations (shingle block); a MinHash
 // signature of the trigrams, cut into bands, turns "shares many trigrams" into a few exact
 // keys, so candidates are looked up by key, never by scanning every canonical. (What two names
 // mean alike is the embedding's part: roots.ts asks the database for the nearest root vectors.)
 
-/**
- * Legal-form words dropped from the end of an organisation's name: "Acme Trading Co." and
- * "ACME Trading Company Ltd" are one firm. Only at the end, and never the whole name.
- */
-const LEGAL_FORMS = new Set([
-  'ag',
-  'bv',
-  'co',
-  'company',
-  'corp',
-  'corporation',
-  'gmbh',
-  'inc',
-  'incorporated',
-  'limited',
-  'llc',
-  'llp',
-  'lp',
-  'ltd',
-  'nv',
-  'plc',
-  'pty',
-  'sa',
-  'sarl',
-  'spa',
-]);
+import { HONORIFICS, LEGAL_FORMS } from '../../lib/name-words.ts';
 
-/** Lower case, compatibility forms folded, accents and punctuation dropped, legal forms cut. */
-export function normaliseName(name: string): string {
-  const words = name
-    .normalize('NFKD')
-    .replace(/\p{M}+/gu, '')
-    .toLowerCase()
-    .replace(/&/g, ' and ')
-    // Dots go without a space, so that "S.A." is the legal form "sa" and not two letters.
-    .replace(/\./g, '')
-    .replace(/[^\p{L}\p{N}]+/gu, ' ')
-    .trim()
-    .split(' ')
-    .filter((w) => w !== '');
+/** A name's words: lower case, compatibility forms folded, accents and punctuation dropped. */
+function wordsOf(name: string): string[] {
+  return (
+    name
+      .normalize('NFKD')
+      .replace(/\p{M}+/gu, '')
+      .toLowerCase()
+      .replace(/&/g, ' and ')
+      // Dots go without a space, so that "S.A." is the legal form "sa" and not two letters.
+      .replace(/\./g, '')
+      .replace(/[^\p{L}\p{N}]+/gu, ' ')
+      .trim()
+      .split(' ')
+      .filter((w) => w !== '')
+  );
+}
+
+/**
+ * The words that tell the entity: without the legal forms at the end ("Acme Trading Co." and
+ * "ACME Trading Company Ltd" are one firm) and the titles at the start ("Dr Jane Smith" and
+ * "Jane Smith" are one person), never leaving the name empty.
+ */
+function coreWords(name: string): { words: string[]; dropped: number } {
+  const words = wordsOf(name);
+  const all = words.length;
   while (words.length > 1 && LEGAL_FORMS.has(words[words.length - 1]!)) words.pop();
-  return words.join(' ');
+  while (words.length > 1 && HONORIFICS.has(words[0]!)) words.shift();
+  return { words, dropped: all - words.length };
+}
+
+/** Lower case, compatibility forms folded, accents and punctuation dropped, legal forms and titles cut. */
+export function normaliseName(name: string): string {
+  return coreWords(name).words.join(' ');
+}
+
+/** How many legal-form and title words the normalised name drops: of two spellings, the plainer founds the root. */
+export function adornments(name: string): number {
+  return coreWords(name).dropped;
 }
 
 /** The character trigrams of a normalised name, padded so that its first and last letters count. */

@@ -6,6 +6,8 @@
 
 import type { Queryable } from '../../lib/db/database.ts';
 import type { OpLedger } from '../../lib/db/op-ledger.ts';
+import { adornments } from './names.ts';
+import { ROOT } from './roots.ts';
 
 export const RESOLUTION_LEDGER: OpLedger = { rows: 'entity_mentions', done: 'entity_resolution_ops' };
 
@@ -13,25 +15,40 @@ export const RESOLUTION_LEDGER: OpLedger = { rows: 'entity_mentions', done: 'ent
 export interface WaitingName {
   type: string;
   name: string;
-  root: string | null;
+  root: { name: string; type: string } | null;
 }
 
 /**
  * The names the ops' unpinned mentions carry that are no root: those no resolution has decided,
  * and those a stopped pass decided without moving every mention; the most mentioned first, so
- * that the common spelling founds its root and its variants join it. Names, not mentions: the
- * list grows with the vocabulary a walk met, never with the corpus.
+ * that the common spelling founds its root and its variants join it, and of two as common the
+ * plainer one (fewer legal-form and title words: "Jane Smith" before "Dr Jane Smith"). Names,
+ * not mentions: the list grows with the vocabulary a walk met, never with the corpus.
  */
 export async function waitingNames(db: Queryable, ops: readonly string[]): Promise<WaitingName[]> {
-  const { rows } = await db.query<{ entity_type: string; name: string; root: string | null }>(
-    `SELECT m.entity_type, m.canonical_name AS name, n.canonical_name AS root
+  const { rows } = await db.query<{
+    entity_type: string;
+    name: string;
+    root: string | null;
+    root_type: string | null;
+    mentions: number;
+  }>(
+    `SELECT m.entity_type, m.canonical_name AS name, n.canonical_name AS root, n.canonical_type AS root_type,
+            count(*)::int AS mentions
        FROM entity_mentions m
        LEFT JOIN entity_names n ON n.entity_type = m.entity_type AND n.name = m.canonical_name
       WHERE m.op_id = ANY($1::uuid[]) AND (m.metadata ->> 'curation_pinned')::boolean IS NOT TRUE
-        AND (n.name IS NULL OR n.canonical_name <> n.name)
-      GROUP BY m.entity_type, m.canonical_name, n.canonical_name
+        AND (n.name IS NULL OR NOT (${ROOT('n')}))
+      GROUP BY m.entity_type, m.canonical_name, n.canonical_name, n.canonical_type
       ORDER BY count(*) DESC, m.entity_type, m.canonical_name`,
     [ops],
   );
-  return rows.map((r) => ({ type: r.entity_type, name: r.name, root: r.root }));
+  // A stable sort: names as common and as plain keep the query's order.
+  const plainness = new Map(rows.map((r) => [r, adornments(r.name)]));
+  rows.sort((a, b) => b.mentions - a.mentions || plainness.get(a)! - plainness.get(b)!);
+  return rows.map((r) => ({
+    type: r.entity_type,
+    name: r.name,
+    root: r.root === null ? null : { name: r.root, type: r.root_type! },
+  }));
 }

@@ -3,14 +3,21 @@
 // names with the band keys of the roots (entity_root_bands). Three blocks feed the search, so
 // that no easy case is missed because another block scored it low (SPEC.md 1 stage 5):
 //
-//   exact      the same normalised name
-//   shingle    a shared MinHash band of the trigrams (typos, abbreviations)
-//   embedding  the NEAREST_ROOTS nearest root vectors at cosine >= MIN_COSINE (the same thing
-//              spelled apart: "International Business Machines", "IBM")
+//   exact      the same normalised name, in a root of any type
+//   shingle    a shared MinHash band of the trigrams (typos, abbreviations), any type
+//   embedding  the NEAREST_ROOTS nearest root vectors of the name's type at cosine >= MIN_COSINE
+//              (the same thing spelled apart: "International Business Machines", "IBM")
+//
+// Roots of another type come from the name blocks only, and index.ts keeps those whose name is
+// near-identical: a name typed differently in another document, for the resolver to decide.
+// A root is a name naming itself in its own type (ROOT).
 
 import type { Database, Queryable } from '../../lib/db/database.ts';
 import { bandKeys, normaliseName, trigrams } from './names.ts';
 import type { Candidate } from './pair-resolver.ts';
+
+/** The predicate of a root among entity_names rows (`n`): its own name and type. */
+export const ROOT = (n: string) => `${n}.name = ${n}.canonical_name AND ${n}.entity_type = ${n}.canonical_type`;
 
 /** Roots a name's embedding block offers: its nearest, and only those near enough to be the same thing. */
 export const NEAREST_ROOTS = 5;
@@ -39,9 +46,9 @@ export function rootOf(p: { type: string; name: string }, vector: readonly numbe
 const vectorLiteral = (vector: readonly number[]) => `[${vector.join(',')}]`;
 
 /**
- * Per name, the roots of its type its three blocks find: one set-based query for a whole batch.
- * The names are materialised first, so each vector is parsed once. The shingle block joins the
- * batch's band keys to entity_root_bands and keeps each name's BLOCK_LIMIT roots sharing the most
+ * Per name, the roots its three blocks find: one set-based query for a whole batch. The names
+ * are materialised first, so each vector is parsed once. The shingle block joins the batch's
+ * band keys to entity_root_bands and keeps each name's BLOCK_LIMIT roots sharing the most
  * bands. The embedding block reads the HNSW index over all roots and keeps the name's type
  * among the NEAREST_SCANNED nearest, then the NEAREST_ROOTS nearest of those: a type filter
  * inside the index scan makes the planner scan the type's roots instead.
@@ -54,27 +61,28 @@ export async function rootsNear(db: Database, names: readonly Root[]): Promise<N
          SELECT i::int - 1 AS i, t, z, ARRAY(SELECT jsonb_array_elements_text(b::jsonb)) AS b, v::vector AS v
            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS u(t, z, b, v, i)),
        exact AS (
-         SELECT q.i, n.name FROM q
-           JOIN entity_names n ON n.entity_type = q.t AND n.normalised = q.z AND n.name = n.canonical_name),
+         SELECT q.i, n.entity_type AS t, n.name FROM q
+           JOIN entity_names n ON n.normalised = q.z AND ${ROOT('n')}),
        shingle AS (
-         SELECT i, name FROM (
-           SELECT k.i, r.name, row_number() OVER (PARTITION BY k.i ORDER BY count(*) DESC, r.name) AS rank
-             FROM (SELECT i, t, unnest(b) AS band FROM q) k
-             JOIN entity_root_bands r ON r.band = k.band AND r.entity_type = k.t
-            GROUP BY k.i, r.name) ranked
+         SELECT i, t, name FROM (
+           SELECT k.i, r.entity_type AS t, r.name,
+                  row_number() OVER (PARTITION BY k.i ORDER BY count(*) DESC, r.entity_type, r.name) AS rank
+             FROM (SELECT i, unnest(b) AS band FROM q) k
+             JOIN entity_root_bands r ON r.band = k.band
+            GROUP BY k.i, r.entity_type, r.name) ranked
           WHERE rank <= ${BLOCK_LIMIT}),
        nearest AS (
-         SELECT i, name FROM (
-           SELECT q.i, x.name, row_number() OVER (PARTITION BY q.i ORDER BY x.distance, x.name) AS rank
+         SELECT i, t, name FROM (
+           SELECT q.i, q.t, x.name, row_number() OVER (PARTITION BY q.i ORDER BY x.distance, x.name) AS rank
              FROM q CROSS JOIN LATERAL (
-               SELECT name, entity_type, embedding <=> q.v AS distance FROM entity_names
-                WHERE name = canonical_name ORDER BY embedding <=> q.v LIMIT ${NEAREST_SCANNED}) x
+               SELECT n.name, n.entity_type, n.embedding <=> q.v AS distance FROM entity_names n
+                WHERE ${ROOT('n')} ORDER BY n.embedding <=> q.v LIMIT ${NEAREST_SCANNED}) x
             WHERE x.entity_type = q.t AND x.distance <= ${1 - MIN_COSINE}) ranked
           WHERE rank <= ${NEAREST_ROOTS})
-       SELECT f.i, n.name, n.normalised, 1 - (n.embedding <=> q.v) AS cosine
+       SELECT f.i, n.entity_type AS type, n.name, n.normalised, 1 - (n.embedding <=> q.v) AS cosine
          FROM (SELECT * FROM exact UNION SELECT * FROM shingle UNION SELECT * FROM nearest) f
          JOIN q ON q.i = f.i
-         JOIN entity_names n ON n.entity_type = q.t AND n.name = f.name`,
+         JOIN entity_names n ON n.entity_type = f.t AND n.name = f.name`,
       [
         names.map((n) => n.type),
         names.map((n) => n.normalised),
@@ -89,11 +97,12 @@ export async function rootsNear(db: Database, names: readonly Root[]): Promise<N
   return near;
 }
 
-/** A name and the root it is under; a root (name = root) carries its keys and vector, a name under another none. */
+/** A name and the root it is under (its name and type); a root carries its keys and vector, a name under another none. */
 export interface NameRow {
   type: string;
   name: string;
   root: string;
+  rootType: string;
   normalised: string;
   bands: readonly string[];
   vector: readonly number[] | null;
@@ -114,19 +123,20 @@ export async function recordNames(
   const types = names.map((n) => n.type);
   const named = names.map((n) => n.name);
   await tx.query(
-    `INSERT INTO entity_names (entity_type, name, canonical_name, normalised, embedding, op_id)
-     SELECT t, n, c, z, v::vector, $6::uuid
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS u(t, n, c, z, v)
+    `INSERT INTO entity_names (entity_type, name, canonical_name, canonical_type, normalised, embedding, op_id)
+     SELECT t, n, c, ct, z, v::vector, $7::uuid
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS u(t, n, c, ct, z, v)
      ON CONFLICT (entity_type, name) DO ${
        existing === 'keep'
          ? 'NOTHING'
-         : `UPDATE SET canonical_name = EXCLUDED.canonical_name, normalised = EXCLUDED.normalised,
-              embedding = EXCLUDED.embedding, updated_at = now()`
+         : `UPDATE SET canonical_name = EXCLUDED.canonical_name, canonical_type = EXCLUDED.canonical_type,
+              normalised = EXCLUDED.normalised, embedding = EXCLUDED.embedding, updated_at = now()`
      }`,
     [
       types,
       named,
       names.map((n) => n.root),
+      names.map((n) => n.rootType),
       names.map((n) => n.normalised),
       names.map((n) => (n.vector === null ? null : vectorLiteral(n.vector))),
       opId,
@@ -144,7 +154,7 @@ export async function recordNames(
     `INSERT INTO entity_root_bands (band, entity_type, name)
      SELECT DISTINCT band, t, n
        FROM unnest($1::text[], $2::text[], $3::text[]) AS u(t, n, b), jsonb_array_elements_text(b::jsonb) AS band
-      WHERE EXISTS (SELECT 1 FROM entity_names WHERE entity_type = t AND name = n AND canonical_name = n)
+      WHERE EXISTS (SELECT 1 FROM entity_names r WHERE r.entity_type = t AND r.name = n AND ${ROOT('r')})
      ON CONFLICT DO NOTHING`,
     [types, named, names.map((n) => JSON.stringify(n.bands))],
   );

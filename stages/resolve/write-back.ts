@@ -7,7 +7,8 @@
 //   moves         once the pass has decided every name, one sweep over the owners: MOVE_CHUNK
 //                 mentions at a time in the order of their owners (so an owner's item memos
 //                 are rewritten about once a pass), the mentions of names that joined another
-//                 root are re-keyed to em:{owner}:{root}:{type}. Two mentions
+//                 root are re-keyed to em:{owner}:{root}:{root's type}, taking the root's type
+//                 when the resolver joined a name of another type to it. Two mentions
 //                 meeting on one key collapse into one by confidence (outranks).
 //                 Curation pin, sites 1 and 2 (SPEC.md 3): no statement here updates or
 //                 deletes a pinned row; a pinned holder of the new key wins over any
@@ -37,9 +38,10 @@ import { knownTexts } from '../embed.ts';
 import { outranks } from '../extract/index.ts';
 import { recordNames, type Root } from './roots.ts';
 
-/** A name of the batch as decided: the root it is under (itself when it founded one), and how. */
+/** A name of the batch as decided: the root it is under (itself when it founded one), its type, and how. */
 export interface Decision extends Root {
   root: string;
+  rootType: string;
   how: 'exact' | 'resolver' | 'founded';
 }
 
@@ -88,8 +90,17 @@ const UNPINNED = `NOT (${PINNED})`;
 export interface Placed {
   type: string;
   name: string;
-  root: string;
+  root: RootName;
 }
+
+/** A root by its name and type: where a name's mentions go. */
+export interface RootName {
+  name: string;
+  type: string;
+}
+
+export const isRoot = (d: { type: string; name: string; root: string; rootType: string }) =>
+  d.root === d.name && d.rootType === d.type;
 
 /** Records a batch's decisions in one transaction: entity_names rows, a founded root with its keys and bands. */
 export async function recordDecisions(db: Database, decisions: readonly Decision[], opId: string): Promise<void> {
@@ -97,7 +108,7 @@ export async function recordDecisions(db: Database, decisions: readonly Decision
   await db.transaction((tx) =>
     recordNames(
       tx,
-      decisions.map((d) => (d.root === d.name ? d : { ...d, bands: [], vector: null })),
+      decisions.map((d) => (isRoot(d) ? d : { ...d, bands: [], vector: null })),
       opId,
       'keep',
     ),
@@ -164,14 +175,19 @@ export interface MentionMove {
 export async function planMove(
   db: Queryable,
   moving: MentionRow[],
-  rootOf: ReadonlyMap<string, string>,
+  rootOf: ReadonlyMap<string, RootName>,
   embed: (texts: string[]) => Promise<number[][]>,
 ): Promise<MentionMove> {
   const mentions = collapse(
     moving.map((m) => {
       const root = rootOf.get(`${m.entity_type}\u0000${m.canonical_name}`)!;
       const owner = (m.source_document_id ?? m.reference_item_id)!;
-      return { ...m, id: entityMentionKey(owner, root, m.entity_type), canonical_name: root };
+      return {
+        ...m,
+        id: entityMentionKey(owner, root.name, root.type),
+        canonical_name: root.name,
+        entity_type: root.type,
+      };
     }),
     outranks,
   );
@@ -321,13 +337,13 @@ function collapse<T extends { id: string }>(rows: readonly T[], isBetter: (a: T,
 async function relationshipsMoving(
   db: Queryable,
   moving: readonly MentionRow[],
-  rootOf: ReadonlyMap<string, string>,
+  rootOf: ReadonlyMap<string, RootName>,
 ): Promise<Moving<RelationshipRow>> {
   const renames = new Map<string, Map<string, string>>();
   for (const m of moving) {
     if (m.source_document_id === null) continue;
     const renamed = renames.get(m.source_document_id) ?? new Map<string, string>();
-    renamed.set(m.canonical_name, rootOf.get(`${m.entity_type}\u0000${m.canonical_name}`)!);
+    renamed.set(m.canonical_name, rootOf.get(`${m.entity_type}\u0000${m.canonical_name}`)!.name);
     renames.set(m.source_document_id, renamed);
   }
   if (renames.size === 0) return { rows: [], old: [] };
