@@ -80,6 +80,76 @@ test('--help lists the commands that exist', () => {
   assert.match(result.stdout, /ingest db migrate/);
 });
 
+/** The modules a run of the CLI resolved (test/helpers/record-modules.ts). */
+function modulesLoadedBy(args: string[]): string[] {
+  const dir = mkdtempSync(path.join(tmpdir(), 'ingest-modules-'));
+  try {
+    const out = path.join(dir, 'modules.json');
+    const recorder = path.resolve(import.meta.dirname, 'helpers', 'record-modules.ts');
+    const result = spawnSync(process.execPath, ['--import', recorder, BIN, ...args], {
+      env: { PATH: process.env.PATH ?? '', INGEST_RECORD_MODULES_TO: out },
+      encoding: 'utf8',
+      timeout: SPAWN_TIMEOUT_MS,
+    });
+    assert.is(result.status, 0, result.stderr);
+    return (JSON.parse(readFileSync(out, 'utf8')) as { modules: string[] }).modules;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const HEAVY =
+  /\/node_modules\/(pg|pg-copy-streams|@electric-sql\/pglite[^/]*|lmdb|pdf-parse|pdfjs-dist|mammoth|exceljs|jszip|yauzl|piscina|@anthropic-ai\/sdk|openai)\//;
+
+test('--help, alone or for a command group, loads none of the database, store, converter or model libraries', () => {
+  for (const args of [['--help'], ['jobs', '--help'], ['walk', '--help']]) {
+    const modules = modulesLoadedBy(args);
+    assert.ok(
+      modules.some((m) => m.endsWith('/cli/main.ts')),
+      'the recorder saw the CLI start',
+    );
+    assert.equal(
+      modules.filter((m) => HEAVY.test(m)),
+      [],
+      `ingest ${args.join(' ')}`,
+    );
+  }
+});
+
+test('a command group with --help lists its subcommands; alone, it names them and exits 2', () => {
+  const jobs = ingest(['jobs', '--help'], {});
+  assert.is(jobs.status, 0, jobs.stderr);
+  for (const sub of ['enqueue', 'list', 'show', 'retry', 'schema'])
+    assert.match(jobs.stdout, new RegExp(`ingest jobs ${sub}`));
+  assert.not.match(jobs.stdout, /ingest walk/);
+  for (const [group, sub] of [
+    ['db', 'migrate'],
+    ['qa', 'decide'],
+    ['entities', 'merge'],
+    ['state', 'reset'],
+    ['bundle', 'check'],
+  ]) {
+    const result = ingest([group!, '--help'], {});
+    assert.is(result.status, 0, `${group}: ${result.stderr}`);
+    assert.match(result.stdout, new RegExp(`ingest ${group} ${sub}`));
+  }
+  const worker = ingest(['worker', '--help'], {});
+  assert.match(worker.stdout, /ingest worker \[--concurrency N\]/);
+  assert.match(worker.stdout, /ingest worker health/);
+  const bare = ingest(['qa'], {});
+  assert.is(bare.status, 2);
+  assert.match(bare.stderr, /ingest qa proposals/);
+  assert.match(bare.stderr, /ingest qa decide/);
+});
+
+test('every help line fits in 100 columns', () => {
+  for (const args of [['--help'], ['jobs', '--help'], ['nightly', '--help']]) {
+    const result = ingest(args, {});
+    const wide = result.stdout.split('\n').filter((line) => line.length >= 100);
+    assert.equal(wide, [], `ingest ${args.join(' ')}`);
+  }
+});
+
 test('an unknown command exits 2 with the help text', () => {
   const result = ingest(['frobnicate'], {});
   assert.is(result.status, 2);
