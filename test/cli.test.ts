@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadMigrations } from '../lib/db/migrate.ts';
@@ -13,11 +13,12 @@ const BIN = path.resolve(import.meta.dirname, '..', 'bin', 'ingest.ts');
 /** A bound on a stuck command, not a speed check: a first PGlite initdb on a loaded machine takes over a minute. */
 const SPAWN_TIMEOUT_MS = 300_000;
 
-function ingest(args: string[], env: Record<string, string>, input?: Uint8Array) {
+function ingest(args: string[], env: Record<string, string>, input?: Uint8Array, cwd?: string) {
   const result = spawnSync(process.execPath, [BIN, ...args], {
     env: { PATH: process.env.PATH ?? '', ...env },
     encoding: 'utf8',
     input,
+    cwd,
     timeout: SPAWN_TIMEOUT_MS,
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
@@ -161,6 +162,28 @@ test('a malformed knob stops the command before it starts, naming the variable',
   const result = ingest(['db', 'migrate'], { INGEST_SINK_BATCH_ROWS: 'lots' });
   assert.is(result.status, 2);
   assert.match(result.stderr, /INGEST_SINK_BATCH_ROWS must be a whole number/);
+});
+
+test('a command that only reads the data directory finds none, names where it looked, and creates nothing', () => {
+  const elsewhere = mkdtempSync(path.join(tmpdir(), 'ingest-elsewhere-'));
+  try {
+    for (const args of [
+      ['search', 'warranty'],
+      ['qa', 'proposals'],
+      ['jobs', 'list'],
+      ['entities', 'list'],
+      ['produce'],
+    ]) {
+      const result = ingest(args, {}, undefined, elsewhere);
+      assert.is(result.status, 2, `ingest ${args.join(' ')}: ${result.stdout}${result.stderr}`);
+      assert.match(result.stderr, new RegExp(`no (embedded database|engine state store) at ${elsewhere}/\\.ingest/`));
+      assert.match(result.stderr, /INGEST_DATA_DIR/);
+      assert.match(result.stderr, /ingest walk PATH/);
+      assert.not.ok(existsSync(path.join(elsewhere, '.ingest')), `ingest ${args.join(' ')} created a data directory`);
+    }
+  } finally {
+    rmSync(elsewhere, { recursive: true, force: true });
+  }
 });
 
 test('db migrate applies the schema once and reports where the database lives', async () => {
