@@ -1,7 +1,6 @@
 // `ingest walk [PATH] [--full-reprocess] [--allow-mass-removal] [--rebind-corpus] [--json]`: one walk,
 // then a summary.
 
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';
 import { fencedCorpusWalk, type WalkFlags } from '../engine/fenced-walk.ts';
@@ -9,6 +8,7 @@ import { openLifespan, type Lifespan } from '../engine/lifespan.ts';
 import type { WalkSummary } from '../engine/walk.ts';
 import type { Logger } from '../lib/log.ts';
 import { progressReporter } from './progress.ts';
+import { corpusDirectory } from './corpus-path.ts';
 
 export async function walkCommand(args: string[], { config, log }: { config: Config; log: Logger }): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -23,7 +23,7 @@ export async function walkCommand(args: string[], { config, log }: { config: Con
   });
   if (positionals.length > 1)
     throw Object.assign(new TypeError('walk takes at most one PATH'), { code: 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL' });
-  const sourcePath = positionals[0] === undefined ? config.sourcePath : path.resolve(positionals[0]);
+  const sourcePath = corpusDirectory('walk', positionals[0], config);
   const lifespan = await openLifespan(config, log);
   let summary: WalkSummary | null;
   try {

@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { cp, mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -75,6 +75,36 @@ test('an unknown flag is a usage error', () => {
   const result = walk(EXAMPLES, '--frobnicate');
   assert.is(result.status, 2);
   assert.match(result.stderr, /usage: ingest walk/);
+});
+
+test('walk and watch refuse a path that is not a directory, or none at all, with exit 2 and create nothing', async () => {
+  const file = path.join(root, 'notes.md');
+  await writeFile(file, '# a file, not a folder\n');
+  const missing = path.join(root, 'does-not-exist');
+  const cases: { args: string[]; env?: Record<string, string>; says: RegExp }[] = [
+    { args: [missing], says: new RegExp(`${missing} does not exist`) },
+    { args: [file], says: new RegExp(`${file} is not a directory`) },
+    { args: [], says: /needs a corpus directory: give a PATH or set ENGINE_SOURCE_PATH/ },
+    {
+      args: [],
+      env: { ENGINE_SOURCE_PATH: missing },
+      says: new RegExp(`ENGINE_SOURCE_PATH ${missing} does not exist`),
+    },
+  ];
+  for (const command of ['walk', 'watch']) {
+    for (const { args, env: extra, says } of cases) {
+      const result = spawnSync(process.execPath, [BIN, command, ...args], {
+        env: { ...env, ...extra },
+        encoding: 'utf8',
+        timeout: 300_000,
+      });
+      const what = `ingest ${command} ${args.join(' ')} ${JSON.stringify(extra ?? {})}`;
+      assert.is(result.status, 2, `${what}: ${result.stdout}${result.stderr}`);
+      assert.match(result.stderr, says, what);
+      assert.match(result.stderr, new RegExp(`usage: ingest ${command}`), what);
+      assert.not.ok(existsSync(path.join(root, 'data')), `${what} created the data directory`);
+    }
+  }
 });
 
 test('poisoned documents fail alone with named errors; the walk completes; memory stays bounded', async () => {
