@@ -65,7 +65,10 @@ export function formatSummary(s: WalkSummary, location: string): string {
   const lines = [
     `walk ${s.opId} ${s.status}${s.idle ? ' (idle: no corpus directory)' : ''} in ${(s.durationMs / 1000).toFixed(1)} s`,
     `items: ${s.items.seen} seen, ${s.items.changed} changed, ${s.items.unchanged} unchanged, ${s.items.failed} failed, ` +
-      `${s.items.dropped} dropped (unrecognised type), ${s.items.skipped} skipped (unreadable), ${s.items.removed} removed`,
+      `${s.items.dropped} dropped (unrecognised type), ${s.items.skipped} skipped (unreadable), ${s.items.removed} removed` +
+      (s.items.removed > 0
+        ? ' (gone from the corpus: derived rows deleted, source_documents rows kept as provenance)'
+        : ''),
     `rows written: ${
       Object.entries(s.rows)
         .map(([t, n]) => `${t} ${n}`)

@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { cp, mkdir, writeFile } from 'node:fs/promises';
+import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { WalkSummary } from '../engine/walk.ts';
@@ -57,6 +57,19 @@ test('the example corpus walks into rows of every type, then a second walk does 
   assert.is(summary.status, 'completed');
   assert.is(summary.items.unchanged, 8);
   assert.equal(summary.rows, {});
+});
+
+test('a walk that removes documents says their source_documents rows stay', async () => {
+  const corpus = path.join(root, 'corpus');
+  await cp(EXAMPLES, corpus, { recursive: true });
+  assert.is(walk(corpus).status, 0);
+  await rm(path.join(corpus, 'company', 'faq.md'));
+  const second = walk(corpus);
+  assert.is(second.status, 0, second.stderr);
+  assert.match(
+    second.stdout,
+    /1 removed \(gone from the corpus: derived rows deleted, source_documents rows kept as provenance\)/,
+  );
 });
 
 test('a walk refuses to start while another writer holds the fence', async () => {
