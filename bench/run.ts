@@ -29,6 +29,10 @@ const BENCHMARKS: Record<string, { file: string; summary: string }> = {
     summary: 'bid-worker: model calls/s against C/L for one and two workers; recall at 5 of template_fill',
   },
   http: { file: './http-latency.ts', summary: '/health and /extract latency while a walk runs' },
+  'cli-startup': {
+    file: './cli-startup.ts',
+    summary: '`ingest --help` start-up time and memory against a bare Node start and loading every command',
+  },
   extract: {
     file: './extract-quality.ts',
     summary: 'HTML cleaner F1 and speed against Readability on ../shared/extract-bench',

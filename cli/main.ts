@@ -1,99 +1,101 @@
 // The `ingest` command line. Each subcommand is one entry in COMMANDS; `ingest --help` lists
 // them. Exit codes: 0 success, 1 the command failed, 2 bad usage or configuration.
 
-import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from '../lib/config.ts';
-import { createLogger, lineScrubber, type Logger } from '../lib/log.ts';
-import { openDatabase } from '../lib/db/open.ts';
-import { migrate } from '../lib/db/migrate.ts';
-import { stateResetCommand, stateVerifyCommand } from './state.ts';
-import { walkCommand } from './walk.ts';
-import { watchCommand } from './watch.ts';
-import { mockCommand } from './mock.ts';
-import { preflightCommand } from './preflight.ts';
-import { nightlyCommand } from './nightly.ts';
-import { serveCommand } from './serve.ts';
-import { healthCommand } from './health.ts';
-import { checkUrlCommand } from './check-url.ts';
-import { extractCommand } from './extract.ts';
-import { entitiesListCommand, entitiesMergeCommand, entitiesShowCommand } from './entities.ts';
-import { qaDecideCommand, qaProposalsCommand } from './qa.ts';
-import { bundleCheckCommand, produceCommand } from './produce.ts';
-import { workerCommand, workerHealthCommand } from './worker.ts';
-import { jobsEnqueueCommand, jobsListCommand, jobsRetryCommand, jobsSchemaCommand, jobsShowCommand } from './jobs.ts';
-import { searchCommand } from './search.ts';
-import { feedsAddCommand, feedsListCommand, feedsPassCommand, feedsUnpassCommand } from './feeds.ts';
+import type { Command, Run } from './command.ts';
 
-interface Command {
-  usage: string;
-  summary: string;
-  run(args: string[], context: { config: Config; log: Logger }): Promise<number>;
-}
+/**
+ * A command whose module is imported when it runs, not when the CLI starts: `--help` and the
+ * light commands then load none of the database, state-store and converter libraries.
+ */
+const lazy =
+  <M>(load: () => Promise<M>, pick: (module: M) => Run): Run =>
+  async (args, context) =>
+    pick(await load())(args, context);
 
 const COMMANDS: Record<string, Command> = {
   serve: {
     usage: 'ingest serve [--host H] [--port N]',
     summary: 'run the HTTP sidecar (default 127.0.0.1:8790); boot never walks',
-    run: serveCommand,
+    createsDataDir: true,
+    run: lazy(
+      () => import('./serve.ts'),
+      (m) => m.serveCommand,
+    ),
   },
   health: {
     usage: 'ingest health [--url U]',
     summary: "the container's health check: exit 0 when the sidecar's GET /health answers 200",
-    run: healthCommand,
+    run: lazy(
+      () => import('./health.ts'),
+      (m) => m.healthCommand,
+    ),
   },
   walk: {
     usage: 'ingest walk [PATH] [--full-reprocess] [--allow-mass-removal] [--rebind-corpus] [--json]',
     summary: 'walk the corpus (PATH, else ENGINE_SOURCE_PATH) once into rows and print a summary',
-    run: walkCommand,
+    createsDataDir: true,
+    run: lazy(
+      () => import('./walk.ts'),
+      (m) => m.walkCommand,
+    ),
   },
   watch: {
     usage: 'ingest watch [PATH] [--quiet-ms N] [--reconcile-s N]',
     summary: 'walk the corpus, then again after every burst of saves (one line per walk); Ctrl-C stops after a commit',
-    run: watchCommand,
+    createsDataDir: true,
+    run: lazy(
+      () => import('./watch.ts'),
+      (m) => m.watchCommand,
+    ),
   },
   'db migrate': {
     usage: 'ingest db migrate',
     summary: 'apply the reference platform schema (idempotent) and print where the database lives',
-    async run(args, { config, log }) {
-      parseArgs({ args, options: {}, allowPositionals: false });
-      const db = await openDatabase(config, { bootstrap: false, uses: [] });
-      try {
-        const report = await migrate(db);
-        for (const m of report.applied) log.info({ version: m.version, name: m.name }, 'migration applied');
-        process.stdout.write(
-          `database: ${db.kind} at ${db.location}\n` +
-            `migrations: ${report.applied.length} applied now, ${report.alreadyApplied} already applied\n`,
-        );
-        return 0;
-      } finally {
-        await db.close();
-      }
-    },
+    createsDataDir: true,
+    run: lazy(
+      () => import('./db.ts'),
+      (m) => m.dbMigrateCommand,
+    ),
   },
   extract: {
     usage: 'ingest extract [FILE|-]',
     summary: 'clean one HTML file (or stdin) to its main text, as POST /extract does; prints the result as JSON',
-    run: extractCommand,
+    run: lazy(
+      () => import('./extract.ts'),
+      (m) => m.extractCommand,
+    ),
   },
   preflight: {
     usage: 'ingest preflight',
     summary: 'send one cheap message to the configured model endpoint; non-zero exit on a dead key',
-    run: preflightCommand,
+    run: lazy(
+      () => import('./preflight.ts'),
+      (m) => m.preflightCommand,
+    ),
   },
   nightly: {
     usage: 'ingest nightly --tier mock|gateway|vendor [--sidecar URL] [--timeout S] [--full-reprocess] [--json]',
     summary: 'the nightly lane against a running sidecar: tier check, preflight or mock health, a walk, rows landed',
-    run: nightlyCommand,
+    run: lazy(
+      () => import('./nightly.ts'),
+      (m) => m.nightlyCommand,
+    ),
   },
   mock: {
     usage: 'ingest mock [--host H] [--port N] [--latency-ms N] [--fault-rate F] [--auth-token T]',
     summary: 'run the mock model server (tier 1) alone',
-    run: mockCommand,
+    run: lazy(
+      () => import('./mock.ts'),
+      (m) => m.mockCommand,
+    ),
   },
   'check-url': {
     usage: 'ingest check-url URL...',
     summary: 'apply the SSRF policy to each URL (DNS only, no connection); one JSON line per URL',
-    run: checkUrlCommand,
+    run: lazy(
+      () => import('./check-url.ts'),
+      (m) => m.checkUrlCommand,
+    ),
   },
   'bench corpus': {
     usage: 'ingest bench corpus --docs N [--mix md:70,pdf:10,docx:10,xlsx:5,html:5] [--seed S] OUT',
@@ -105,108 +107,176 @@ const COMMANDS: Record<string, Command> = {
   'feeds add': {
     usage: 'ingest feeds add URL... [--write-platform-ledger]',
     summary: 'add each URL to the feed_articles ledger as a passed row (the walk fetches passed URLs)',
-    run: feedsAddCommand,
+    createsDataDir: true,
+    run: lazy(
+      () => import('./feeds.ts'),
+      (m) => m.feedsAddCommand,
+    ),
   },
   'feeds list': {
     usage: 'ingest feeds list [--passed|--unpassed] [--json]',
     summary: 'the feed_articles ledger: each row passed or not, linked to its reference item or not',
-    run: feedsListCommand,
+    createsDataDir: true,
+    run: lazy(
+      () => import('./feeds.ts'),
+      (m) => m.feedsListCommand,
+    ),
   },
   'feeds pass': {
     usage: 'ingest feeds pass URL... [--write-platform-ledger]',
     summary: "set passed on the URL's ledger rows: the next walk fetches it",
-    run: feedsPassCommand,
+    createsDataDir: true,
+    run: lazy(
+      () => import('./feeds.ts'),
+      (m) => m.feedsPassCommand,
+    ),
   },
   'feeds unpass': {
     usage: 'ingest feeds unpass URL... [--write-platform-ledger]',
     summary: "clear passed on the URL's ledger rows: the next walk retracts its derived rows",
-    run: feedsUnpassCommand,
+    createsDataDir: true,
+    run: lazy(
+      () => import('./feeds.ts'),
+      (m) => m.feedsUnpassCommand,
+    ),
   },
   'entities list': {
     usage: 'ingest entities list [--pinned] [--limit N] [--json]',
     summary: 'the entities stage 5 resolved: canonical names by mentions, pinned ones marked',
-    run: entitiesListCommand,
+    run: lazy(
+      () => import('./entities.ts'),
+      (m) => m.entitiesListCommand,
+    ),
   },
   'entities show': {
     usage: 'ingest entities show <mention id> [--json]',
     summary: "one mention's entity: the names that chain under it and all its mentions",
-    run: entitiesShowCommand,
+    run: lazy(
+      () => import('./entities.ts'),
+      (m) => m.entitiesShowCommand,
+    ),
   },
   'entities merge': {
     usage: 'ingest entities merge --into <mention id> <mention id>...',
     summary: "merge the mentions' entities into the target's and pin the survivors (an admin merge)",
-    run: entitiesMergeCommand,
+    run: lazy(
+      () => import('./entities.ts'),
+      (m) => m.entitiesMergeCommand,
+    ),
   },
   'qa proposals': {
     usage: 'ingest qa proposals [--status proposed|accepted|rejected] [--limit N] [--json]',
     summary: 'the Q&A dedup proposals of stage 5, the most similar first, both pairs side by side',
-    run: qaProposalsCommand,
+    run: lazy(
+      () => import('./qa.ts'),
+      (m) => m.qaProposalsCommand,
+    ),
   },
   'qa decide': {
     usage: 'ingest qa decide <proposal id> accept|reject',
     summary: 'record a decision on a Q&A dedup proposal (walks never change it again)',
-    run: qaDecideCommand,
+    run: lazy(
+      () => import('./qa.ts'),
+      (m) => m.qaDecideCommand,
+    ),
   },
   produce: {
     usage: 'ingest produce [--all] [--redraft] [--json]',
     summary: 'one producer run: redraft the bundle concepts whose evidence moved (--all: look at every concept)',
-    run: produceCommand,
+    run: lazy(
+      () => import('./produce.ts'),
+      (m) => m.produceCommand,
+    ),
   },
   'bundle check': {
     usage: 'ingest bundle check [DIR] [--json]',
     summary: 'check a knowledge bundle (default: the published one): OKF 0.1 conformance, listings, citations',
-    run: bundleCheckCommand,
+    run: lazy(
+      () => import('./produce.ts'),
+      (m) => m.bundleCheckCommand,
+    ),
   },
   worker: {
     usage: 'ingest worker [--concurrency N]',
     summary: 'run the bid-worker: poll processing_queue for analyse_form and template_fill jobs (no HTTP server)',
-    run: workerCommand,
+    createsDataDir: true,
+    run: lazy(
+      () => import('./worker.ts'),
+      (m) => m.workerCommand,
+    ),
   },
   'worker health': {
     usage: 'ingest worker health',
     summary: "the bid-worker container's health check: exit 0 while its heartbeat is fresh",
-    run: workerHealthCommand,
+    run: lazy(
+      () => import('./worker.ts'),
+      (m) => m.workerHealthCommand,
+    ),
   },
   'jobs enqueue': {
     usage:
       'ingest jobs enqueue analyse_form|template_fill (FILE | --bucket-key KEY | --analysis JOB_ID) [--evidence-k N] [--max-attempts N]',
     summary: 'queue a bid-worker job with the payload the platform would send; prints its id',
-    run: jobsEnqueueCommand,
+    run: lazy(
+      () => import('./jobs.ts'),
+      (m) => m.jobsEnqueueCommand,
+    ),
   },
   'jobs list': {
     usage: 'ingest jobs list [--status queued|running|done|failed] [--limit N] [--json]',
     summary: 'the bid-worker jobs, newest first, with their attempts and errors',
-    run: jobsListCommand,
+    run: lazy(
+      () => import('./jobs.ts'),
+      (m) => m.jobsListCommand,
+    ),
   },
   'jobs show': {
     usage: 'ingest jobs show ID',
     summary: 'one job with its payload and result, as JSON',
-    run: jobsShowCommand,
+    run: lazy(
+      () => import('./jobs.ts'),
+      (m) => m.jobsShowCommand,
+    ),
   },
   'jobs retry': {
     usage: 'ingest jobs retry ID',
     summary: 'queue a failed job again with its attempts reset',
-    run: jobsRetryCommand,
+    run: lazy(
+      () => import('./jobs.ts'),
+      (m) => m.jobsRetryCommand,
+    ),
   },
   'jobs schema': {
     usage: 'ingest jobs schema analyse_form.payload|analyse_form.result|template_fill.payload|template_fill.result',
     summary: 'print the JSON Schema of a job payload or result',
-    run: (args) => jobsSchemaCommand(args),
+    run: lazy(
+      () => import('./jobs.ts'),
+      (m) => m.jobsSchemaCommand,
+    ),
   },
   search: {
     usage: 'ingest search QUERY [--k N] [--json]',
     summary: 'the evidence template_fill retrieves for a question: Q&A pairs, chunks, entity facts, with citations',
-    run: searchCommand,
+    run: lazy(
+      () => import('./search.ts'),
+      (m) => m.searchCommand,
+    ),
   },
   'state verify': {
     usage: 'ingest state verify',
     summary: 'inspect the engine state store (format version, memo counts, bound database)',
-    run: stateVerifyCommand,
+    run: lazy(
+      () => import('./state.ts'),
+      (m) => m.stateVerifyCommand,
+    ),
   },
   'state reset': {
     usage: 'ingest state reset --yes',
     summary: 'delete the engine state store; the next walk re-extracts everything',
-    run: stateResetCommand,
+    run: lazy(
+      () => import('./state.ts'),
+      (m) => m.stateResetCommand,
+    ),
   },
 };
 
@@ -222,10 +292,48 @@ async function importFromCheckout<T>(load: () => Promise<T>): Promise<T> {
   }
 }
 
-export function helpText(): string {
-  const width = Math.max(...Object.values(COMMANDS).map((c) => c.usage.length));
-  const lines = Object.values(COMMANDS).map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`);
-  return `usage: ingest <command> [options]\n\ncommands:\n${lines.join('\n')}\n  ${'ingest --help'.padEnd(width)}  show this help\n`;
+/** Help lines stay within this width: a usage line, then its summary wrapped under it. */
+const HELP_WIDTH = 96;
+
+/** `text` broken at spaces into lines of at most HELP_WIDTH columns, each starting with `indent`. */
+function wrap(text: string, indent: string, continuation = indent): string[] {
+  const lines: string[] = [];
+  let line = indent;
+  for (const word of text.split(' ')) {
+    if (line.trim() !== '' && line.length + 1 + word.length > HELP_WIDTH) {
+      lines.push(line);
+      line = continuation + word;
+    } else line += line.trim() === '' ? word : ` ${word}`;
+  }
+  return [...lines, line];
+}
+
+const describe = (command: Command): string =>
+  [...wrap(command.usage, '  ', '        '), ...wrap(command.summary, '      ')].join('\n');
+
+export function helpText(commands: readonly Command[] = Object.values(COMMANDS)): string {
+  return (
+    'usage: ingest <command> [options]     (ingest <command> --help: one command or group)\n\n' +
+    `commands:\n${commands.map(describe).join('\n')}\n  ingest --help\n      show this help\n`
+  );
+}
+
+/** The commands named `name` or grouped under it (`jobs` -> jobs enqueue, jobs list, ...). */
+function commandsUnder(name: string): Command[] {
+  return Object.entries(COMMANDS)
+    .filter(([key]) => key === name || key.startsWith(`${name} `))
+    .map(([, command]) => command);
+}
+
+/** The help for the longest leading words of argv that name a command or a group, if any do. */
+function helpFor(argv: string[]): string | null {
+  const firstOption = argv.findIndex((a) => a.startsWith('-'));
+  const words = (firstOption === -1 ? argv : argv.slice(0, firstOption)).slice(0, 3);
+  for (let n = words.length; n > 0; n--) {
+    const commands = commandsUnder(words.slice(0, n).join(' '));
+    if (commands.length > 0) return `${commands.map(describe).join('\n')}\n`;
+  }
+  return null;
 }
 
 /** Finds the longest command name that prefixes argv ("db migrate" before "db"). */
@@ -242,35 +350,22 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(helpText());
     return argv.length === 0 ? 2 : 0;
   }
+  if (argv.includes('--help') || argv.includes('-h')) {
+    const help = helpFor(argv);
+    if (help !== null) {
+      process.stdout.write(`usage:\n${help}`);
+      return 0;
+    }
+  }
   const resolved = resolveCommand(argv);
   if (resolved === null) {
-    process.stderr.write(`ingest: unknown command "${argv.join(' ')}"\n\n${helpText()}`);
+    const group = helpFor(argv.slice(0, 1));
+    process.stderr.write(
+      group === null
+        ? `ingest: unknown command "${argv.join(' ')}"\n\n${helpText()}`
+        : `ingest: "${argv.join(' ')}" names no command; the "${argv[0]}" commands are:\n${group}`,
+    );
     return 2;
   }
-  if (resolved.rest.includes('--help') || resolved.rest.includes('-h')) {
-    process.stdout.write(`usage: ${resolved.command.usage}\n  ${resolved.command.summary}\n`);
-    return 0;
-  }
-  let config: Config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`ingest: ${error.message}\n`);
-      return 2;
-    }
-    throw error;
-  }
-  const log = createLogger(config);
-  try {
-    return await resolved.command.run(resolved.rest, { config, log });
-  } catch (error) {
-    if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`ingest: ${error.message}\nusage: ${resolved.command.usage}\n`);
-      return 2;
-    }
-    log.error({ err: error }, 'command failed');
-    process.stderr.write(lineScrubber(config.secretValues)(`ingest: ${(error as Error).message}\n`));
-    return 1;
-  }
+  return (await import('./run-command.ts')).runCommand(resolved.command, resolved.rest);
 }

@@ -1,10 +1,27 @@
 // `ingest preflight`: one cheap message with no system block to the configured model endpoint
 // (SPEC.md 8 rule 6; lib/llm/preflight.ts), so a dead key fails at minute one instead of mid-walk.
+// With no model variable set there is no endpoint: a walk starts the in-process mock (tier 1),
+// so there is nothing to check. With ANTHROPIC_BASE_URL and no credential (a mock of one's
+// own), its /health is what can be checked (docs/DECISIONS.md).
 
 import type { Config } from '../lib/config.ts';
+import { LLM_VARIABLES } from '../lib/llm/client.ts';
+import { scrubBlankVariables } from '../lib/llm/env.ts';
 import { describePreflight, preflightPing } from '../lib/llm/preflight.ts';
 
+/** One bounded GET; the endpoint is the operator's own mock, so no retry: it answers or not. */
+const HEALTH_TIMEOUT_MS = 20_000;
+
 export async function preflightCommand(_args: string[], { config }: { config: Config }): Promise<number> {
+  scrubBlankVariables(LLM_VARIABLES);
+  const env = process.env;
+  if (LLM_VARIABLES.every((name) => env[name] === undefined)) {
+    process.stdout.write('preflight ok: tier 1: the in-process mock, nothing to check\n');
+    return 0;
+  }
+  if (env.ANTHROPIC_API_KEY === undefined && env.ANTHROPIC_AUTH_TOKEN === undefined) {
+    return mockHealth(env.ANTHROPIC_BASE_URL!);
+  }
   const outcome = await preflightPing(config.models.extraction);
   if (outcome.ok) {
     process.stdout.write(`preflight ok: ${describePreflight(outcome)}\n`);
@@ -14,4 +31,22 @@ export async function preflightCommand(_args: string[], { config }: { config: Co
     `ingest: preflight failed against ${outcome.identity} (tier ${outcome.tier}): ${describePreflight(outcome)}\n`,
   );
   return 1;
+}
+
+async function mockHealth(baseUrl: string): Promise<number> {
+  const url = `${baseUrl.replace(/\/+$/, '')}/health`;
+  const failed = (why: string) => {
+    process.stderr.write(`ingest: preflight failed (tier mock, no credential set): ${url} ${why}\n`);
+    return 1;
+  };
+  let status: number;
+  try {
+    status = (await fetch(url, { signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) })).status;
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    return failed(`did not answer (${cause?.code ?? cause?.message ?? (error as Error).message})`);
+  }
+  if (status !== 200) return failed(`answered HTTP ${status}`);
+  process.stdout.write(`preflight ok: tier mock, no credential to check; ${url} answered 200\n`);
+  return 0;
 }

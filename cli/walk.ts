@@ -1,7 +1,6 @@
 // `ingest walk [PATH] [--full-reprocess] [--allow-mass-removal] [--rebind-corpus] [--json]`: one walk,
 // then a summary.
 
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';
 import { fencedCorpusWalk, type WalkFlags } from '../engine/fenced-walk.ts';
@@ -9,6 +8,7 @@ import { openLifespan, type Lifespan } from '../engine/lifespan.ts';
 import type { WalkSummary } from '../engine/walk.ts';
 import type { Logger } from '../lib/log.ts';
 import { progressReporter } from './progress.ts';
+import { corpusDirectory } from './corpus-path.ts';
 
 export async function walkCommand(args: string[], { config, log }: { config: Config; log: Logger }): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -23,7 +23,7 @@ export async function walkCommand(args: string[], { config, log }: { config: Con
   });
   if (positionals.length > 1)
     throw Object.assign(new TypeError('walk takes at most one PATH'), { code: 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL' });
-  const sourcePath = positionals[0] === undefined ? config.sourcePath : path.resolve(positionals[0]);
+  const sourcePath = corpusDirectory('walk', positionals[0], config);
   const lifespan = await openLifespan(config, log);
   let summary: WalkSummary | null;
   try {
@@ -65,7 +65,10 @@ export function formatSummary(s: WalkSummary, location: string): string {
   const lines = [
     `walk ${s.opId} ${s.status}${s.idle ? ' (idle: no corpus directory)' : ''} in ${(s.durationMs / 1000).toFixed(1)} s`,
     `items: ${s.items.seen} seen, ${s.items.changed} changed, ${s.items.unchanged} unchanged, ${s.items.failed} failed, ` +
-      `${s.items.dropped} dropped (unrecognised type), ${s.items.skipped} skipped (unreadable), ${s.items.removed} removed`,
+      `${s.items.dropped} dropped (unrecognised type), ${s.items.skipped} skipped (unreadable), ${s.items.removed} removed` +
+      (s.items.removed > 0
+        ? ' (gone from the corpus: derived rows deleted, source_documents rows kept as provenance)'
+        : ''),
     `rows written: ${
       Object.entries(s.rows)
         .map(([t, n]) => `${t} ${n}`)

@@ -4,7 +4,6 @@
 // nothing changed. Ctrl-C stops after the walk in progress has committed; a second Ctrl-C
 // stops at once (a killed walk loses nothing: the next one redoes what it had not committed).
 
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
@@ -13,6 +12,7 @@ import { watchCorpus, type WatchedWalk } from '../engine/watch.ts';
 import { walkWithProgress } from './walk.ts';
 import { fencedCorpusWalk } from '../engine/fenced-walk.ts';
 import { usageError } from './usage.ts';
+import { corpusDirectory } from './corpus-path.ts';
 
 const DEFAULT_QUIET_MS = 300;
 const DEFAULT_RECONCILE_S = 60;
@@ -62,8 +62,7 @@ export async function watchCommand(args: string[], { config, log }: { config: Co
   if (!Number.isInteger(quietMs) || quietMs < 10 || quietMs > 60_000)
     throw usageError('--quiet-ms must be a whole number from 10 to 60000');
   if (!(reconcileS >= 1 && reconcileS <= 86_400)) throw usageError('--reconcile-s must be from 1 to 86400');
-  const sourcePath = positionals[0] === undefined ? config.sourcePath : path.resolve(positionals[0]);
-  if (sourcePath === null) throw usageError('watch needs a PATH or ENGINE_SOURCE_PATH');
+  const sourcePath = corpusDirectory('watch', positionals[0], config);
 
   // Opening the embedded database refuses, by name, a sidecar or walk that holds it.
   const lifespan = await openLifespan(config, log);

@@ -7,6 +7,7 @@
 import type { Config } from '../lib/config.ts';
 import type { Database } from '../lib/db/database.ts';
 import { openDatabase } from '../lib/db/open.ts';
+import { requireStore } from '../lib/data-dir.ts';
 import type { Converter } from '../stages/convert/index.ts';
 import type { Models } from '../lib/models.ts';
 import type { RunRecorder } from '../lib/runs/record.ts';
@@ -48,6 +49,7 @@ export async function openLifespan(
   if (config.imageSha === null) {
     log.warn('IMAGE_SHA is not set: no run of this process will carry result.extractor_version (SPEC.md 6)');
   }
+  requireStore(config, config.stateStorePath, 'engine state store');
   const db = options.db ?? (await openDatabase(config));
   const aliases = new AliasSnapshot();
   const store = await aliases

@@ -36,6 +36,13 @@ const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debu
 export interface Config {
   /** Root of everything the service keeps on disk in embedded mode (INGEST_DATA_DIR). */
   readonly dataDir: string;
+  /**
+   * Whether this process may create the stores it opens (the embedded database, the state store)
+   * where it finds none. Not from the environment: the command says (cli/main.ts); only the
+   * commands that fill the stores may, so that one run from the wrong folder fails instead of
+   * answering from a new, empty database (lib/data-dir.ts, docs/DECISIONS.md).
+   */
+  readonly mayCreateDataDir: boolean;
   readonly database: {
     /** ENGINE_DB_DSN: a real PostgreSQL with pgvector; null selects the embedded PGlite. */
     readonly dsn: string | null;
@@ -174,7 +181,11 @@ export class ConfigError extends Error {
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** Parses the environment into a frozen Config, or throws one ConfigError naming every problem. */
-export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
+export function loadConfig(
+  env: Env = process.env,
+  cwd: string = process.cwd(),
+  { mayCreateDataDir = true }: { mayCreateDataDir?: boolean } = {},
+): Config {
   const problems: string[] = [];
   const read = (name: string): string | null => {
     const value = env[name];
@@ -257,6 +268,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
 
   const config: Config = {
     dataDir,
+    mayCreateDataDir,
     database: { dsn, embeddedDir: path.join(dataDir, 'pglite') },
     stateStorePath: path.resolve(cwd, stateStore ?? path.join(dataDir, 'state')),
     fenceStaleMs: integer('INGEST_FENCE_STALE_MS', 60_000, 100, 3_600_000),

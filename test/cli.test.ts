@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadMigrations } from '../lib/db/migrate.ts';
@@ -13,11 +13,12 @@ const BIN = path.resolve(import.meta.dirname, '..', 'bin', 'ingest.ts');
 /** A bound on a stuck command, not a speed check: a first PGlite initdb on a loaded machine takes over a minute. */
 const SPAWN_TIMEOUT_MS = 300_000;
 
-function ingest(args: string[], env: Record<string, string>, input?: Uint8Array) {
+function ingest(args: string[], env: Record<string, string>, input?: Uint8Array, cwd?: string) {
   const result = spawnSync(process.execPath, [BIN, ...args], {
     env: { PATH: process.env.PATH ?? '', ...env },
     encoding: 'utf8',
     input,
+    cwd,
     timeout: SPAWN_TIMEOUT_MS,
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
@@ -80,6 +81,76 @@ test('--help lists the commands that exist', () => {
   assert.match(result.stdout, /ingest db migrate/);
 });
 
+/** The modules a run of the CLI resolved (test/helpers/record-modules.ts). */
+function modulesLoadedBy(args: string[]): string[] {
+  const dir = mkdtempSync(path.join(tmpdir(), 'ingest-modules-'));
+  try {
+    const out = path.join(dir, 'modules.json');
+    const recorder = path.resolve(import.meta.dirname, 'helpers', 'record-modules.ts');
+    const result = spawnSync(process.execPath, ['--import', recorder, BIN, ...args], {
+      env: { PATH: process.env.PATH ?? '', INGEST_RECORD_MODULES_TO: out },
+      encoding: 'utf8',
+      timeout: SPAWN_TIMEOUT_MS,
+    });
+    assert.is(result.status, 0, result.stderr);
+    return (JSON.parse(readFileSync(out, 'utf8')) as { modules: string[] }).modules;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const HEAVY =
+  /\/node_modules\/(pg|pg-copy-streams|@electric-sql\/pglite[^/]*|lmdb|pdf-parse|pdfjs-dist|mammoth|exceljs|jszip|yauzl|piscina|@anthropic-ai\/sdk|openai)\//;
+
+test('--help, alone or for a command group, loads none of the database, store, converter or model libraries', () => {
+  for (const args of [['--help'], ['jobs', '--help'], ['walk', '--help']]) {
+    const modules = modulesLoadedBy(args);
+    assert.ok(
+      modules.some((m) => m.endsWith('/cli/main.ts')),
+      'the recorder saw the CLI start',
+    );
+    assert.equal(
+      modules.filter((m) => HEAVY.test(m)),
+      [],
+      `ingest ${args.join(' ')}`,
+    );
+  }
+});
+
+test('a command group with --help lists its subcommands; alone, it names them and exits 2', () => {
+  const jobs = ingest(['jobs', '--help'], {});
+  assert.is(jobs.status, 0, jobs.stderr);
+  for (const sub of ['enqueue', 'list', 'show', 'retry', 'schema'])
+    assert.match(jobs.stdout, new RegExp(`ingest jobs ${sub}`));
+  assert.not.match(jobs.stdout, /ingest walk/);
+  for (const [group, sub] of [
+    ['db', 'migrate'],
+    ['qa', 'decide'],
+    ['entities', 'merge'],
+    ['state', 'reset'],
+    ['bundle', 'check'],
+  ]) {
+    const result = ingest([group!, '--help'], {});
+    assert.is(result.status, 0, `${group}: ${result.stderr}`);
+    assert.match(result.stdout, new RegExp(`ingest ${group} ${sub}`));
+  }
+  const worker = ingest(['worker', '--help'], {});
+  assert.match(worker.stdout, /ingest worker \[--concurrency N\]/);
+  assert.match(worker.stdout, /ingest worker health/);
+  const bare = ingest(['qa'], {});
+  assert.is(bare.status, 2);
+  assert.match(bare.stderr, /ingest qa proposals/);
+  assert.match(bare.stderr, /ingest qa decide/);
+});
+
+test('every help line fits in 100 columns', () => {
+  for (const args of [['--help'], ['jobs', '--help'], ['nightly', '--help']]) {
+    const result = ingest(args, {});
+    const wide = result.stdout.split('\n').filter((line) => line.length >= 100);
+    assert.equal(wide, [], `ingest ${args.join(' ')}`);
+  }
+});
+
 test('an unknown command exits 2 with the help text', () => {
   const result = ingest(['frobnicate'], {});
   assert.is(result.status, 2);
@@ -91,6 +162,28 @@ test('a malformed knob stops the command before it starts, naming the variable',
   const result = ingest(['db', 'migrate'], { INGEST_SINK_BATCH_ROWS: 'lots' });
   assert.is(result.status, 2);
   assert.match(result.stderr, /INGEST_SINK_BATCH_ROWS must be a whole number/);
+});
+
+test('a command that only reads the data directory finds none, names where it looked, and creates nothing', () => {
+  const elsewhere = mkdtempSync(path.join(tmpdir(), 'ingest-elsewhere-'));
+  try {
+    for (const args of [
+      ['search', 'warranty'],
+      ['qa', 'proposals'],
+      ['jobs', 'list'],
+      ['entities', 'list'],
+      ['produce'],
+    ]) {
+      const result = ingest(args, {}, undefined, elsewhere);
+      assert.is(result.status, 2, `ingest ${args.join(' ')}: ${result.stdout}${result.stderr}`);
+      assert.match(result.stderr, new RegExp(`no (embedded database|engine state store) at ${elsewhere}/\\.ingest/`));
+      assert.match(result.stderr, /INGEST_DATA_DIR/);
+      assert.match(result.stderr, /ingest walk PATH/);
+      assert.not.ok(existsSync(path.join(elsewhere, '.ingest')), `ingest ${args.join(' ')} created a data directory`);
+    }
+  } finally {
+    rmSync(elsewhere, { recursive: true, force: true });
+  }
 });
 
 test('db migrate applies the schema once and reports where the database lives', async () => {

@@ -1,6 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { FAILURE_SENTINEL, startMockServer, type MockServer } from '../mock/server.ts';
 import { BIN, runIngest } from './helpers/cli.ts';
 let mock: MockServer;
@@ -31,6 +33,29 @@ test('an unreachable endpoint fails the preflight', async () => {
   const result = await preflight({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:1', ANTHROPIC_API_KEY: 'k' });
   assert.is(result.status, 1);
   assert.match(result.stderr, /preflight failed/);
+});
+
+test('with no model variable set, preflight says tier 1 runs the in-process mock and checks nothing', async () => {
+  const result = await preflight({});
+  assert.is(result.status, 0, result.stderr);
+  assert.is(result.stdout, 'preflight ok: tier 1: the in-process mock, nothing to check\n');
+});
+
+test("with ANTHROPIC_BASE_URL and no credential, preflight checks that endpoint's /health", async () => {
+  const alive = await preflight({ ANTHROPIC_BASE_URL: mock.url });
+  assert.is(alive.status, 0, alive.stderr);
+  assert.match(alive.stdout, new RegExp(`tier mock, no credential to check; ${mock.url}/health answered 200`));
+
+  const closed = createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const { port } = closed.address() as AddressInfo;
+  await new Promise((resolve) => closed.close(resolve));
+  const dead = await preflight({ ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}`, ANTHROPIC_AUTH_TOKEN: '' });
+  assert.is(dead.status, 1);
+  assert.match(
+    dead.stderr,
+    new RegExp(`preflight failed \\(tier mock, no credential set\\): http://127.0.0.1:${port}/health did not answer`),
+  );
 });
 
 test('ingest mock serves until told to stop', async () => {

@@ -4,8 +4,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { cp, mkdir, writeFile } from 'node:fs/promises';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { WalkSummary } from '../engine/walk.ts';
@@ -59,6 +59,19 @@ test('the example corpus walks into rows of every type, then a second walk does 
   assert.equal(summary.rows, {});
 });
 
+test('a walk that removes documents says their source_documents rows stay', async () => {
+  const corpus = path.join(root, 'corpus');
+  await cp(EXAMPLES, corpus, { recursive: true });
+  assert.is(walk(corpus).status, 0);
+  await rm(path.join(corpus, 'company', 'faq.md'));
+  const second = walk(corpus);
+  assert.is(second.status, 0, second.stderr);
+  assert.match(
+    second.stdout,
+    /1 removed \(gone from the corpus: derived rows deleted, source_documents rows kept as provenance\)/,
+  );
+});
+
 test('a walk refuses to start while another writer holds the fence', async () => {
   const { hostname } = await import('node:os');
   await mkdir(path.join(root, 'data', 'state'), { recursive: true });
@@ -75,6 +88,36 @@ test('an unknown flag is a usage error', () => {
   const result = walk(EXAMPLES, '--frobnicate');
   assert.is(result.status, 2);
   assert.match(result.stderr, /usage: ingest walk/);
+});
+
+test('walk and watch refuse a path that is not a directory, or none at all, with exit 2 and create nothing', async () => {
+  const file = path.join(root, 'notes.md');
+  await writeFile(file, '# a file, not a folder\n');
+  const missing = path.join(root, 'does-not-exist');
+  const cases: { args: string[]; env?: Record<string, string>; says: RegExp }[] = [
+    { args: [missing], says: new RegExp(`${missing} does not exist`) },
+    { args: [file], says: new RegExp(`${file} is not a directory`) },
+    { args: [], says: /needs a corpus directory: give a PATH or set ENGINE_SOURCE_PATH/ },
+    {
+      args: [],
+      env: { ENGINE_SOURCE_PATH: missing },
+      says: new RegExp(`ENGINE_SOURCE_PATH ${missing} does not exist`),
+    },
+  ];
+  for (const command of ['walk', 'watch']) {
+    for (const { args, env: extra, says } of cases) {
+      const result = spawnSync(process.execPath, [BIN, command, ...args], {
+        env: { ...env, ...extra },
+        encoding: 'utf8',
+        timeout: 300_000,
+      });
+      const what = `ingest ${command} ${args.join(' ')} ${JSON.stringify(extra ?? {})}`;
+      assert.is(result.status, 2, `${what}: ${result.stdout}${result.stderr}`);
+      assert.match(result.stderr, says, what);
+      assert.match(result.stderr, new RegExp(`usage: ingest ${command}`), what);
+      assert.not.ok(existsSync(path.join(root, 'data')), `${what} created the data directory`);
+    }
+  }
 });
 
 test('poisoned documents fail alone with named errors; the walk completes; memory stays bounded', async () => {

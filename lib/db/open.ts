@@ -4,8 +4,11 @@
 // platform; a real PostgreSQL is migrated only by `ingest db migrate` (the platform's role).
 // Either way the catalog is then checked for the tables and columns the command uses
 // (schema-check.ts), so a database that lacks them fails here, by name, not at a first query.
+// A command that may not create the data directory's stores finds an existing one or fails
+// (lib/data-dir.ts).
 
 import type { Config } from '../config.ts';
+import { requireStore } from '../data-dir.ts';
 import type { Database } from './database.ts';
 import { migrate } from './migrate.ts';
 import { openPglite } from './pglite.ts';
@@ -19,7 +22,11 @@ export interface OpenOptions {
   uses?: readonly string[];
 }
 
-export async function openDatabase(config: Pick<Config, 'database'>, options: OpenOptions = {}): Promise<Database> {
+export async function openDatabase(
+  config: Pick<Config, 'database'> & Partial<Pick<Config, 'mayCreateDataDir'>>,
+  options: OpenOptions = {},
+): Promise<Database> {
+  if (config.database.dsn === null) requireStore(config, config.database.embeddedDir, 'embedded database');
   const db =
     config.database.dsn !== null
       ? await openPostgres(config.database.dsn)
