@@ -9,7 +9,8 @@
 // (bench/README.md "bid-worker").
 //
 // Every piece of evidence carries a record:// citation of what SPEC.md 2 allows as a target:
-// the source_document (or reference_item) it came from.
+// the source_document (or reference_item) it came from, and that document's corpus-relative
+// path (or the item's URL), which is what a person can look up.
 //
 // A caller may exclude documents: template_fill excludes the form's own (docs/DECISIONS.md
 // "A form is never its own evidence"). They are left out of every query, before the nearest
@@ -217,25 +218,53 @@ async function questionLengths(db: Queryable, ids: string[]): Promise<Map<string
 const citation = (documentId: string | null, referenceItemId: string | null): string =>
   documentId !== null ? `record://source_document/${documentId}` : `record://reference_item/${referenceItemId}`;
 
-async function describe(db: Queryable, h: Hit): Promise<{ text: string; citation: string } | null> {
+/** Joins an owner row `o` to its document (d.rel_path) or reference item (ri.url). */
+const SOURCE_JOIN = `LEFT JOIN source_documents d ON d.id = o.source_document_id
+                     LEFT JOIN reference_items ri ON ri.id = o.reference_item_id`;
+
+interface Described {
+  text: string;
+  citation: string;
+  source: string;
+}
+
+async function describe(db: Queryable, h: Hit): Promise<Described | null> {
   switch (h.kind) {
     case 'q_a_pair': {
-      const { rows } = await db.query<{ question_text: string; answer_text: string; source_document_id: string }>(
-        `SELECT question_text, answer_text, source_document_id FROM promotion_candidates() WHERE id = $1`,
+      const { rows } = await db.query<{
+        question_text: string;
+        answer_text: string;
+        source_document_id: string;
+        source: string;
+      }>(
+        `SELECT o.question_text, o.answer_text, o.source_document_id, d.rel_path AS source
+           FROM promotion_candidates() o JOIN source_documents d ON d.id = o.source_document_id WHERE o.id = $1`,
         [h.id],
       );
       const r = rows[0];
       return r === undefined
         ? null
-        : { text: `Q: ${r.question_text} A: ${r.answer_text}`, citation: citation(r.source_document_id, null) };
+        : {
+            text: `Q: ${r.question_text} A: ${r.answer_text}`,
+            citation: citation(r.source_document_id, null),
+            source: r.source,
+          };
     }
     case 'chunk': {
-      const { rows } = await db.query<{ text: string; source_document_id: string | null; reference_item_id: string }>(
-        `SELECT text, source_document_id, reference_item_id FROM content_chunks WHERE id = $1`,
+      const { rows } = await db.query<{
+        text: string;
+        source_document_id: string | null;
+        reference_item_id: string;
+        source: string;
+      }>(
+        `SELECT o.text, o.source_document_id, o.reference_item_id, coalesce(d.rel_path, ri.url) AS source
+           FROM content_chunks o ${SOURCE_JOIN} WHERE o.id = $1`,
         [h.id],
       );
       const r = rows[0];
-      return r === undefined ? null : { text: r.text, citation: citation(r.source_document_id, r.reference_item_id) };
+      return r === undefined
+        ? null
+        : { text: r.text, citation: citation(r.source_document_id, r.reference_item_id), source: r.source };
     }
     case 'entity': {
       const { rows } = await db.query<{
@@ -243,15 +272,17 @@ async function describe(db: Queryable, h: Hit): Promise<{ text: string; citation
         entity_type: string;
         source_document_id: string | null;
         reference_item_id: string | null;
+        source: string;
         facts: string[] | null;
       }>(
-        `SELECT m.canonical_name, m.entity_type, m.source_document_id, m.reference_item_id,
+        `SELECT o.canonical_name, o.entity_type, o.source_document_id, o.reference_item_id,
+                coalesce(d.rel_path, ri.url) AS source,
                 (SELECT array_agg(r.source_canonical || ' ' || r.predicate || ' ' || r.target_canonical)
                    FROM (SELECT * FROM entity_relationships r
-                          WHERE r.source_document_id = m.source_document_id
-                            AND (r.source_canonical = m.canonical_name OR r.target_canonical = m.canonical_name)
+                          WHERE r.source_document_id = o.source_document_id
+                            AND (r.source_canonical = o.canonical_name OR r.target_canonical = o.canonical_name)
                           ORDER BY r.confidence DESC NULLS LAST, r.id LIMIT 3) r) AS facts
-           FROM entity_mentions m WHERE m.id = $1`,
+           FROM entity_mentions o ${SOURCE_JOIN} WHERE o.id = $1`,
         [h.id],
       );
       const r = rows[0];
@@ -260,6 +291,7 @@ async function describe(db: Queryable, h: Hit): Promise<{ text: string; citation
       return {
         text: `${r.canonical_name} (${r.entity_type})${facts === '' ? '' : `: ${facts}`}`,
         citation: citation(r.source_document_id, r.reference_item_id ?? null),
+        source: r.source,
       };
     }
   }
