@@ -39,6 +39,8 @@ export interface PassOutcome {
 
 /** The first failures kept in detail; items.failed has the count. */
 export const MAX_REPORTED_FAILURES = 1000;
+/** Warnings about single items kept in the summary; the rest are logged only. */
+export const MAX_REPORTED_ITEM_WARNINGS = 1000;
 
 export class WalkTally {
   readonly items: ItemCounts = { seen: 0, changed: 0, unchanged: 0, failed: 0, dropped: 0, skipped: 0, removed: 0 };
@@ -51,6 +53,7 @@ export class WalkTally {
   stage5FailureInjected: FailStage5Mode | null = null;
   readonly #counters: RunCounters;
   readonly #log: Logger;
+  #itemWarnings = 0;
 
   constructor(counters: RunCounters, log: Logger) {
     this.#counters = counters;
@@ -66,6 +69,13 @@ export class WalkTally {
       this.failures.push({ path, stage: stageError.stage, code: stageError.code, message: stageError.message });
     }
     this.#log.warn({ path, stage: stageError.stage, code: stageError.code, err: stageError.message }, 'item failed');
+  }
+
+  /** One item landed with something to say about it (a guessed encoding, a PDF without text). */
+  itemWarning(path: string, warning: { name: string; message: string }): void {
+    this.#itemWarnings += 1;
+    if (this.#itemWarnings <= MAX_REPORTED_ITEM_WARNINGS) this.warnings.push({ ...warning, path });
+    this.#log.warn({ path, warning: warning.name }, warning.message);
   }
 }
 
