@@ -215,7 +215,7 @@ async function recall(engine: string, seed: number): Promise<RecallRun> {
     for (const lexicalWeight of SWEEP) {
       let found = 0;
       for (const q of asked) {
-        const evidence = await retrieve(target.db, embedder(runtime.deps), q.question, 5, lexicalWeight);
+        const evidence = await retrieve(target.db, embedder(runtime.deps), q.question, 5, { lexicalWeight });
         const ids = evidence.filter((e) => e.kind === 'q_a_pair').map((e) => e.id);
         const { rows } = await target.db.query<{ question_text: string }>(
           `SELECT question_text FROM q_a_extractions WHERE id = ANY($1::uuid[])`,

@@ -1,6 +1,6 @@
 // `ingest search QUERY [--k N] [--json]`: the evidence template_fill would retrieve for a
-// question (worker/retrieval.ts), with its scores and record:// citations, so an operator can
-// see what the corpus answers before a form is filled from it.
+// question (worker/retrieval.ts), with its scores and record:// citations beside the file (or
+// URL) each cites, so an operator can see what the corpus answers before a form is filled from it.
 
 import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';
@@ -33,7 +33,7 @@ export async function searchCommand(args: string[], { config, log }: { config: C
       process.stdout.write(
         `${i + 1}. [${e.kind}] score ${e.score.toFixed(4)}` +
           `${e.similarity === null ? '' : `, similarity ${e.similarity.toFixed(3)}`}${e.lexical ? ', lexical match' : ''}\n` +
-          `   ${e.citation}\n   ${e.text.replace(/\s+/g, ' ').slice(0, 300)}\n`,
+          `   ${e.citation}  ${e.source}\n   ${e.text.replace(/\s+/g, ' ').slice(0, 300)}\n`,
       ),
     );
     return 0;

@@ -7,6 +7,7 @@ import { fencedCorpusWalk, type WalkFlags } from '../engine/fenced-walk.ts';
 import { openLifespan, type Lifespan } from '../engine/lifespan.ts';
 import type { WalkSummary } from '../engine/walk.ts';
 import type { Logger } from '../lib/log.ts';
+import { warningText } from '../lib/runs/record.ts';
 import { progressReporter } from './progress.ts';
 import { corpusDirectory } from './corpus-path.ts';
 
@@ -77,7 +78,7 @@ export function formatSummary(s: WalkSummary, location: string): string {
     `database: ${location}; peak memory ${s.peakRssMb} MB`,
   ];
   if (s.error !== undefined) lines.push(`error: ${s.error}`);
-  for (const w of s.warnings) lines.push(`warning ${w.name}: ${w.message}`);
+  for (const w of s.warnings) lines.push(`warning ${warningText(w)}`);
   if (s.failures.length > 0) {
     lines.push('failed items:');
     for (const f of s.failures) lines.push(`  ${f.path}  [${f.stage}: ${f.code}] ${f.message}`);

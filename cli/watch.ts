@@ -7,6 +7,7 @@
 import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
+import { warningText } from '../lib/runs/record.ts';
 import { openLifespan } from '../engine/lifespan.ts';
 import { watchCorpus, type WatchedWalk } from '../engine/watch.ts';
 import { walkWithProgress } from './walk.ts';
@@ -43,7 +44,7 @@ export function watchLine(walked: WatchedWalk): string | null {
       `${(summary.durationMs / 1000).toFixed(1)} s${summary.status === 'failed' ? `; FAILED: ${summary.error}` : ''}`,
   ];
   for (const f of summary.failures) lines.push(`  failed ${f.path} [${f.stage}: ${f.code}] ${f.message}`);
-  for (const w of summary.warnings) lines.push(`  warning ${w.name}: ${w.message}`);
+  for (const w of summary.warnings) lines.push(`  warning ${warningText(w)}`);
   return `${lines.join('\n')}\n`;
 }
 

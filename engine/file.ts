@@ -6,7 +6,7 @@
 // `ingestFile` is the middle, (item, bytes, run context) -> rows: the seam along which items
 // can later fan out to other machines (DESIGN.md 15).
 
-import type { Converter, MediaType } from '../stages/convert/index.ts';
+import type { ConversionWarning, Converter, MediaType } from '../stages/convert/index.ts';
 import { chunkText } from '../stages/chunk.ts';
 import type { FileItem } from '../lib/corpus/files.ts';
 import { ConversionError } from '../stages/convert/index.ts';
@@ -52,6 +52,8 @@ export interface FileWalkDeps extends FileIngestDeps {
   sink: Sink;
   live: LiveItems;
   limits: Config['convert'];
+  /** Hears what an item that landed has to say about its document (the walk's summary shows it). */
+  warn: (path: string, warning: ConversionWarning) => void;
 }
 
 /**
@@ -110,6 +112,7 @@ export async function walkFile(
       },
     );
     deps.live.liveDocumentIds.add(ingested.sourceDocumentId);
+    for (const warning of ingested.warnings) deps.warn(item.relPath, warning);
     return 'changed';
   } catch (error) {
     // The item's earlier rows stay as they were: its document is still live.
@@ -123,6 +126,7 @@ export interface IngestedFile {
   rows: ItemRows;
   /** Keys of every row the item owns per table, including embeddings kept unchanged. */
   keys: RowKeys;
+  warnings: ConversionWarning[];
 }
 
 export async function ingestFile(
@@ -193,5 +197,5 @@ export async function ingestFile(
     [entityRelationships, relationshipRows],
     [recordEmbeddings, embeddingRows],
   ]);
-  return { sourceDocumentId, rows, keys: itemKeys(rows, toEmbed) };
+  return { sourceDocumentId, rows, keys: itemKeys(rows, toEmbed), warnings: converted.warnings ?? [] };
 }

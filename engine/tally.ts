@@ -40,6 +40,8 @@ export interface PassOutcome {
 
 /** The first failures kept in detail; items.failed has the count. */
 export const MAX_REPORTED_FAILURES = 1000;
+/** Warnings about single items kept in the summary; the rest are logged only. */
+export const MAX_REPORTED_ITEM_WARNINGS = 1000;
 
 /** How many paths a warning names at most; the log names every one. */
 export const MAX_NAMED_PATHS = 20;
@@ -58,6 +60,7 @@ export class WalkTally {
   /** The first symbolic links met that lead outside the corpus, and how many there were. */
   readonly #outsideLinks: string[] = [];
   #outsideLinkCount = 0;
+  #itemWarnings = 0;
 
   constructor(counters: RunCounters, log: Logger) {
     this.#counters = counters;
@@ -95,6 +98,13 @@ export class WalkTally {
         `${n === 1 ? 'was' : 'were'} not walked: ${[...this.#outsideLinks].sort().join(', ')}` +
         (more > 0 ? ` and ${more} more (the log names each)` : ''),
     });
+  }
+
+  /** One item landed with something to say about it (a guessed encoding, a PDF without text). */
+  itemWarning(path: string, warning: { name: string; message: string }): void {
+    this.#itemWarnings += 1;
+    if (this.#itemWarnings <= MAX_REPORTED_ITEM_WARNINGS) this.warnings.push({ ...warning, path });
+    this.#log.warn({ path, warning: warning.name }, warning.message);
   }
 }
 

@@ -30,7 +30,7 @@ import type { RunRecord, RunWarning } from '../lib/runs/record.ts';
 import { publishRunContext, type RunContext, type RunCounters } from '../lib/run-context.ts';
 import { SingleFlight } from '../lib/single-flight.ts';
 import { fileIdentity, urlIdentity } from '../lib/state/keys.ts';
-import { mediaTypeFor } from '../stages/convert/index.ts';
+import { mediaTypeFor, type ConversionWarning } from '../stages/convert/index.ts';
 import type { FileItem, WalkFilesOptions } from '../lib/corpus/files.ts';
 import { ownDataDirectories } from '../lib/corpus/own-data.ts';
 import { sourceItems, type UrlItem } from '../stages/source.ts';
@@ -202,7 +202,14 @@ async function walkCorpus(
   await lifespan.aliases.refresh(db);
   const sink = new Sink(db, config.sink);
   const live = new LiveItems();
-  const fileDeps = { ...lifespan, sink, live, identity: new DocumentIdentity(db, store), limits: config.convert };
+  const fileDeps = {
+    ...lifespan,
+    sink,
+    live,
+    identity: new DocumentIdentity(db, store),
+    limits: config.convert,
+    warn: (path: string, warning: ConversionWarning) => tally.itemWarning(path, warning),
+  };
   const urlDeps = { ...lifespan, sink, fetch: config.fetch, log };
   const slots = new PQueue({ concurrency: config.walk.inFlight });
   let done = 0;

@@ -37,6 +37,7 @@ const RunWarning = Type.Object(
   {
     name: Type.String({ pattern: '^[a-z][a-z0-9_]*$', description: 'snake_case, stable' }),
     message: Type.String({ description: 'for people' }),
+    path: Type.Optional(Type.String({ description: 'the corpus-relative path of the item a warning concerns' })),
   },
   { additionalProperties: false },
 );
@@ -75,7 +76,8 @@ const WalkEntrySchema = Type.Object(
     warnings: Type.Optional(
       Type.Array(RunWarning, {
         description:
-          'named warnings of a walk that completed (a refused mass removal, a folder it could not list, links leading outside the corpus, a failed stage-5 pass)',
+          'named warnings of a walk that completed (a refused mass removal, a folder it could not list, links leading outside the corpus, a failed stage-5 pass), ' +
+          'and warnings about one document with its path (encoding_fallback, replacement_characters, no_text_layer)',
       }),
     ),
   },

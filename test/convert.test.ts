@@ -9,7 +9,16 @@ import {
 } from '../stages/convert/index.ts';
 import { workbookAfterSheets } from '../stages/convert/xlsx.ts';
 import { checkZip } from '../stages/convert/zip-guard.ts';
-import { docxBomb, flateBombPdf, makeDocx, makePdf, makeXlsx, xlsxWithCells } from './helpers/documents.ts';
+import {
+  docxBomb,
+  encodeSingleByte,
+  flateBombPdf,
+  makeDocx,
+  makePdf,
+  makeScannedPdf,
+  makeXlsx,
+  xlsxWithCells,
+} from './helpers/documents.ts';
 
 const PDF: MediaType = 'application/pdf';
 const DOCX: MediaType = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
@@ -43,6 +52,58 @@ test('markdown and text pass through; a BOM is dropped; the first heading is the
   await converter.close();
 });
 
+test('text in other encodings reads as written; a guessed encoding or an undecodable byte is a warning', async () => {
+  const converter = createConverter();
+  const read = (bytes: Uint8Array) => converter.convert(bytes, 'text/plain');
+  const french = 'Le café ouvre à sept heures; la crème brûlée est préparée chaque matin, à la française.\n';
+  const russian =
+    'Отчёт о работе отдела за третий квартал. В этом квартале мы завершили переход на новую систему учёта, ' +
+    'обучили сотрудников и сократили время обработки заявок почти вдвое.\n';
+  const polish =
+    'Sprawozdanie z działalności działu za trzeci kwartał. W tym kwartale zakończyliśmy przejście na nowy ' +
+    'system księgowy i skróciliśmy czas obsługi zgłoszeń prawie o połowę.\n';
+  const utf16be = (text: string) => Buffer.from(text, 'utf16le').swap16();
+  // With a byte-order mark, or valid UTF-8: read as written, no warning.
+  for (const bytes of [
+    Buffer.from(`\ufeff${french}`, 'utf16le'),
+    utf16be(`\ufeff${french}`),
+    Buffer.from(`\ufeff${french}`),
+    Buffer.from(french),
+  ])
+    assert.equal(await read(bytes), { text: french, title: null });
+  // Guessed: each as written, with the encoding it was read in named.
+  for (const [bytes, encoding] of [
+    [Buffer.from(french, 'latin1'), 'windows-1252'],
+    [encodeSingleByte('He said “fine” for 5 €.\n', 'windows-1252'), 'windows-1252'],
+    [encodeSingleByte(russian, 'windows-1251'), 'windows-1251'],
+    [encodeSingleByte(russian, 'koi8-r'), 'koi8-r'],
+    [encodeSingleByte(polish, 'windows-1250'), 'windows-1250'],
+    [Buffer.from(french, 'utf16le'), 'UTF-16LE'],
+    [utf16be(french), 'UTF-16BE'],
+  ] as const) {
+    const converted = await read(bytes);
+    assert.is(converted.text, new TextDecoder(encoding).decode(bytes));
+    assert.not.match(converted.text, /[\ufffd\u0000]/);
+    assert.is(converted.warnings?.length, 1, encoding);
+    assert.is(converted.warnings![0]!.name, 'encoding_fallback');
+    assert.match(converted.warnings![0]!.message, new RegExp(`read as ${encoding}\\b`));
+  }
+  const titled = await converter.convert(Buffer.from('# Café crème\n', 'latin1'), 'text/markdown');
+  assert.is(titled.title, 'Café crème');
+  assert.is(titled.warnings![0]!.name, 'encoding_fallback');
+  // Too short to recognise: the last resort, windows-1252, says it recognised nothing.
+  const short = await read(Buffer.from('Café crème\n', 'latin1'));
+  assert.is(short.text, 'Café crème\n');
+  assert.match(short.warnings![0]!.message, /no encoding was recognised: read as windows-1252$/);
+  // A byte-order mark that lies: what cannot be decoded is U+FFFD, and counted.
+  const broken = await read(Buffer.concat([Buffer.from('\ufeffCaf'), Buffer.from([0xe9]), Buffer.from(' ok\n')]));
+  assert.is(broken.text, 'Caf\ufffd ok\n');
+  assert.equal(broken.warnings, [
+    { name: 'replacement_characters', message: '1 undecodable byte sequence in utf-8 became U+FFFD' },
+  ]);
+  await converter.close();
+});
+
 test('real PDF, DOCX and XLSX convert in the isolated pool with their text and structure', async () => {
   const converter = createConverter();
   try {
@@ -72,6 +133,25 @@ test('real PDF, DOCX and XLSX convert in the isolated pool with their text and s
     assert.match(xlsx.text, /^# Price list$/m);
     assert.match(xlsx.text, /^Item \| Price \| Currency$/m);
     assert.match(xlsx.text, /^Widget \| 9\.5 \| EUR$/m);
+  } finally {
+    await converter.close();
+  }
+});
+
+test('a PDF without a text layer (a scan) converts to no text, with the warning no_text_layer', async () => {
+  const converter = createConverter();
+  try {
+    const scan = await converter.convert(await makeScannedPdf(3), PDF);
+    assert.is(scan.text.trim(), '');
+    assert.is(scan.pages, 3);
+    assert.equal(scan.warnings, [
+      {
+        name: 'no_text_layer',
+        message: 'none of its 3 pages holds text (a scan?): nothing to chunk or extract until it is OCRed',
+      },
+    ]);
+    const text = await converter.convert(await makePdf([{ heading: 'Minutes', paragraphs: ['Agreed.'] }]), PDF);
+    assert.is(text.warnings, undefined);
   } finally {
     await converter.close();
   }

@@ -32,6 +32,7 @@ export const FACADES: Readonly<Record<string, string>> = {
   'pg-copy-streams': 'lib/db/postgres.ts',
   '@anthropic-ai/sdk': 'lib/llm/client.ts',
   openai: 'lib/embed/client.ts',
+  chardet: 'stages/convert/text-decode.ts',
 };
 
 const IMPORT =

@@ -126,16 +126,22 @@ test('template_fill from the CLI after an analysis, and search shows the same ev
   await work(1);
   const result = JSON.parse((await ingest(['jobs', 'show', fill])).stdout).result;
   assert.match(result.answers[0].answer, /ISO 9001/);
-  const search = await ingest(['search', 'Which quality certification do you hold?', '--k', '3', '--json']);
+  const search = await ingest(['search', 'Which quality certification do you hold?', '--k', '10', '--json']);
   assert.is(search.status, 0, search.stderr);
-  const evidence = JSON.parse(search.stdout);
+  const evidence: { id: string; citation: string; source: string }[] = JSON.parse(search.stdout);
+  // Search knows no form, so it shows the form's own text too; template_fill left it out.
+  assert.ok(evidence.some((e) => e.source === 'forms/tender.md'));
   assert.equal(
-    evidence.map((e: { id: string }) => e.id),
+    evidence
+      .filter((e) => e.source !== 'forms/tender.md')
+      .slice(0, 3)
+      .map((e) => e.id),
     result.answers[0].evidence.map((e: { id: string }) => e.id),
   );
-  assert.match(evidence[0].citation, /^record:\/\/source_document\/[0-9a-f-]{36}$/);
+  assert.match(evidence[0]!.citation, /^record:\/\/source_document\/[0-9a-f-]{36}$/);
+  assert.is(evidence[0]!.source, 'faq.md');
   const human = await ingest(['search', 'Which quality certification do you hold?']);
-  assert.match(human.stdout, /1\. \[q_a_pair\] score .*\n {3}record:\/\/source_document\//);
+  assert.match(human.stdout, /1\. \[q_a_pair\] score .*\n {3}record:\/\/source_document\/[0-9a-f-]{36} {2}faq\.md\n/);
 });
 
 test('usage mistakes exit 2 and name the problem; schemas print as JSON Schema', async () => {

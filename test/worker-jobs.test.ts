@@ -283,4 +283,40 @@ test('poison forms (a zip bomb DOCX, a Flate-bomb PDF) fail their job alone with
   assert.is((await run('analyse_form', inline('ok.md', 'Who are you?\n'))).status, 'done');
 });
 
+// Walked last: the questionnaire then sits in the corpus beside the FAQ, as a form often does.
+test('template_fill: a form in the corpus, or a copy of it, is never its own evidence', async () => {
+  const questionnaire =
+    '# Supplier questionnaire\n\nWhat is the airspeed of an unladen swallow?\n\nWho is the data protection officer?\n';
+  await f.write('forms/questionnaire.md', questionnaire);
+  await f.write('archive/questionnaire-copy.md', questionnaire);
+  assert.is((await walk(f.lifespan, { sourcePath: f.corpus })).status, 'completed');
+  const answered = async (payload: unknown) => {
+    const row = await run('template_fill', payload);
+    assert.is(row.status, 'done', row.error ?? '');
+    const { answers } = row.result as TemplateFillResult;
+    return {
+      swallow: answers.find((a) => /swallow/.test(a.question))!,
+      officer: answers.find((a) => /data protection/.test(a.question))!,
+    };
+  };
+  const [faq] = (await f.target.db.query<{ id: string }>(`SELECT id FROM source_documents WHERE rel_path = 'faq.md'`))
+    .rows;
+  // By its path, and inline (its bytes alone name it): the form's words answer nothing, the FAQ still does.
+  for (const payload of [{ form: { path: 'forms/questionnaire.md' } }, inline('questionnaire.md', questionnaire)]) {
+    const { swallow, officer } = await answered(payload);
+    assert.is(swallow.no_evidence, true, JSON.stringify(swallow.evidence));
+    assert.is(swallow.answer, null);
+    assert.equal(swallow.evidence, []);
+    assert.match(officer.answer!, /Grace Hopper/);
+    assert.equal(officer.citations, [`record://source_document/${faq!.id}`]);
+  }
+  // Edited since the walk: its bytes are new, but the document at its path is still the form.
+  await f.write('forms/questionnaire.md', `${questionnaire}\nPlease answer in English.\n`);
+  await f.write('archive/questionnaire-copy.md', 'Nothing here now.\n');
+  assert.is((await walk(f.lifespan, { sourcePath: f.corpus })).status, 'completed');
+  await f.write('forms/questionnaire.md', `${questionnaire}\nPlease answer in English or French.\n`);
+  const { swallow } = await answered({ form: { path: 'forms/questionnaire.md' } });
+  assert.is(swallow.no_evidence, true, JSON.stringify(swallow.evidence));
+});
+
 test.run();

@@ -16,6 +16,8 @@ export interface Form {
   info: FormInfo;
   mediaType: MediaType;
   bytes: Uint8Array;
+  /** Where the form sits in the corpus (its path, or its bucket key, which pull-sync writes there); null: inline bytes. */
+  corpusPath: string | null;
 }
 
 export interface FormSources {
@@ -44,6 +46,7 @@ export async function loadForm(ref: FormRef, sources: FormSources): Promise<Form
     info: { name: path.basename(name), media_type: mediaType, sha256: sha256Hex(bytes), bytes: bytes.byteLength },
     mediaType,
     bytes,
+    corpusPath: 'inline' in ref ? null : name,
   };
 }
 

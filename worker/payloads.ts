@@ -119,6 +119,7 @@ export const EvidenceSchema = Type.Object(
     lexical: Type.Boolean(),
     text: Type.String(),
     citation: Type.String({ pattern: '^record://(source_document|reference_item)/' }),
+    source: Type.String({ description: "the cited document's corpus-relative path, or the reference item's URL" }),
   },
   { additionalProperties: false },
 );

@@ -9,7 +9,12 @@
 // (bench/README.md "bid-worker").
 //
 // Every piece of evidence carries a record:// citation of what SPEC.md 2 allows as a target:
-// the source_document (or reference_item) it came from.
+// the source_document (or reference_item) it came from, and that document's corpus-relative
+// path (or the item's URL), which is what a person can look up.
+//
+// A caller may exclude documents: template_fill excludes the form's own (docs/DECISIONS.md
+// "A form is never its own evidence"). They are left out of every query, before the nearest
+// neighbours are cut at their limit, so the form's own text cannot crowd out real evidence.
 
 import type { Queryable } from '../lib/db/database.ts';
 import type { Evidence } from './payloads.ts';
@@ -34,13 +39,27 @@ const OWNER_KIND: Record<Evidence['kind'], string> = {
   entity: 'entity_mention',
 };
 
+/** The table of each kind's rows; every one has source_document_id. */
+const OWNER_TABLE: Record<Evidence['kind'], string> = {
+  q_a_pair: 'q_a_extractions',
+  chunk: 'content_chunks',
+  entity: 'entity_mentions',
+};
+
+export interface RetrieveOptions {
+  lexicalWeight?: number;
+  /** source_documents ids whose rows are never evidence. */
+  excludeDocuments?: readonly string[];
+}
+
 export async function retrieve(
   db: Queryable,
   embed: Embed,
   query: string,
   k: number,
-  lexicalWeight = LEXICAL_WEIGHT,
+  { lexicalWeight = LEXICAL_WEIGHT, excludeDocuments = [] }: RetrieveOptions = {},
 ): Promise<Evidence[]> {
+  const excluded = [...excludeDocuments];
   const vector = `[${(await embed(query)).join(',')}]`;
   const hits = new Map<string, Hit>();
   const hit = (kind: Evidence['kind'], id: string): Hit => {
@@ -52,14 +71,20 @@ export async function retrieve(
   const wide = k * 4;
   // One nearest-neighbour query per kind: the Q&A pairs' has its own HNSW index (schema/0012).
   for (const kind of ['q_a_pair', 'chunk', 'entity'] as const) {
+    // Without exclusions the query stays as plain as the nearest-neighbour index wants it.
+    const excluding =
+      excluded.length === 0
+        ? ''
+        : `AND NOT EXISTS (SELECT 1 FROM ${OWNER_TABLE[kind]} o
+                            WHERE o.id = e.owner_id AND o.source_document_id = ANY($4::uuid[]))`;
     const { rows } = await db.query<{ owner_id: string; similarity: number }>(
-      `SELECT owner_id, 1 - (embedding <=> $1::vector) AS similarity FROM record_embeddings
-        WHERE owner_kind = $2 ORDER BY embedding <=> $1::vector LIMIT $3`,
-      [vector, OWNER_KIND[kind], wide],
+      `SELECT e.owner_id, 1 - (e.embedding <=> $1::vector) AS similarity FROM record_embeddings e
+        WHERE e.owner_kind = $2 ${excluding} ORDER BY e.embedding <=> $1::vector LIMIT $3`,
+      excluded.length === 0 ? [vector, OWNER_KIND[kind], wide] : [vector, OWNER_KIND[kind], wide, excluded],
     );
     for (const r of rows) hit(kind, r.owner_id).similarity = Number(r.similarity);
   }
-  for (const [id, cosine] of await lexicalMatches(db, query, wide)) hit('q_a_pair', id).lexical = cosine;
+  for (const [id, cosine] of await lexicalMatches(db, query, wide, excluded)) hit('q_a_pair', id).lexical = cosine;
   // Pairs found by their words alone get their similarity too, so every score has both parts.
   const unscored = [...hits.values()].filter((h) => h.similarity === null).map((h) => h.id);
   if (unscored.length > 0) {
@@ -118,7 +143,12 @@ const LEXICAL_POOL = 4;
  * Words are stemmed and stop words dropped by PostgreSQL's english configuration; document
  * frequencies and matches are read from the text-search index (schema/0015).
  */
-async function lexicalMatches(db: Queryable, query: string, limit: number): Promise<Map<string, number>> {
+async function lexicalMatches(
+  db: Queryable,
+  query: string,
+  limit: number,
+  excluded: readonly string[],
+): Promise<Map<string, number>> {
   const words = queryWords(query);
   if (words.length === 0) return new Map();
   const { rows: frequencies } = await db.query<{ word: string; df: string; total: string }>(
@@ -139,9 +169,10 @@ async function lexicalMatches(db: Queryable, query: string, limit: number): Prom
   const { rows } = await db.query<{ id: string; weight: number }>(
     `SELECT m.id, sum(w.weight) AS weight FROM unnest($1::text[], $2::float8[]) AS w(word, weight)
        CROSS JOIN LATERAL (SELECT q.id FROM q_a_extractions q
-                            WHERE ${TSV} @@ to_tsquery('english', w.word) AND q_a_is_answered(q.answer_text)) m
+                            WHERE ${TSV} @@ to_tsquery('english', w.word) AND q_a_is_answered(q.answer_text)
+                              AND q.source_document_id <> ALL($4::uuid[])) m
       GROUP BY m.id ORDER BY sum(w.weight) DESC, m.id LIMIT $3`,
-    [shared.map((f) => f.word), shared.map((f) => idf(f.df, f.total) ** 2), limit * LEXICAL_POOL],
+    [shared.map((f) => f.word), shared.map((f) => idf(f.df, f.total) ** 2), limit * LEXICAL_POOL, excluded],
   );
   const lengths = await questionLengths(
     db,
@@ -187,25 +218,53 @@ async function questionLengths(db: Queryable, ids: string[]): Promise<Map<string
 const citation = (documentId: string | null, referenceItemId: string | null): string =>
   documentId !== null ? `record://source_document/${documentId}` : `record://reference_item/${referenceItemId}`;
 
-async function describe(db: Queryable, h: Hit): Promise<{ text: string; citation: string } | null> {
+/** Joins an owner row `o` to its document (d.rel_path) or reference item (ri.url). */
+const SOURCE_JOIN = `LEFT JOIN source_documents d ON d.id = o.source_document_id
+                     LEFT JOIN reference_items ri ON ri.id = o.reference_item_id`;
+
+interface Described {
+  text: string;
+  citation: string;
+  source: string;
+}
+
+async function describe(db: Queryable, h: Hit): Promise<Described | null> {
   switch (h.kind) {
     case 'q_a_pair': {
-      const { rows } = await db.query<{ question_text: string; answer_text: string; source_document_id: string }>(
-        `SELECT question_text, answer_text, source_document_id FROM promotion_candidates() WHERE id = $1`,
+      const { rows } = await db.query<{
+        question_text: string;
+        answer_text: string;
+        source_document_id: string;
+        source: string;
+      }>(
+        `SELECT o.question_text, o.answer_text, o.source_document_id, d.rel_path AS source
+           FROM promotion_candidates() o JOIN source_documents d ON d.id = o.source_document_id WHERE o.id = $1`,
         [h.id],
       );
       const r = rows[0];
       return r === undefined
         ? null
-        : { text: `Q: ${r.question_text} A: ${r.answer_text}`, citation: citation(r.source_document_id, null) };
+        : {
+            text: `Q: ${r.question_text} A: ${r.answer_text}`,
+            citation: citation(r.source_document_id, null),
+            source: r.source,
+          };
     }
     case 'chunk': {
-      const { rows } = await db.query<{ text: string; source_document_id: string | null; reference_item_id: string }>(
-        `SELECT text, source_document_id, reference_item_id FROM content_chunks WHERE id = $1`,
+      const { rows } = await db.query<{
+        text: string;
+        source_document_id: string | null;
+        reference_item_id: string;
+        source: string;
+      }>(
+        `SELECT o.text, o.source_document_id, o.reference_item_id, coalesce(d.rel_path, ri.url) AS source
+           FROM content_chunks o ${SOURCE_JOIN} WHERE o.id = $1`,
         [h.id],
       );
       const r = rows[0];
-      return r === undefined ? null : { text: r.text, citation: citation(r.source_document_id, r.reference_item_id) };
+      return r === undefined
+        ? null
+        : { text: r.text, citation: citation(r.source_document_id, r.reference_item_id), source: r.source };
     }
     case 'entity': {
       const { rows } = await db.query<{
@@ -213,15 +272,17 @@ async function describe(db: Queryable, h: Hit): Promise<{ text: string; citation
         entity_type: string;
         source_document_id: string | null;
         reference_item_id: string | null;
+        source: string;
         facts: string[] | null;
       }>(
-        `SELECT m.canonical_name, m.entity_type, m.source_document_id, m.reference_item_id,
+        `SELECT o.canonical_name, o.entity_type, o.source_document_id, o.reference_item_id,
+                coalesce(d.rel_path, ri.url) AS source,
                 (SELECT array_agg(r.source_canonical || ' ' || r.predicate || ' ' || r.target_canonical)
                    FROM (SELECT * FROM entity_relationships r
-                          WHERE r.source_document_id = m.source_document_id
-                            AND (r.source_canonical = m.canonical_name OR r.target_canonical = m.canonical_name)
+                          WHERE r.source_document_id = o.source_document_id
+                            AND (r.source_canonical = o.canonical_name OR r.target_canonical = o.canonical_name)
                           ORDER BY r.confidence DESC NULLS LAST, r.id LIMIT 3) r) AS facts
-           FROM entity_mentions m WHERE m.id = $1`,
+           FROM entity_mentions o ${SOURCE_JOIN} WHERE o.id = $1`,
         [h.id],
       );
       const r = rows[0];
@@ -230,6 +291,7 @@ async function describe(db: Queryable, h: Hit): Promise<{ text: string; citation
       return {
         text: `${r.canonical_name} (${r.entity_type})${facts === '' ? '' : `: ${facts}`}`,
         citation: citation(r.source_document_id, r.reference_item_id ?? null),
+        source: r.source,
       };
     }
   }

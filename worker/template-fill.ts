@@ -2,7 +2,9 @@
 // (worker/retrieval.ts), an answer drafted by the model from that evidence alone with record://
 // citations and a confidence (the answer_draft prompt), or "no evidence" when nothing was found
 // or the model finds the evidence does not answer; then the result JSON and, for a DOCX or XLSX
-// form, a filled copy, written to the output location (worker/output.ts).
+// form, a filled copy, written to the output location (worker/output.ts). A form that was
+// walked into the corpus is never its own evidence: its document, found by its path and by its
+// bytes, is left out of retrieval (docs/DECISIONS.md "A form is never its own evidence").
 
 import type { Queryable } from '../lib/db/database.ts';
 import { askModel, type ModelCallContext } from '../lib/llm/run-extractor.ts';
@@ -39,8 +41,24 @@ export function draftMessage(question: Question, evidence: readonly Evidence[]):
   return `Question: ${question.text}\nExpected answer: ${question.answer_kind}\n\nEvidence:\n${lines.join('\n')}`;
 }
 
-export async function answerQuestion(question: Question, deps: FillDeps): Promise<Answer> {
-  const evidence = await retrieve(deps.db, deps.embed, question.text, deps.evidenceK);
+/**
+ * The documents that are the form itself: the one at the form's corpus path (the form as it was
+ * walked, maybe before an edit) and any whose bytes are the form's (a copy elsewhere, an inline form).
+ */
+export async function formDocuments(db: Queryable, form: Form): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT id FROM source_documents WHERE content_sha256 = $1 OR rel_path = $2`,
+    [form.info.sha256, form.corpusPath],
+  );
+  return rows.map((r) => r.id);
+}
+
+export async function answerQuestion(
+  question: Question,
+  deps: FillDeps,
+  excludeDocuments: readonly string[],
+): Promise<Answer> {
+  const evidence = await retrieve(deps.db, deps.embed, question.text, deps.evidenceK, { excludeDocuments });
   const none: Answer = {
     question_id: question.id,
     question: question.text,
@@ -73,7 +91,8 @@ export async function templateFill(
   analysisJob: string | null,
   deps: FillDeps,
 ): Promise<TemplateFillResult> {
-  const answers = await Promise.all(analysis.questions.map((q) => answerQuestion(q, deps)));
+  const ownDocuments = await formDocuments(deps.db, form);
+  const answers = await Promise.all(analysis.questions.map((q) => answerQuestion(q, deps, ownDocuments)));
   deps.signal.throwIfAborted();
   const filledAnswers = analysis.questions.map((question, i) => ({
     question,

@@ -9,7 +9,13 @@ import type { RunCounters } from '../run-context.ts';
 export interface RunWarning {
   name: string;
   message: string;
+  /** The item it concerns (its corpus-relative path), for a warning about one document. */
+  path?: string;
 }
+
+/** A warning as one line for people: its name, the item it concerns, what it says. */
+export const warningText = (w: RunWarning): string =>
+  `${w.name}${w.path === undefined ? '' : ` ${w.path}`}: ${w.message}`;
 
 export interface RunRecord {
   opId: string;

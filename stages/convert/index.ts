@@ -14,7 +14,7 @@ import { textBlocks } from './layout.ts';
 import type { Converted, FormBlock, MediaType } from './types.ts';
 
 export { ConversionError, type ConversionErrorCode } from './errors.ts';
-export type { BlockLocation, Converted, FormBlock, MediaType } from './types.ts';
+export type { BlockLocation, ConversionWarning, Converted, FormBlock, MediaType } from './types.ts';
 
 const BY_EXTENSION: Readonly<Record<string, MediaType>> = {
   '.pdf': 'application/pdf',

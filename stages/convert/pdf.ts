@@ -18,11 +18,23 @@ export async function convertPdf(bytes: Uint8Array, maxPages: number): Promise<C
       throw classify(error);
     });
     const title = typeof info.info?.Title === 'string' && info.info.Title.trim() !== '' ? info.info.Title.trim() : null;
-    return { text: result.pages.map((p) => p.text).join('\n\n'), title, pages: info.total };
+    const text = result.pages.map((p) => p.text).join('\n\n');
+    // A scan is pictures of pages: it converts, to nothing, and would land without a word said.
+    const scan = text.trim() === '';
+    return {
+      text,
+      title,
+      pages: info.total,
+      ...(scan ? { warnings: [{ name: 'no_text_layer', message: noTextLayer(info.total) }] } : {}),
+    };
   } finally {
     await parser.destroy().catch(() => {});
   }
 }
+
+const noTextLayer = (pages: number) =>
+  `${pages === 1 ? 'its page holds no text' : `none of its ${pages} pages holds text`} (a scan?): ` +
+  'nothing to chunk or extract until it is OCRed';
 
 function classify(error: unknown): ConversionError {
   if (error instanceof ConversionError) return error;

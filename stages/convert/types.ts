@@ -8,10 +8,21 @@ export type MediaType =
   | 'text/plain'
   | 'text/html';
 
+/**
+ * Something about a document that converted which the walk's summary names beside its path
+ * (docs/OPERATIONS.md "Warnings about a document"): its text was read in a guessed encoding,
+ * held bytes that could not be decoded, or a PDF holds no text at all.
+ */
+export interface ConversionWarning {
+  name: 'encoding_fallback' | 'replacement_characters' | 'no_text_layer';
+  message: string;
+}
+
 export interface Converted {
   text: string;
   title: string | null;
   pages?: number;
+  warnings?: ConversionWarning[];
 }
 
 /**

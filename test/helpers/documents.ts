@@ -24,6 +24,36 @@ export async function makePdf(
   return Buffer.concat(chunks);
 }
 
+/** A scan as far as text goes: pages of vector drawings (ruled boxes and bars where lines of text would be), no text. */
+export async function makeScannedPdf(pages: number): Promise<Buffer> {
+  const doc = new PDFDocument({ info: { Title: 'Scan', CreationDate: new Date(0) } });
+  const chunks: Buffer[] = [];
+  doc.on('data', (c: Buffer) => chunks.push(c));
+  const done = new Promise<void>((resolve) => doc.on('end', () => resolve()));
+  for (let page = 0; page < pages; page++) {
+    if (page > 0) doc.addPage();
+    doc.rect(60, 60, 480, 660).stroke();
+    for (let line = 0; line < 30; line++) doc.rect(80, 90 + line * 20, 300 + ((line * 37) % 140), 8).fill('#333');
+  }
+  doc.end();
+  await done;
+  return Buffer.concat(chunks);
+}
+
+/** `text` in a single-byte encoding TextDecoder knows (windows-1252, koi8-r, ...): Node encodes none but Latin-1. */
+export function encodeSingleByte(text: string, encoding: string): Buffer {
+  const decoder = new TextDecoder(encoding);
+  const byChar = new Map<string, number>();
+  for (let b = 255; b >= 0; b--) byChar.set(decoder.decode(Uint8Array.of(b)), b);
+  return Buffer.from(
+    Array.from(text, (c) => {
+      const b = byChar.get(c);
+      if (b === undefined) throw new Error(`${encoding} has no ${c}`);
+      return b;
+    }),
+  );
+}
+
 export async function makeDocx(): Promise<Buffer> {
   const cell = (text: string) => new TableCell({ children: [new Paragraph(text)] });
   const doc = new Document({
