@@ -1,6 +1,7 @@
 // The commit step of an item, file or URL alike, in the order the crash-safety rule needs
 // (DESIGN.md 5): its rows durable in the database -> the rows it emitted before and emits no
-// longer deleted by key -> its memo in the state store. A walk killed anywhere before the memo
+// longer deleted by key -> the producer's debt (once per walk, lib/state/producer-debt.ts) ->
+// its memo in the state store. A walk killed anywhere before the memo
 // redoes the item next time (its inner extractor memos still save the model calls); the
 // upserts are idempotent by key, so nothing is duplicated.
 
@@ -9,6 +10,7 @@ import type { Sink } from '../lib/db/sink.ts';
 import { recordEmbeddings } from '../lib/db/tables.ts';
 import { VectorSourceGoneError } from '../lib/db/upsert-rows.ts';
 import type { Models } from '../lib/models.ts';
+import type { WalkDebt } from '../lib/state/producer-debt.ts';
 import type { ItemMemo, StateStore } from '../lib/state/store.ts';
 import { embedVectorCopies } from '../stages/embed.ts';
 import { upsertItemRows, type ItemRows, type RowKeys } from '../stages/upsert.ts';
@@ -19,6 +21,8 @@ export interface CommitDeps {
   sink: Sink;
   store: StateStore;
   models: Pick<Models, 'embedder' | 'queue'>;
+  /** Owed to the producer before a change's memo: a walk killed after it still gets its run. */
+  debt: WalkDebt;
 }
 
 export interface ItemCommit {
@@ -48,6 +52,7 @@ export async function commitItem(
       await upsert(new Map([...commit.rows, [recordEmbeddings, embeddings]]));
     }),
   );
+  await deps.debt.incurOnce();
   await beforeMemo?.();
   await atStage('memo', () => deps.store.putItem(commit.key, commit.memo));
 }

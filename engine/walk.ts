@@ -29,6 +29,7 @@ import type { RunRecord, RunWarning } from '../lib/runs/record.ts';
 import { publishRunContext, type RunContext, type RunCounters } from '../lib/run-context.ts';
 import { SingleFlight } from '../lib/single-flight.ts';
 import { fileIdentity, urlIdentity } from '../lib/state/keys.ts';
+import { ProducerDebt, WalkDebt } from '../lib/state/producer-debt.ts';
 import { mediaTypeFor } from '../stages/convert/index.ts';
 import type { FileItem } from '../lib/corpus/files.ts';
 import { sourceItems, type UrlItem } from '../stages/source.ts';
@@ -199,8 +200,16 @@ async function walkCorpus(
   await lifespan.aliases.refresh(db);
   const sink = new Sink(db, config.sink);
   const live = new LiveItems();
-  const fileDeps = { ...lifespan, sink, live, identity: new DocumentIdentity(db, store), limits: config.convert };
-  const urlDeps = { ...lifespan, sink, fetch: config.fetch, log };
+  const debt = new WalkDebt(new ProducerDebt(store));
+  const fileDeps = {
+    ...lifespan,
+    sink,
+    live,
+    debt,
+    identity: new DocumentIdentity(db, store),
+    limits: config.convert,
+  };
+  const urlDeps = { ...lifespan, sink, debt, fetch: config.fetch, log };
   const slots = new PQueue({ concurrency: config.walk.inFlight });
   let done = 0;
   const finished = () => {
@@ -280,7 +289,7 @@ async function walkCorpus(
     minItems: config.walk.removalGuardMinDocs,
     allow: options.allowMassRemoval === true,
   };
-  await runFlowPasses(lifespan.passes, { db, store, log, run, live, tally, guard }, options.failStage5 ?? null);
+  await runFlowPasses(lifespan.passes, { db, store, log, run, live, tally, guard, debt }, options.failStage5 ?? null);
 }
 
 async function isDirectory(dir: string): Promise<boolean> {
