@@ -2,8 +2,10 @@
 // clean walk chains it (the concepts whose rows moved) or, with --all, as POST /producer-run
 // does (every concept). --redraft asks the model again even where the memo holds a draft.
 // `ingest bundle check [DIR] [--json]`: the bundle's conformance and citations (exit 1 with the
-// reasons); DIR defaults to the published bundle of INGEST_BUNDLE_DIR.
+// reasons); DIR defaults to the published bundle of INGEST_BUNDLE_DIR, and when none is
+// published yet it says so, where the bundle would be and how one is made.
 
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';
@@ -38,7 +40,8 @@ export async function produceCommand(
             ? `error: ${outcome.error}\n`
             : `concepts: ${r.concepts} in the bundle; ${r.examined} examined, ${r.drafted} drafted, ${r.removed} removed, ${r.failed} failed\n` +
               `files: ${r.files_written} written, ${r.files_kept} unchanged, ${r.files_removed} removed\n` +
-              `bundle: ${publishedBundle(config.bundle.dir)}\n`),
+              `bundle: ${publishedBundle(config.bundle.dir)}` +
+              `${r.files_written + r.files_removed === 0 ? ' (unchanged: the published version is kept)' : ''}\n`),
       );
     }
     return outcome.status === 'completed' ? 0 : 1;
@@ -58,6 +61,21 @@ export async function bundleCheckCommand(args: string[], { config }: { config: C
       code: 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL',
     });
   const dir = positionals[0] === undefined ? publishedBundle(config.bundle.dir) : path.resolve(positionals[0]);
+  const published = await stat(dir).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+  if (!published) {
+    const message =
+      positionals[0] === undefined
+        ? `no knowledge bundle is published yet: it would be at ${dir} ($INGEST_BUNDLE_DIR/current). ` +
+          'A producer run publishes one: it follows each walk that changes the corpus, or run `ingest produce` ' +
+          '(POST /producer-run on the sidecar)'
+        : `${dir} is not a directory: there is no bundle there to check`;
+    if (values.json) process.stdout.write(`${JSON.stringify({ dir, error: 'no_bundle', message }, null, 2)}\n`);
+    else process.stderr.write(`ingest: ${message}\n`);
+    return 1;
+  }
   const result = await withDatabase(config, (db) => checkBundle(dir, db));
   if (values.json) process.stdout.write(`${JSON.stringify({ dir, ...result }, null, 2)}\n`);
   else {

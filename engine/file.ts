@@ -36,6 +36,7 @@ import type { AliasSnapshot } from '../lib/aliases.ts';
 import type { DocumentIdentity } from './identity.ts';
 import { chunkRowsOf, embeddingInputs, itemKeys, namedRowsOf, type RowOwner } from './item-rows.ts';
 import type { Models } from '../lib/models.ts';
+import type { WalkDebt } from '../lib/state/producer-debt.ts';
 import type { ItemMemo, StateStore } from '../lib/state/store.ts';
 import { currentRunContext } from '../lib/run-context.ts';
 
@@ -50,6 +51,7 @@ export interface FileIngestDeps {
 
 export interface FileWalkDeps extends FileIngestDeps {
   sink: Sink;
+  debt: WalkDebt;
   live: LiveItems;
   limits: Config['convert'];
   /** Hears what an item that landed has to say about its document (the walk's summary shows it). */

@@ -11,6 +11,7 @@ import type { Database } from '../lib/db/database.ts';
 import { withFailureInjection, type FailStage5Mode } from '../lib/failure-directive.ts';
 import type { Logger } from '../lib/log.ts';
 import type { RunContext } from '../lib/run-context.ts';
+import type { WalkDebt } from '../lib/state/producer-debt.ts';
 import type { StateStore } from '../lib/state/store.ts';
 import { reconcileUrlBacklinks } from '../stages/backlink.ts';
 import { removeVanishedDocuments, type RemovalGuard } from '../stages/cleanup.ts';
@@ -42,6 +43,8 @@ export interface PassDeps {
   run: RunContext;
   live: LiveItems;
   tally: WalkTally;
+  /** What the walk owes the producer: the cleanup incurs it before removing a document's rows. */
+  debt: WalkDebt;
 }
 
 export async function runFlowPasses(
@@ -60,6 +63,7 @@ async function runContained(
   { db, log, run, tally }: PassDeps,
   failStage5: FailStage5Mode | null,
 ): Promise<void> {
+  log.debug({ pass: pass.name }, 'flow-scope pass started');
   try {
     const counts = await pass.run({ db, log, run, failStage5 });
     tally.passes.push({ name: pass.name, ok: true, ...(counts ? { counts: counts as Record<string, number> } : {}) });
@@ -103,11 +107,11 @@ const backlinkPass = ({ db, live, log }: PassDeps): FlowPass => ({
   },
 });
 
-const cleanupPass = ({ db, store, live, tally, guard, log }: PassDeps): FlowPass => ({
+const cleanupPass = ({ db, store, live, tally, guard, log, debt }: PassDeps): FlowPass => ({
   name: 'cleanup',
   async run() {
     const listed = tally.items.seen + tally.items.skipped;
-    const result = await removeVanishedDocuments(db, store, { ...live, listed }, guard);
+    const result = await removeVanishedDocuments(db, store, { ...live, listed }, guard, () => debt.incurOnce());
     tally.items.removed = result.itemsRemoved;
     tally.rowsDeleted += result.rowsDeleted;
     if (result.refused !== undefined) {

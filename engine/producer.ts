@@ -3,9 +3,12 @@
 // directory), independent of the walk's; each run recorded like a walk's (a pipeline_runs row of
 // flow 'producer', or the webhook), its failure logged and recorded, never a walk's.
 //
-// Chained after a walk: a clean walk with source_documents deltas asks for a run. The request is
-// kept in the state store until a run that began after it has finished, so a walk that ends
-// while a run is going (or a process killed first) is followed by another run, never forgotten.
+// Chained after a walk: a clean walk starts a run while the producer is owed one. The debt is in
+// the state store (lib/state/producer-debt.ts): a walk incurs it before the memo of its first
+// change, whatever then becomes of the walk, and only a run that completes settles it, what was
+// owed when it began. So a walk killed or failed after committing changes, a walk that ends
+// while a run is going, and a run killed mid-way are all followed by another run (after the
+// next clean walk, or at the sidecar's start), never forgotten.
 
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
@@ -19,6 +22,7 @@ import type { Logger } from '../lib/log.ts';
 import { emptyRunCounters, type RunContext } from '../lib/run-context.ts';
 import type { RunRecorder } from '../lib/runs/record.ts';
 import { SingleFlight } from '../lib/single-flight.ts';
+import { ProducerDebt } from '../lib/state/producer-debt.ts';
 import type { StateStore } from '../lib/state/store.ts';
 import type PQueue from 'p-queue';
 import { produceBundle, type BundleMirror, type ProducerReport } from '../stages/producer/index.ts';
@@ -33,8 +37,7 @@ export class ProducerBusyError extends Error {
   }
 }
 
-/** State-store memos: the latest walk that asked for a run, and the record of a run in progress. */
-const WANTED_MEMO = 'producer:wanted';
+/** State-store memo: the record of a run in progress. */
 const RUNNING_MEMO = 'producer:running';
 const ABANDONED_ERROR = "the producer's process ended before its run did; the next run took its work up";
 
@@ -65,12 +68,14 @@ export interface ProducerDeps {
 
 export class Producer {
   readonly #deps: ProducerDeps;
+  readonly #debt: ProducerDebt;
   readonly #flight = new SingleFlight(() => new ProducerBusyError('in this process'));
   #current: Promise<unknown> = Promise.resolve();
   #chained: Promise<unknown> = Promise.resolve();
 
   constructor(deps: ProducerDeps) {
     this.#deps = deps;
+    this.#debt = new ProducerDebt(deps.store);
   }
 
   /**
@@ -88,16 +93,17 @@ export class Producer {
   }
 
   /**
-   * After a walk (SPEC.md 1 rule 2), in the background (idle() waits for it): a clean walk that
-   * changed or removed items asks for a run, and runs follow while requests are pending. A failed
-   * walk chains none; a walk ending while a run goes leaves its request to that run's loop.
+   * After a walk (SPEC.md 1 rule 2), in the background (idle() waits for it): a clean walk runs
+   * the producer while it is owed a run (this walk's changes, or an earlier walk's that no run
+   * has produced). A failed walk chains none; what it changed stays owed. A walk that changed
+   * something incurs the debt once more as it ends: a run that began during the walk settled
+   * only what was owed when it began.
    */
   chainAfter(summary: { opId: string; status: 'completed' | 'failed'; items: ItemCounts }): void {
-    const { store, log } = this.#deps;
-    if (summary.status !== 'completed') return;
+    const { log } = this.#deps;
     const chain = async () => {
-      if (summary.items.changed + summary.items.removed > 0) await store.putMemo(WANTED_MEMO, summary.opId);
-      await this.runWanted();
+      if (summary.items.changed + summary.items.removed > 0) await this.#debt.incur();
+      if (summary.status === 'completed') await this.runWanted();
     };
     this.#chained = Promise.all([this.#chained, chain()]).catch((error: unknown) => {
       if (error instanceof ProducerBusyError)
@@ -106,14 +112,11 @@ export class Producer {
     });
   }
 
-  /** Runs while a walk's request is pending (also one left by a process that died). */
+  /** Runs while the producer is owed a run (also one a process that died left owed). */
   async runWanted(): Promise<void> {
-    const { store } = this.#deps;
-    while (store.getMemo(WANTED_MEMO) !== undefined) {
-      const wanted = store.getMemo(WANTED_MEMO);
+    while (this.#debt.owed() !== undefined) {
       const outcome = await this.start({ all: false, redraft: false }).done;
       if (outcome.status !== 'completed') return;
-      if (store.getMemo(WANTED_MEMO) === wanted) await store.removeMemo(WANTED_MEMO);
     }
   }
 
@@ -141,6 +144,8 @@ export class Producer {
   async #recordedRun(opId: string, options: ProducerRunOptions): Promise<ProducerOutcome> {
     const { config, db, store, log, runs, llm, queue } = this.#deps;
     await this.#settleAbandoned();
+    // Read before the gate reads the rows: what was owed then is what this run produces.
+    const owed = this.#debt.owed();
     const started = new Date();
     const run: RunContext = { opId, fullReprocess: options.redraft, counters: emptyRunCounters() };
     const record = (status: 'in_progress' | 'completed' | 'failed', counts: object, error?: string) =>
@@ -190,6 +195,7 @@ export class Producer {
       plog.error({ err: error }, 'producer run failed; the published bundle stays as it was');
     }
     await runs.finish(record(outcome.status, outcome.report ?? {}, outcome.error));
+    if (outcome.status === 'completed') await this.#debt.settle(owed);
     await store.removeMemo(RUNNING_MEMO);
     return outcome;
   }

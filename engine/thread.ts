@@ -70,8 +70,9 @@ const queueCounts = async () => {
 };
 measureQueueWith(queueCounts);
 post({ type: 'ready' });
-// A run a walk asked for before this process last stopped.
-void lifespan.producer.runWanted().catch((error: unknown) => log.warn({ err: error }, 'producer: no run at boot'));
+// A run owed since before this process last stopped (a walk or a run killed, a walk that failed).
+if (config.producer.afterWalk)
+  void lifespan.producer.runWanted().catch((error: unknown) => log.warn({ err: error }, 'producer: no run at boot'));
 
 // The walk in progress, so that shutdown lets it finish (within the main thread's grace).
 let current: Promise<void> = Promise.resolve();

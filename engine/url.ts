@@ -38,6 +38,7 @@ import type { AliasSnapshot } from '../lib/aliases.ts';
 import type { Models } from '../lib/models.ts';
 import { urlIdentity } from '../lib/state/keys.ts';
 import { countEvent, currentRunContext } from '../lib/run-context.ts';
+import type { WalkDebt } from '../lib/state/producer-debt.ts';
 import type { StateStore } from '../lib/state/store.ts';
 
 /** The extractors a feed article gets: what it is about and who it names (docs/DECISIONS.md). */
@@ -56,6 +57,7 @@ export class UnusablePageError extends Error {
 export interface UrlIngestDeps {
   db: Database;
   sink: Sink;
+  debt: WalkDebt;
   store: StateStore;
   models: Models;
   aliases: AliasSnapshot;

@@ -30,6 +30,7 @@ import type { RunRecord, RunWarning } from '../lib/runs/record.ts';
 import { publishRunContext, type RunContext, type RunCounters } from '../lib/run-context.ts';
 import { SingleFlight } from '../lib/single-flight.ts';
 import { fileIdentity, urlIdentity } from '../lib/state/keys.ts';
+import { ProducerDebt, WalkDebt } from '../lib/state/producer-debt.ts';
 import { mediaTypeFor, type ConversionWarning } from '../stages/convert/index.ts';
 import type { FileItem, WalkFilesOptions } from '../lib/corpus/files.ts';
 import { ownDataDirectories } from '../lib/corpus/own-data.ts';
@@ -202,15 +203,17 @@ async function walkCorpus(
   await lifespan.aliases.refresh(db);
   const sink = new Sink(db, config.sink);
   const live = new LiveItems();
+  const debt = new WalkDebt(new ProducerDebt(store));
   const fileDeps = {
     ...lifespan,
     sink,
     live,
+    debt,
     identity: new DocumentIdentity(db, store),
     limits: config.convert,
     warn: (path: string, warning: ConversionWarning) => tally.itemWarning(path, warning),
   };
-  const urlDeps = { ...lifespan, sink, fetch: config.fetch, log };
+  const urlDeps = { ...lifespan, sink, debt, fetch: config.fetch, log };
   const slots = new PQueue({ concurrency: config.walk.inFlight });
   let done = 0;
   const finished = () => {
@@ -301,7 +304,7 @@ async function walkCorpus(
     minItems: config.walk.removalGuardMinDocs,
     allow: options.allowMassRemoval === true,
   };
-  await runFlowPasses(lifespan.passes, { db, store, log, run, live, tally, guard }, options.failStage5 ?? null);
+  await runFlowPasses(lifespan.passes, { db, store, log, run, live, tally, guard, debt }, options.failStage5 ?? null);
 }
 
 async function isDirectory(dir: string): Promise<boolean> {

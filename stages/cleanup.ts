@@ -64,6 +64,8 @@ export async function removeVanishedDocuments(
   store: StateStore,
   input: CleanupInput,
   guard: RemovalGuard,
+  /** Runs once before the first delete, when there is one (the producer's debt). */
+  beforeDeleting: () => Promise<void>,
 ): Promise<CleanupResult> {
   // Vanished entries are items gone from the corpus, and memos an item left behind when it
   // moved to another document (stored under a retired: key, never enumerated).
@@ -84,6 +86,7 @@ export async function removeVanishedDocuments(
     const { memo } = store.getItem(key);
     if (memo !== undefined) dropped.push({ key, memo });
   }
+  if (dropped.length > 0) await beforeDeleting();
   let rowsDeleted = 0;
   const stillHeld = new Set<string>();
   for (const { key, memo } of dropped) {

@@ -2,7 +2,8 @@
 // (a concept without frontmatter or type, frontmatter in a non-root index, the root without its
 // version stamp, a log out of order or with a bad date), an index that misses or invents an
 // entry, a claim citing no citation, a citation of a forbidden target or of a missing row, is
-// named with its file; the command exits 1 with the reasons, 0 on a conformant bundle.
+// named with its file; the command exits 1 with the reasons, 0 on a conformant bundle, and says
+// so plainly when no bundle is published yet.
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -112,6 +113,19 @@ test('`ingest bundle check` exits 1 naming the problems, then 0 once they are me
   const mended = await runIngest(['bundle', 'check', dir], env);
   assert.is(mended.status, 0, mended.stdout + mended.stderr);
   assert.match(mended.stdout, /conformant, every citation resolves/);
+});
+
+test('`ingest bundle check` with no bundle published yet says so, where it would be and how one is made', async () => {
+  const env = { INGEST_DATA_DIR: path.join(root, 'data'), INGEST_BUNDLE_DIR: path.join(root, 'bundle-home') };
+  const none = await runIngest(['bundle', 'check'], env);
+  assert.is(none.status, 1, none.stderr);
+  assert.match(none.stderr, /no knowledge bundle is published yet/);
+  assert.ok(none.stderr.includes(path.join(root, 'bundle-home', 'current')), none.stderr);
+  assert.match(none.stderr, /ingest produce/);
+  assert.not.match(none.stderr, /ENOENT/);
+  const json = await runIngest(['bundle', 'check', '--json'], env);
+  assert.is(json.status, 1);
+  assert.is((JSON.parse(json.stdout) as { error: string }).error, 'no_bundle');
 });
 
 test.run();

@@ -406,8 +406,8 @@ test('a walk chains a producer run; POST /producer-run answers 202 with its op_i
     body: '{"redraft":"yes"}',
   });
   assert.is(bad.status, 400);
-  assert.ok((await republished(chained)) !== chained, 'the forced run published a bundle of its own');
-  // The embedded database is the sidecar's alone: read it with the sidecar stopped.
+  // The embedded database is the sidecar's alone: read it with the sidecar stopped (which waits
+  // for the forced run to end).
   const { runs, run, check } = await readWhileStopped(async (db) => ({
     runs: (await db.query("SELECT 1 FROM pipeline_runs WHERE flow = 'producer'")).rows.length,
     run: (
@@ -421,6 +421,8 @@ test('a walk chains a producer run; POST /producer-run answers 202 with its op_i
   assert.is(runs, 2, 'the chained run and the forced one');
   assert.is(run?.flow, 'producer');
   assert.is(run?.status, 'completed');
+  assert.is(run!.result.counts.files_written, 0);
+  assert.is(await published(), chained, 'the forced run found nothing new: the published version is kept');
   const concepts = run!.result.counts.concepts!;
   assert.ok(concepts > 0, 'the example corpus names entities in several documents');
   assert.equal(check.problems, []);

@@ -20,6 +20,7 @@ import { Sink } from '../lib/db/sink.ts';
 import { sha256Hex } from '../lib/hash.ts';
 import { publishRunContext } from '../lib/run-context.ts';
 import { commitItem } from '../engine/commit.ts';
+import { ProducerDebt, WalkDebt } from '../lib/state/producer-debt.ts';
 import { walk } from '../engine/walk.ts';
 import { extractorMemoKey } from '../lib/llm/run-extractor.ts';
 import { PROMPTS } from '../lib/llm/prompts.ts';
@@ -300,7 +301,7 @@ test('an item whose vector copy lost its source (another edit deleted it meanwhi
   const before = mock.stats.embeddedTexts;
   publishRunContext(op, false);
   await commitItem(
-    { db, sink, store, models },
+    { db, sink, store, models, debt: new WalkDebt(new ProducerDebt(store)) },
     {
       key: 'file:gone.md',
       rows: rowsOf,

@@ -107,6 +107,22 @@ test('an unchanged walk runs no producer and leaves every file of the bundle as 
   assert.equal(await files(), before);
 });
 
+test('a run that finds nothing to draft keeps the published version, delta-gated or over every concept', async () => {
+  await walkAndProduce();
+  const before = await files();
+  const published = await realpath(bundle());
+  const versions = await readdir(path.dirname(published));
+  for (const all of [false, true]) {
+    const outcome = await f.lifespan.producer.start({ all, redraft: false }).done;
+    assert.is(outcome.status, 'completed', outcome.error);
+    assert.equal([outcome.report!.drafted, outcome.report!.files_written, outcome.report!.files_removed], [0, 0, 0]);
+    assert.is(outcome.report!.concepts, CONCEPTS);
+    assert.is(await realpath(bundle()), published, `all: ${all}: the same version is published`);
+    assert.equal(await readdir(path.dirname(published)), versions, `all: ${all}: no version made`);
+  }
+  assert.equal(await files(), before);
+});
+
 test('editing one document redrafts only the concepts it feeds; every other page keeps its bytes and mtime', async () => {
   await walkAndProduce();
   const before = await files();

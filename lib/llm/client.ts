@@ -83,10 +83,27 @@ export function createLlmClient(): LlmClient {
 }
 
 /**
+ * Endpoints whose answers do not depend on where they listen, by the name that stands for their
+ * base URL in the identity. Tier 1's in-process mock takes a new port every run: named by its
+ * version instead, its memos serve the next run too (engine/tier1.ts).
+ */
+const namedEndpoints = new Map<string, string>();
+
+const withoutTrailingSlash = (url: string) => url.replace(/\/+$/, '');
+
+/** Identities of clients of `baseUrl` say `name` instead, until the returned function is called. */
+export function nameEndpoint(baseUrl: string, name: string): () => void {
+  const key = withoutTrailingSlash(baseUrl);
+  namedEndpoints.set(key, name);
+  return () => void namedEndpoints.delete(key);
+}
+
+/**
  * The effective LLM identity `{base_url}:{model}` (SPEC.md 3 rule 6), computed in this one
  * place. The base URL is the client's resolved one, so tier 3 names the SDK's default without
- * this code spelling it.
+ * this code spelling it; an endpoint named by nameEndpoint (tier 1) goes by its name.
  */
 export function llmIdentity(client: Pick<LlmClient, 'baseURL'>, model: string): string {
-  return `${client.baseURL.replace(/\/+$/, '')}:${model}`;
+  const base = withoutTrailingSlash(client.baseURL);
+  return `${namedEndpoints.get(base) ?? base}:${model}`;
 }

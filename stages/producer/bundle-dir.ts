@@ -11,6 +11,10 @@
 // parent indexes and log.md. Every other file is hard-linked from the previous version, so it
 // keeps its inode and mtime (as does a rendered file whose bytes did not change). The first
 // version, or a run asked for everything, renders every page.
+//
+// A bundle that did not change keeps its version: with nothing written since the last switch
+// no version is made, and a version whose every file the previous one holds byte for byte (a
+// run asked for everything that found nothing new) is dropped unpublished.
 
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, readdir, readFile, realpath, rename, rm, symlink, writeFile } from 'node:fs/promises';
@@ -32,6 +36,8 @@ export const publishedBundle = (bundleDir: string): string => path.join(bundleDi
 export interface Assembly {
   /** The version directory now published. */
   version: string;
+  /** Whether a new version was published; false when the published one held this bundle already and was kept. */
+  switched: boolean;
   /** Files whose bytes changed (written, not linked), relative to the bundle root. */
   written: string[];
   /** Files carried over unchanged (hard-linked). */
@@ -52,10 +58,23 @@ export async function assembleBundle(
   await mkdir(versions, { recursive: true });
   const previous = await realpath(publishedBundle(bundleDir)).catch(() => null);
   await removeVersionsBut(versions, [previous]);
+  const whole = run.whole || previous === null;
+  const stale = whole ? null : await stalePaths(db);
+  const gone = await vanishedPaths(db);
+  if (previous !== null && stale?.length === 0 && gone.size === 0 && run.log.length === 0)
+    return unchanged(previous, await filesUnder(previous), await liveConcepts(db));
   const name = `${run.now.toISOString().replace(/[-:.]/g, '')}-${run.opId.slice(0, 8)}`;
   const target = path.join(versions, name);
   await mkdir(target);
-  const out: Assembly = { version: target, written: [], kept: 0, removed: [], rendered: 0, concepts: 0 };
+  const out: Assembly = {
+    version: target,
+    switched: true,
+    written: [],
+    kept: 0,
+    removed: [],
+    rendered: 0,
+    concepts: 0,
+  };
   const present = new Set<string>();
 
   /** Writes `text` at `relPath`, or links the previous version's file when it holds these bytes. */
@@ -74,15 +93,12 @@ export async function assembleBundle(
     }
   };
 
-  const whole = run.whole || previous === null;
-  const stale = whole ? null : await stalePaths(db);
   for await (const page of conceptPages(db, stale)) {
     const linked = await relatedConcepts(db, page);
     for (const row of page) await put(row.path, renderConcept(row, linked(row)));
     out.rendered += page.length;
   }
   const counts = await directoryCounts(db);
-  const gone = await vanishedPaths(db);
   const touched = whole ? null : new Set([...stale!, ...gone].map((p) => path.posix.dirname(p)));
   for (const dir of counts.keys())
     if (touched === null || touched.has(dir)) await put(`${dir}/${INDEX_FILE}`, await leafIndex(db, dir));
@@ -104,10 +120,26 @@ export async function assembleBundle(
     out.kept += 1;
   }
   out.concepts = [...counts.values()].reduce((a, b) => a + b, 0);
-  await switchCurrent(bundleDir, name);
   out.removed = before.filter((f) => !present.has(f));
+  if (previous !== null && out.written.length === 0 && out.removed.length === 0) {
+    await rm(target, { recursive: true, force: true });
+    return unchanged(previous, before, out.concepts);
+  }
+  await switchCurrent(bundleDir, name);
   await removeVersionsBut(versions, [target, previous]);
   return out;
+}
+
+/** The published version, kept as it is. */
+function unchanged(version: string, files: readonly string[], concepts: number): Assembly {
+  return { version, switched: false, written: [], kept: files.length, removed: [], rendered: 0, concepts };
+}
+
+async function liveConcepts(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM bundle_concepts WHERE vanished_at IS NULL`,
+  );
+  return rows[0]!.n;
 }
 
 /** Pages to render: concepts written since the last switch, and those linking to one written or removed. */

@@ -11,7 +11,8 @@
 //   vanished           concepts no longer qualifying are marked, left out of the next bundle and
 //                      logged, then deleted
 //   the bundle         bundle-dir.ts: a new version from the rows, switched in atomically;
-//                      log.md records what was drafted and removed since the last switch
+//                      log.md records what was drafted and removed since the last switch; an
+//                      unchanged bundle keeps its version
 //   write-through      the changed and removed files, to the corpus bucket's bundle prefix
 //
 // One concept's failed draft fails it alone: it keeps its earlier page and is tried again by
@@ -136,7 +137,8 @@ export async function produceBundle(deps: ProducerDeps, options: ProduceOptions)
     log: await logEntries(db, published?.at ?? null),
     whole: options.all,
   });
-  await deps.store.putMemo(PUBLISHED_MEMO, { at: options.now.toISOString(), opId: options.opId });
+  if (assembly.switched)
+    await deps.store.putMemo(PUBLISHED_MEMO, { at: options.now.toISOString(), opId: options.opId });
   await db.query('UPDATE bundle_concepts SET pending = false WHERE pending');
   await db.query('DELETE FROM bundle_concepts WHERE vanished_at IS NOT NULL');
   report.concepts = assembly.concepts;
