@@ -5,11 +5,13 @@ import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';
 import { fencedCorpusWalk, type WalkFlags } from '../engine/fenced-walk.ts';
 import { openLifespan, type Lifespan } from '../engine/lifespan.ts';
-import type { WalkSummary } from '../engine/walk.ts';
+import type { WalkProgress, WalkSummary } from '../engine/walk.ts';
 import type { Logger } from '../lib/log.ts';
 import { warningText } from '../lib/runs/record.ts';
-import { progressReporter } from './progress.ts';
+import { stderrLines } from '../lib/terminal.ts';
+import { progressReporter, type ProgressReporter } from './progress.ts';
 import { corpusDirectory } from './corpus-path.ts';
+import { ownDataDirectories } from '../lib/corpus/own-data.ts';
 
 export async function walkCommand(args: string[], { config, log }: { config: Config; log: Logger }): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -26,15 +28,29 @@ export async function walkCommand(args: string[], { config, log }: { config: Con
     throw Object.assign(new TypeError('walk takes at most one PATH'), { code: 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL' });
   const sourcePath = corpusDirectory('walk', positionals[0], config);
   const lifespan = await openLifespan(config, log);
+  const progress = progressReporter(sourcePath, log, ownDataDirectories(config));
+  // Ctrl-C ends the walk at once, which loses nothing (engine/walk.ts): say what it leaves.
+  const interrupted = () => {
+    progress.stop();
+    stderrLines.print(interruptedLine(progress.latest));
+    process.exit(130);
+  };
+  process.once('SIGINT', interrupted);
   let summary: WalkSummary | null;
   try {
-    summary = await walkWithProgress(lifespan, sourcePath, {
-      fullReprocess: values['full-reprocess'],
-      allowMassRemoval: values['allow-mass-removal'],
-      rebindCorpus: values['rebind-corpus'],
-    });
+    summary = await walkWithProgress(
+      lifespan,
+      sourcePath,
+      {
+        fullReprocess: values['full-reprocess'],
+        allowMassRemoval: values['allow-mass-removal'],
+        rebindCorpus: values['rebind-corpus'],
+      },
+      progress,
+    );
   } finally {
     await lifespan.close();
+    process.off('SIGINT', interrupted);
   }
   if (summary === null) {
     process.stderr.write(
@@ -53,13 +69,22 @@ export async function walkWithProgress(
   lifespan: Lifespan,
   sourcePath: string | null,
   flags: WalkFlags = {},
+  progress: ProgressReporter = progressReporter(sourcePath, lifespan.log, ownDataDirectories(lifespan.config)),
 ): Promise<WalkSummary | null> {
-  const progress = progressReporter(sourcePath, lifespan.log);
+  progress.start();
   try {
     return await fencedCorpusWalk(lifespan, sourcePath, { ...flags, onProgress: (p) => progress.update(p) });
   } finally {
     progress.stop();
   }
+}
+
+/** What a walk cut short by Ctrl-C leaves: its committed items stay, the next walk does the rest. */
+export function interruptedLine({ items }: WalkProgress): string {
+  return (
+    `ingest walk interrupted: ${items.changed} changed items committed, ${items.unchanged} unchanged, ` +
+    `${items.failed} failed, of ${items.seen} seen so far; the next walk redoes the rest\n`
+  );
 }
 
 export function formatSummary(s: WalkSummary, location: string): string {

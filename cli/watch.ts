@@ -1,13 +1,16 @@
-// `ingest watch [PATH] [--quiet-ms N] [--reconcile-s N]`: a live corpus for development. An
-// initial walk, then a walk per burst of saves (engine/watch.ts), each the same fenced,
-// incremental walk as `ingest walk`. One line per walk that changed something; nothing when
-// nothing changed. Ctrl-C stops after the walk in progress has committed; a second Ctrl-C
-// stops at once (a killed walk loses nothing: the next one redoes what it had not committed).
+// `ingest watch [PATH] [--quiet-ms N] [--reconcile-s N] [--verbose]`: a live corpus for
+// development. An initial walk, then a walk per burst of saves (engine/watch.ts), each the same
+// fenced, incremental walk as `ingest walk`. One line per walk that changed something; nothing
+// when nothing changed. The walks' own log lines would bury those lines, so the log says only
+// warnings and errors unless --verbose or INGEST_LOG_LEVEL asks for more. Ctrl-C stops after
+// the walk in progress has committed; a second Ctrl-C stops at once (a killed walk loses
+// nothing: the next one redoes what it had not committed).
 
 import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
 import { warningText } from '../lib/runs/record.ts';
+import { stderrLines } from '../lib/terminal.ts';
 import { openLifespan } from '../engine/lifespan.ts';
 import { watchCorpus, type WatchedWalk } from '../engine/watch.ts';
 import { walkWithProgress } from './walk.ts';
@@ -54,6 +57,7 @@ export async function watchCommand(args: string[], { config, log }: { config: Co
     options: {
       'quiet-ms': { type: 'string', default: String(DEFAULT_QUIET_MS) },
       'reconcile-s': { type: 'string', default: String(DEFAULT_RECONCILE_S) },
+      verbose: { type: 'boolean', default: false },
     },
     allowPositionals: true,
   });
@@ -64,6 +68,7 @@ export async function watchCommand(args: string[], { config, log }: { config: Co
     throw usageError('--quiet-ms must be a whole number from 10 to 60000');
   if (!(reconcileS >= 1 && reconcileS <= 86_400)) throw usageError('--reconcile-s must be from 1 to 86400');
   const sourcePath = corpusDirectory('watch', positionals[0], config);
+  if (!config.log.levelSet) log.level = values.verbose ? 'info' : 'warn';
 
   // Opening the embedded database refuses, by name, a sidecar or walk that holds it.
   const lifespan = await openLifespan(config, log);
@@ -89,11 +94,16 @@ export async function watchCommand(args: string[], { config, log }: { config: Co
       },
       log,
     );
-    process.stderr.write(`watching ${sourcePath} (Ctrl-C stops after the walk in progress)\n`);
+    // The initial walk's progress bar may be showing: every line to the terminal passes above it.
+    stderrLines.print(`watching ${sourcePath} (Ctrl-C stops after the walk in progress)\n`);
     await new Promise<void>((resolve) => {
       const stop = () => {
-        process.stderr.write('stopping after the walk in progress commits (Ctrl-C again to stop now)\n');
-        process.once('SIGINT', () => process.exit(130));
+        stderrLines.print('stopping after the walk in progress commits (Ctrl-C again to stop now)\n');
+        process.once('SIGINT', () => {
+          stderrLines.clearStatus();
+          stderrLines.print('stopped now; the next walk redoes what this one had not committed\n');
+          process.exit(130);
+        });
         resolve();
       };
       process.once('SIGINT', stop);

@@ -69,6 +69,8 @@ export type WalkFlags = Pick<WalkOptions, 'fullReprocess' | 'allowMassRemoval' |
 export interface WalkProgress {
   seen: number;
   done: number;
+  /** The walk's counts as this item finished: changed items are committed (rows and memo) by then. */
+  items: Readonly<ItemCounts>;
 }
 
 export interface WalkSummary {
@@ -218,7 +220,7 @@ async function walkCorpus(
   let done = 0;
   const finished = () => {
     done += 1;
-    options.onProgress?.({ seen: tally.items.seen, done });
+    options.onProgress?.({ seen: tally.items.seen, done, items: { ...tally.items } });
   };
   // Set when the database cannot be reached: the walk admits nothing more and fails. The items
   // it met are not item failures; none of them committed a memo, so the next walk redoes them.

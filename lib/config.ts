@@ -91,7 +91,11 @@ export interface Config {
   };
   /** Where an s3:// corpus bucket lives when it is not AWS itself (credentials: the AWS SDK's chain). */
   readonly s3: { readonly endpoint: string | null; readonly region: string; readonly forcePathStyle: boolean };
-  readonly log: { readonly level: LogLevel };
+  readonly log: {
+    readonly level: LogLevel;
+    /** INGEST_LOG_LEVEL was set: a command that is quieter by default (`ingest watch`) logs at this level too. */
+    readonly levelSet: boolean;
+  };
   /** Requests per minute per client on the authenticated POST routes. */
   readonly rateLimits: {
     readonly walk: number;
@@ -221,7 +225,8 @@ export function loadConfig(
 
   const dataDir = path.resolve(cwd, read('INGEST_DATA_DIR') ?? '.ingest');
   const dsn = url('ENGINE_DB_DSN', ['postgres:', 'postgresql:'], 'postgresql://user:password@host:5432/database');
-  const logLevel = read('INGEST_LOG_LEVEL') ?? 'info';
+  const logLevelSet = read('INGEST_LOG_LEVEL');
+  const logLevel = logLevelSet ?? 'info';
   if (!LOG_LEVELS.includes(logLevel as LogLevel)) {
     problems.push(`INGEST_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   }
@@ -302,7 +307,7 @@ export function loadConfig(
       region: read('INGEST_S3_REGION') ?? 'us-east-1',
       forcePathStyle: flag('INGEST_S3_FORCE_PATH_STYLE', false),
     },
-    log: { level: logLevel as LogLevel },
+    log: { level: logLevel as LogLevel, levelSet: logLevelSet !== null },
     rateLimits: {
       walk: integer('INGEST_RATE_LIMIT_WALK', 30, 1, 100_000),
       walkStatus: integer('INGEST_RATE_LIMIT_WALK_STATUS', 600, 1, 1_000_000),

@@ -1,6 +1,7 @@
 // Structured logging (pino). JSON lines by default, human-readable when the log goes to a
 // terminal. Logs go to stderr so that stdout carries only a command's own output
-// (`ingest walk --json`, `ingest extract`).
+// (`ingest walk --json`, `ingest extract`). On a terminal each record is one line (an error's
+// stack aside), printed synchronously above the walk's progress bar (lib/terminal.ts).
 //
 // Secrets are removed in two layers, because one is not enough: pino's path redaction
 // censors fields whose *names* say they hold a credential, and a final pass over every
@@ -8,8 +9,9 @@
 // passwords wherever they appear (inside a message, an error's text, a nested field).
 
 import { pino, type Logger, type DestinationStream } from 'pino';
-import pretty from 'pino-pretty';
+import { prettyFactory } from 'pino-pretty';
 import type { Config } from './config.ts';
+import { stderrLines } from './terminal.ts';
 
 export type { Logger };
 
@@ -39,11 +41,17 @@ export interface LoggerOptions {
   destination?: DestinationStream;
 }
 
+/** Readable records for a person at the terminal, each written above the status line there. */
+function terminalDestination(): DestinationStream {
+  const prettify = prettyFactory({ colorize: true, singleLine: true, ignore: 'pid,hostname' });
+  return { write: (line: string) => stderrLines.print(prettify(line)) };
+}
+
 export function createLogger(config: Pick<Config, 'log' | 'secretValues'>, options: LoggerOptions = {}): Logger {
   const scrub = lineScrubber(config.secretValues);
   const destination =
     options.destination ??
-    (process.stderr.isTTY ? pretty({ destination: 2, sync: true }) : pino.destination({ dest: 2, sync: false }));
+    (stderrLines.isTerminal ? terminalDestination() : pino.destination({ dest: 2, sync: false }));
   return pino(
     {
       level: config.log.level,

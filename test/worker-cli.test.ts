@@ -57,31 +57,62 @@ async function enqueue(args: string[]): Promise<string> {
   return out.stdout.trim();
 }
 
-/** Runs `ingest worker` until it has finished `jobs` jobs, then stops it with SIGTERM. */
-async function work(jobs: number): Promise<void> {
+interface LogRecord {
+  level: number;
+  msg: string;
+  [field: string]: unknown;
+}
+
+/** Runs `ingest worker` (at the default log level) until it has finished `jobs` jobs, then stops it with SIGTERM; its log. */
+async function work(jobs: number): Promise<LogRecord[]> {
+  const { INGEST_LOG_LEVEL: _, ...defaultLevel } = env;
   const child = spawn(process.execPath, [BIN, 'worker'], {
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { PATH: process.env.PATH ?? '', ...defaultLevel },
+    stdio: ['ignore', 'ignore', 'pipe'],
   });
+  let log = '';
+  child.stderr.on('data', (chunk) => (log += chunk));
   const file = path.join(root, 'data', 'worker.heartbeat');
-  const end = Date.now() + 60_000;
+  // Generous: a worker opens the embedded database and the mock tier first, slowly on a busy machine.
+  const end = Date.now() + 120_000;
   let healthy = false;
-  for (;;) {
-    const beat = await readHeartbeat(file, 10_000);
-    if (beat.ok && beat.beat.pid === child.pid && !healthy) {
-      const health = await ingest(['worker', 'health']);
-      assert.is(health.status, 0, health.stderr);
-      assert.match(health.stdout, /"state":"polling"/);
-      healthy = true;
+  try {
+    for (;;) {
+      const beat = await readHeartbeat(file, 10_000);
+      if (beat.ok && beat.beat.pid === child.pid && !healthy) {
+        const health = await ingest(['worker', 'health']);
+        assert.is(health.status, 0, health.stderr);
+        assert.match(health.stdout, /"state":"polling"/);
+        healthy = true;
+      }
+      if (
+        beat.ok &&
+        beat.beat.pid === child.pid &&
+        beat.beat.done + beat.beat.failed >= jobs &&
+        beat.beat.running === 0
+      )
+        break;
+      if (Date.now() > end) throw new Error(`the worker did not finish its jobs:\n${log}`);
+      await new Promise((r) => setTimeout(r, 50));
     }
-    if (beat.ok && beat.beat.pid === child.pid && beat.beat.done + beat.beat.failed >= jobs && beat.beat.running === 0)
-      break;
-    if (Date.now() > end) throw new Error('the worker did not finish its jobs');
-    await new Promise((r) => setTimeout(r, 50));
+  } catch (error) {
+    child.kill('SIGKILL'); // a worker left running would keep the test process alive
+    throw error;
   }
   child.kill('SIGTERM');
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  assert.is(code, 0);
+  assert.is(code, 0, log);
+  return log
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as LogRecord);
+}
+
+/** The one line the worker logs per finished job. */
+function finishedJobs(log: LogRecord[]): Record<string, unknown>[] {
+  return log
+    .filter((r) => r.msg === 'job finished')
+    .map(({ job, kind, outcome, durationMs }) => ({ job, kind, outcome, timed: typeof durationMs === 'number' }));
 }
 
 test('jobs enqueue builds the payload the platform would; the worker runs it; list, show and retry', async () => {
@@ -96,7 +127,15 @@ test('jobs enqueue builds the payload the platform would; the worker runs it; li
   const listed = JSON.parse((await ingest(['jobs', 'list', '--status', 'queued', '--json'])).stdout);
   assert.is(listed.length, 3);
 
-  await work(3);
+  const log = await work(3);
+  assert.equal(
+    finishedJobs(log).sort((a, b) => String(a.job).localeCompare(String(b.job))),
+    [
+      { job: inCorpus, kind: 'analyse_form', outcome: 'done', timed: true },
+      { job: outside, kind: 'analyse_form', outcome: 'done', timed: true },
+      { job: unsupported, kind: 'analyse_form', outcome: 'failed', timed: true },
+    ].sort((a, b) => a.job.localeCompare(b.job)),
+  );
   const done = JSON.parse((await ingest(['jobs', 'show', inCorpus])).stdout);
   assert.is(done.status, 'done');
   assert.match(done.result.questions[0].text, /quality certification/);
@@ -123,7 +162,7 @@ test('template_fill from the CLI after an analysis, and search shows the same ev
     analysis_job: analysis,
     evidence_k: 3,
   });
-  await work(1);
+  assert.equal(finishedJobs(await work(1)), [{ job: fill, kind: 'template_fill', outcome: 'done', timed: true }]);
   const result = JSON.parse((await ingest(['jobs', 'show', fill])).stdout).result;
   assert.match(result.answers[0].answer, /ISO 9001/);
   const search = await ingest(['search', 'Which quality certification do you hold?', '--k', '10', '--json']);

@@ -94,8 +94,8 @@ interface Running {
   leaseEnds: number;
   /** Lost its lease or given back: nothing more may be written for it. */
   released: boolean;
-  /** Its handler has begun (a prefetched job waits for a slot first). */
-  started: boolean;
+  /** When its handler began (Date.now()); null while a prefetched job waits for a slot. */
+  startedAt: number | null;
   renewal: NodeJS.Timeout;
   settled: Promise<void>;
 }
@@ -177,7 +177,7 @@ export function startWorker(
   async function execute(entry: Running): Promise<Outcome | null> {
     const { job } = entry;
     if (entry.released) return null;
-    entry.started = true;
+    entry.startedAt = Date.now();
     try {
       const handler = handlers[job.job];
       if (handler === undefined) throw new JobError('unknown_job', `no handler for job "${job.job}"`, { final: true });
@@ -195,16 +195,20 @@ export function startWorker(
     }
   }
 
-  /** Writes a job's outcome under its claim, after its slot went to the next job. */
+  /** Writes a job's outcome under its claim, after its slot went to the next job; then says how it ended, in one line. */
   async function record(entry: Running, outcome: Outcome | null): Promise<void> {
     // Renewed no more: a renewal racing the outcome's write would find the job done and call it lost.
     clearInterval(entry.renewal);
     if (outcome === null || entry.released) return;
     const { job } = entry;
+    const finished = { job: job.id, kind: job.job, attempt: job.attempts, durationMs: Date.now() - entry.startedAt! };
     if (outcome.ok) {
       const written = await write(entry, () => completeJob(db, job, outcome.result));
       if (written === true) stats.done += 1;
       else stats.lost += 1;
+      // lost: claimed again meanwhile; dropped: not written before its lease ended. Its next holder redoes it.
+      const ended = written === true ? 'done' : written === false ? 'lost' : 'dropped';
+      log[ended === 'done' ? 'info' : 'warn']({ ...finished, outcome: ended }, 'job finished');
       return;
     }
     const { error } = outcome;
@@ -214,8 +218,8 @@ export function startWorker(
     else if (status === 'retrying') stats.retried += 1;
     else stats.lost += 1;
     log[status === 'failed' ? 'error' : 'warn'](
-      { job: job.id, attempt: job.attempts, code: error.code, err: error.message, status },
-      'job attempt failed',
+      { ...finished, outcome: status ?? 'dropped', code: error.code, err: error.message },
+      'job finished',
     );
   }
 
@@ -225,7 +229,7 @@ export function startWorker(
       controller: new AbortController(),
       leaseEnds: Date.now() + options.leaseMs,
       released: false,
-      started: false,
+      startedAt: null,
       settled: Promise.resolve(),
     } as Running;
     // The lease is renewed from the claim on: a prefetched job waiting for a slot keeps it too.
@@ -249,7 +253,7 @@ export function startWorker(
     clearInterval(entry.renewal);
     const given = await giveBackJob(db, entry.job).catch(() => false);
     if (given) stats.givenBack += 1;
-    log.warn({ job: entry.job.id, given, started: entry.started }, 'job given back at shutdown');
+    log.warn({ job: entry.job.id, given, started: entry.startedAt !== null }, 'job given back at shutdown');
   }
 
   async function loop(): Promise<void> {
@@ -305,7 +309,7 @@ export function startWorker(
     state = 'stopping'; // a claim in flight at stop() may have set it back
     await beat(true);
     // Prefetched jobs that never started go back at once; running ones get the grace period.
-    await Promise.all([...running.values()].filter((r) => !r.started).map(giveBack));
+    await Promise.all([...running.values()].filter((r) => r.startedAt === null).map(giveBack));
     let finishedInGrace = false;
     const all = Promise.all([...running.values()].map((r) => r.settled)).then(() => {
       finishedInGrace = true;
