@@ -6,7 +6,6 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, readdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,8 +16,8 @@ import { startMockServer } from '../mock/server.ts';
 import { mockTierEnv } from './helpers/mock-tier.ts';
 import { publishedBundle } from '../stages/producer/bundle-dir.ts';
 import { checkBundle } from '../stages/producer/check.ts';
-import { runIngest } from './helpers/cli.ts';
-import { BIN, generateCorpus } from './helpers/corpus.ts';
+import { killedIngest, runIngest } from './helpers/cli.ts';
+import { generateCorpus } from './helpers/corpus.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
 
 let root: string;
@@ -30,28 +29,6 @@ test.after(async () => {
   await target?.dispose();
   rmSync(root, { recursive: true, force: true });
 });
-
-/** SIGKILLs `ingest produce --all --redraft` that long after its run started; resolves when it is gone. */
-function killedProduce(env: Record<string, string>, afterMs: number): Promise<{ killed: boolean }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'produce', '--all', '--redraft'], {
-      env: { PATH: process.env.PATH ?? '', ...env, INGEST_LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let output = '';
-    let armed = false;
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (chunk: string) => {
-      output += chunk;
-      if (!armed && output.includes('"producer run started"')) {
-        armed = true;
-        setTimeout(() => child.kill('SIGKILL'), afterMs);
-      }
-    });
-    child.on('error', reject);
-    child.on('exit', (code, signal) => resolve({ killed: code === null && signal === 'SIGKILL' }));
-  });
-}
 
 test('a producer killed mid-run leaves the previous bundle published and conformant; the next run cleans up', async () => {
   const corpus = path.join(root, 'corpus');
@@ -81,12 +58,10 @@ test('a producer killed mid-run leaves the previous bundle published and conform
   // Slow drafts, two at a time: the run is still drafting when it is killed.
   const slow = await startMockServer({ latencyMs: 300 });
   try {
-    const { killed } = await killedProduce(
-      {
-        ...env,
-        ...mockTierEnv(slow.url),
-        INGEST_MODEL_CONCURRENCY: '2',
-      },
+    const { killed } = await killedIngest(
+      ['produce', '--all', '--redraft'],
+      { ...env, ...mockTierEnv(slow.url), INGEST_MODEL_CONCURRENCY: '2', INGEST_LOG_LEVEL: 'info' },
+      /"producer run started"/,
       1_000,
     );
     assert.ok(killed, 'the run was killed before it ended');

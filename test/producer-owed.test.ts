@@ -7,7 +7,6 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { readdir, realpath } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,8 +15,8 @@ import { loadConfig } from '../lib/config.ts';
 import { openDatabase } from '../lib/db/open.ts';
 import { publishedBundle } from '../stages/producer/bundle-dir.ts';
 import { checkBundle } from '../stages/producer/check.ts';
-import { runIngest } from './helpers/cli.ts';
-import { BIN, generateCorpus } from './helpers/corpus.ts';
+import { killedIngest, runIngest } from './helpers/cli.ts';
+import { generateCorpus } from './helpers/corpus.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
 import { seedDataDir } from './helpers/embedded.ts';
 
@@ -49,28 +48,6 @@ async function deployment(name: string): Promise<Record<string, string>> {
   }
   await seedDataDir(env.INGEST_DATA_DIR!);
   return env;
-}
-
-/** `ingest walk`, SIGKILLed `afterMs` after the log line `line`; resolves when it is gone. */
-function killedWalk(env: Record<string, string>, line: RegExp, afterMs: number): Promise<{ killed: boolean }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'walk', corpus], {
-      env: { PATH: process.env.PATH ?? '', ...env, INGEST_LOG_LEVEL: 'debug' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let output = '';
-    let armed = false;
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (chunk: string) => {
-      output += chunk;
-      if (!armed && line.test(output)) {
-        armed = true;
-        setTimeout(() => child.kill('SIGKILL'), afterMs);
-      }
-    });
-    child.on('error', reject);
-    child.on('exit', (code, signal) => resolve({ killed: code === null && signal === 'SIGKILL' }));
-  });
 }
 
 /** The published bundle as content: its concepts' rows and its files (paths), and whether it checks clean. */
@@ -112,7 +89,12 @@ test('an uninterrupted walk publishes the reference bundle', async () => {
 
 test('a walk killed in stage 5, after its items committed: the next, unchanged walk publishes the bundle', async () => {
   const env = await deployment('killed-in-stage-5');
-  const { killed } = await killedWalk(env, /"pass":"entity_resolution".*"flow-scope pass started"/, 0);
+  const { killed } = await killedIngest(
+    ['walk', corpus],
+    { ...env, INGEST_LOG_LEVEL: 'debug' },
+    /"pass":"entity_resolution".*"flow-scope pass started"/,
+    0,
+  );
   assert.ok(killed, 'the walk was killed before it ended');
   const killedState = await bundleOf(env);
   assert.is(killedState.files, null, 'no bundle was published by the killed walk');
@@ -135,7 +117,12 @@ test('a walk killed in stage 5, after its items committed: the next, unchanged w
 
 test('a walk killed during its chained producer run: the next, unchanged walk publishes the bundle', async () => {
   const env = await deployment('killed-in-producer');
-  const { killed } = await killedWalk(env, /"producer run started"/, 100);
+  const { killed } = await killedIngest(
+    ['walk', corpus],
+    { ...env, INGEST_LOG_LEVEL: 'debug' },
+    /"producer run started"/,
+    100,
+  );
   assert.ok(killed, 'the walk was killed before its producer run ended');
   assert.is((await bundleOf(env)).files, null, 'no bundle was published by the killed run');
 

@@ -21,3 +21,34 @@ export function runIngest(
     child.on('close', (status) => resolve({ status, stdout, stderr }));
   });
 }
+
+/**
+ * Runs `ingest ARGS` and SIGKILLs it `afterMs` after its stderr first matches `line` (a log
+ * record it prints at the instant to aim at); resolves once it is gone, saying whether the kill
+ * is what ended it.
+ */
+export function killedIngest(
+  args: string[],
+  env: Record<string, string>,
+  line: RegExp,
+  afterMs: number,
+): Promise<{ killed: boolean }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let output = '';
+    let armed = false;
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => {
+      output += chunk;
+      if (!armed && line.test(output)) {
+        armed = true;
+        setTimeout(() => child.kill('SIGKILL'), afterMs);
+      }
+    });
+    child.on('error', reject);
+    child.on('exit', (code, signal) => resolve({ killed: code === null && signal === 'SIGKILL' }));
+  });
+}
