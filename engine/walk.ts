@@ -35,7 +35,7 @@ import { sourceItems, type UrlItem } from '../stages/source.ts';
 import { recallFile, unchangedByStat } from './admit.ts';
 import { untilNoneWaiting } from './backpressure.ts';
 import { bindStoreToCorpus, bindStoreToDatabase } from './binding.ts';
-import { walkFile } from './file.ts';
+import { walkFile, type ItemProgress } from './file.ts';
 import { DocumentIdentity } from './identity.ts';
 import type { Lifespan } from './lifespan.ts';
 import { LiveItems } from './live-items.ts';
@@ -65,6 +65,8 @@ export type WalkFlags = Pick<WalkOptions, 'fullReprocess' | 'allowMassRemoval' |
 export interface WalkProgress {
   seen: number;
   done: number;
+  /** The last file written in several batches while it is not yet all durable (engine/file.ts). */
+  item?: ItemProgress;
 }
 
 export interface WalkSummary {
@@ -199,14 +201,29 @@ async function walkCorpus(
   await lifespan.aliases.refresh(db);
   const sink = new Sink(db, config.sink);
   const live = new LiveItems();
-  const fileDeps = { ...lifespan, sink, live, identity: new DocumentIdentity(db, store), limits: config.convert };
+  let done = 0;
+  let longItem: ItemProgress | undefined;
+  const report = () =>
+    options.onProgress?.({ seen: tally.items.seen, done, ...(longItem === undefined ? {} : { item: longItem }) });
+  const finished = (path?: string) => {
+    done += 1;
+    if (longItem?.path === path) longItem = undefined;
+    report();
+  };
+  const fileDeps = {
+    ...lifespan,
+    sink,
+    live,
+    identity: new DocumentIdentity(db, store),
+    limits: config.convert,
+    batchChunks: config.walk.itemBatchChunks,
+    onItemProgress: (progress: ItemProgress) => {
+      longItem = progress.percent < 100 ? progress : undefined;
+      report();
+    },
+  };
   const urlDeps = { ...lifespan, sink, fetch: config.fetch, log };
   const slots = new PQueue({ concurrency: config.walk.inFlight });
-  let done = 0;
-  const finished = () => {
-    done += 1;
-    options.onProgress?.({ seen: tally.items.seen, done });
-  };
   // Set when the database cannot be reached: the walk admits nothing more and fails. The items
   // it met are not item failures; none of them committed a memo, so the next walk redoes them.
   let databaseLost: unknown = null;
@@ -218,7 +235,7 @@ async function walkCorpus(
         if (isDatabaseUnavailable(error)) databaseLost ??= error;
         else tally.failed(path, error);
       });
-      finished();
+      finished(path);
     });
   };
 
