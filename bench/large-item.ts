@@ -7,9 +7,7 @@
 //
 // Each walk runs in a child process of its own (with the V8 flags `ingest` runs with), against
 // the mock model server in another process (bench/mock-process.ts), so that the mock's vectors
-// and JSON are not counted as the walk's memory. The text is generated deterministically:
-// prose with names (the mock's entities), sentences pairing two names (its relationships) and a
-// Q&A pair every few paragraphs.
+// and JSON are not counted as the walk's memory. The text is bench/corpus/large-text.ts's.
 
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -24,7 +22,7 @@ import { WALK_V8_FLAGS } from '../lib/v8-flags.ts';
 import { openLifespan } from '../engine/lifespan.ts';
 import { walk } from '../engine/walk.ts';
 import { openTestDatabase } from '../test/helpers/db.ts';
-import { documentRandom, trueEntities } from './corpus/generate.ts';
+import { largeTextParagraphs } from './corpus/large-text.ts';
 import { startMockProcess } from './mock-process.ts';
 import { enginesToRun, WALKS_ONLY } from './engines.ts';
 import { printTable, writeJson } from './report.ts';
@@ -54,32 +52,14 @@ interface WalkResult {
   databasePeakRssMb: number | null;
 }
 
-const WORDS =
-  'the a of to and in for on with by from shipment order invoice review team plan budget quarter customer supplier warehouse route contract policy process target delivery schedule risk audit report update approval meeting price volume account region partner market'.split(
-    ' ',
-  );
-
-/** Writes `mb` MB of deterministic text to `file`, a paragraph at a time. */
+/** Writes `mb` MB of the deterministic text to `file`, a paragraph at a time. */
 async function writeText(file: string, mb: number, seed: number): Promise<void> {
-  const random = documentRandom(seed, mb);
-  const names = trueEntities().map((e) => e.entity);
-  const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
-  const sentence = (): string => {
-    const words = Array.from({ length: 8 + Math.floor(random() * 12) }, () => pick(WORDS));
-    const roll = random();
-    if (roll < 0.3) words.splice(Math.floor(random() * words.length), 0, pick(names));
-    if (roll < 0.1) words.push('with', pick(names));
-    const text = words.join(' ');
-    return `${text[0]!.toUpperCase()}${text.slice(1)}.`;
-  };
   const out = createWriteStream(file);
   let written = 0;
-  for (let paragraph = 0; written < mb * 2 ** 20; paragraph++) {
-    let text = Array.from({ length: 3 + Math.floor(random() * 6) }, sentence).join(' ');
-    if (paragraph % 7 === 6) text += `\n\nQ: ${sentence().slice(0, -1)}?\nA: ${sentence()}`;
-    text += '\n\n';
-    written += Buffer.byteLength(text);
-    if (!out.write(text)) await once(out, 'drain');
+  for (const paragraph of largeTextParagraphs(seed)) {
+    if (written >= mb * 2 ** 20) break;
+    written += Buffer.byteLength(paragraph);
+    if (!out.write(paragraph)) await once(out, 'drain');
   }
   out.end();
   await once(out, 'finish');

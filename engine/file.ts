@@ -25,7 +25,13 @@ import { admitFile, type ChangedFile } from './admit.ts';
 import { atStage, StageError } from './at-stage.ts';
 import { finishItem, writeItemRows, type CommitDeps } from './commit.ts';
 import type { LiveItems } from './live-items.ts';
-import { extractDeps, extractWindows, isAnswered, MentionMerge } from '../stages/extract/index.ts';
+import {
+  extractDeps,
+  extractWindows,
+  isAnswered,
+  MentionMerge,
+  type WindowsExtraction,
+} from '../stages/extract/index.ts';
 import { embedOwners, type EmbeddingInput } from '../stages/embed.ts';
 import type { ItemRows, RowKeys } from '../stages/upsert.ts';
 import { entityRelationshipKey, qaKey } from '../lib/ids.ts';
@@ -42,7 +48,15 @@ import {
 } from '../lib/db/tables.ts';
 import type { AliasSnapshot } from '../lib/aliases.ts';
 import type { DocumentIdentity } from './identity.ts';
-import { chunkRowsOf, embeddingInputs, namedRowsOf, OwnedKeys, textBatches, type RowOwner } from './item-rows.ts';
+import {
+  chunkRowsOf,
+  embeddingInputs,
+  namedRowsOf,
+  OwnedKeys,
+  textBatches,
+  type RowOwner,
+  type TextBatch,
+} from './item-rows.ts';
 import type { Models } from '../lib/models.ts';
 import type { ItemMemo, StateStore } from '../lib/state/store.ts';
 import { currentRunContext } from '../lib/run-context.ts';
@@ -178,6 +192,9 @@ export interface IngestedFile {
   keys: RowKeys;
 }
 
+/** Batches whose windows are extracted ahead of the one being embedded and written. */
+const EXTRACT_AHEAD = 2;
+
 const FILE_TABLES: readonly TableSpec[] = [
   sourceDocuments,
   contentChunks,
@@ -216,10 +233,25 @@ export async function* ingestFile(
   };
   let qaIdx = 0;
   let chunksDone = 0;
-  for (const span of textBatches(text, deps.batchChunks)) {
-    const found = await atStage('extract', () =>
+  // The windows of the next batches are extracted while this one is embedded and written, so
+  // that the model calls of a large file keep the model queue busy, as a small file's all do.
+  const spans = textBatches(text, deps.batchChunks);
+  const extracting: { span: TextBatch; found: Promise<WindowsExtraction> }[] = [];
+  const extractNext = () => {
+    const next = spans.next();
+    if (next.done === true) return;
+    const span = next.value;
+    const found = atStage('extract', () =>
       extractWindows(span.windows, extractDeps(models, deps.store), { first: span.first }),
     );
+    found.catch(() => {}); // awaited in order below
+    extracting.push({ span, found });
+  };
+  for (let i = 0; i <= EXTRACT_AHEAD; i++) extractNext();
+  for (let current = extracting.shift(); current !== undefined; current = extracting.shift()) {
+    extractNext();
+    const { span } = current;
+    const found = await current.found;
     names.add(found.entities, found.relationships);
     const chunkRows = chunkRowsOf(owner, span.chunks, opId);
     // The blank-form gate (SPEC.md 1 rule 7): no row for a blank answer, but its idx is spent,

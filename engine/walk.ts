@@ -218,6 +218,7 @@ async function walkCorpus(
     limits: config.convert,
     batchChunks: config.walk.itemBatchChunks,
     onItemProgress: (progress: ItemProgress) => {
+      log.debug(progress, 'item batch durable');
       longItem = progress.percent < 100 ? progress : undefined;
       report();
     },
