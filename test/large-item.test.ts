@@ -18,6 +18,8 @@ import { WALKED_TABLES, rowsInContentTerms } from './helpers/content.ts';
 import { BIN } from './helpers/corpus.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
 import { seedDataDir } from './helpers/embedded.ts';
+import { walkFixture } from './helpers/walk.ts';
+import { walk, type WalkProgress } from '../engine/walk.ts';
 
 const BATCH_CHUNKS = '2';
 // One batch, whatever the default.
@@ -181,6 +183,30 @@ test('a walk killed half-way through an edited large file, run again, ends with 
   assert.ok(chunks >= (await firstVersion).chunks, `the old chunks are kept until the end (${chunks})`);
   assert.is((await runWalk(killed)).code, 0);
   assertSameRows(await landed(killed), expected.rows, 'after the kill');
+});
+
+test('a large file tells its own progress after each durable batch, a small one none', async () => {
+  const f = await walkFixture({ env: { INGEST_ITEM_BATCH_CHUNKS: BATCH_CHUNKS } });
+  try {
+    await f.write('large.txt', largeText(3, 20_000));
+    await f.write('small.md', SMALL);
+    const told: WalkProgress[] = [];
+    const summary = await walk(f.lifespan, { sourcePath: f.corpus, onProgress: (p) => told.push(p) });
+    assert.is(summary.items.changed, 2);
+    // Other items finishing repeat the last report.
+    const items = [...new Set(told.flatMap((p) => (p.item === undefined ? [] : [p.item])))];
+    assert.ok(items.length >= 5, `one report per batch (${items.length})`);
+    assert.ok(
+      items.every((i) => i.path === 'large.txt'),
+      'only the large file reports',
+    );
+    for (const [i, item] of items.entries()) {
+      if (i > 0) assert.ok(item.chunks > items[i - 1]!.chunks && item.percent >= items[i - 1]!.percent, 'it moves on');
+    }
+    assert.is(told.at(-1)!.item, undefined, 'gone once the file is done');
+  } finally {
+    await f.dispose();
+  }
 });
 
 test.run();
