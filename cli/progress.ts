@@ -20,11 +20,11 @@ export function progressReporter(sourcePath: string | null, log: Logger): Progre
   if (!process.stderr.isTTY || sourcePath === null) {
     let lastLog = started;
     return {
-      update({ seen, done, item }) {
+      update({ seen, done }) {
         const now = Date.now();
         if (now - lastLog < LOG_EVERY_MS) return;
         lastLog = now;
-        log.info({ seen, done, perSecond: Math.round((done * 1000) / (now - started)), item }, 'walk progress');
+        log.info({ seen, done, perSecond: Math.round((done * 1000) / (now - started)) }, 'walk progress');
       },
       stop() {},
     };
@@ -32,33 +32,28 @@ export function progressReporter(sourcePath: string | null, log: Logger): Progre
   const bar = new cliProgress.SingleBar(
     {
       stream: process.stderr,
-      format: ' {bar} {value}/{total} items | {rate}/s | ETA {eta_formatted}{item}',
+      format: ' {bar} {value}/{total} items | {rate}/s | ETA {eta_formatted}',
       etaBuffer: 200,
       hideCursor: true,
       clearOnComplete: true,
     },
     cliProgress.Presets.shades_classic,
   );
-  bar.start(0, 0, { rate: 0, item: '' });
+  bar.start(0, 0, { rate: 0 });
   let stopped = false;
   void countFiles(sourcePath).then((total) => {
     if (!stopped) bar.setTotal(total);
   });
   return {
-    update({ seen, done, item }) {
+    update({ seen, done }) {
       if (bar.getTotal() < seen) bar.setTotal(seen);
-      bar.update(done, { rate: Math.round((done * 1000) / Math.max(1, Date.now() - started)), item: itemSuffix(item) });
+      bar.update(done, { rate: Math.round((done * 1000) / Math.max(1, Date.now() - started)) });
     },
     stop() {
       stopped = true;
       bar.stop();
     },
   };
-}
-
-/** A large file written in batches shows its own progress: the items bar stands still meanwhile. */
-function itemSuffix(item: WalkProgress['item']): string {
-  return item === undefined ? '' : ` | ${item.path} ${item.percent} % (${item.chunks.toLocaleString('en-US')} chunks)`;
 }
 
 async function countFiles(sourcePath: string): Promise<number> {

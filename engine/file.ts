@@ -214,7 +214,7 @@ export async function* ingestFile(
   const { opId } = currentRunContext();
   const { models } = deps;
   const byteSize = bytes.length;
-  const converted = await atStage('convert', () => deps.converter.convert(bytes, mediaType));
+  const converted = await atStage('convert', () => deps.converter.convert(bytes.take(), mediaType));
   const { text } = converted;
   const sourceDocumentId = await atStage('identity', () =>
     deps.identity.resolve(sha256, item.relPath, previous?.sourceDocumentId),
