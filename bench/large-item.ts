@@ -57,8 +57,10 @@ async function writeText(file: string, mb: number, seed: number): Promise<void> 
   const out = createWriteStream(file);
   let written = 0;
   for (const paragraph of largeTextParagraphs(seed)) {
-    if (written >= mb * 2 ** 20) break;
-    written += Buffer.byteLength(paragraph);
+    // Just under the size, so that 100 MB stays within the default INGEST_MAX_DOCUMENT_BYTES.
+    const bytes = Buffer.byteLength(paragraph);
+    if (written + bytes > mb * 2 ** 20) break;
+    written += bytes;
     if (!out.write(paragraph)) await once(out, 'drain');
   }
   out.end();
