@@ -6,6 +6,10 @@ const BENCHMARKS: Record<string, { file: string; summary: string }> = {
     file: './walk.ts',
     summary: 'cold, warm, touched and latency-bound walks on the mock tier; RSS, state store',
   },
+  'large-item': {
+    file: './large-item.ts',
+    summary: 'one large text file walked alone (10, 50, 100 MB): peak RSS of the walk and the database, time',
+  },
   convert: { file: './convert.ts', summary: 'PDF, DOCX, XLSX through the converter pool against a single thread' },
   state: { file: './state-store-size.ts', summary: 'state store size per 10k chunks' },
   'qa-dedup': {

@@ -102,14 +102,14 @@ class ProgressBar extends ProgressReporter {
   }
 
   #draw(): void {
-    const { seen, done } = this.latest;
+    const { seen, done, item } = this.latest;
     if (this.#stopped || (seen === 0 && this.#counted === null)) return;
     const now = Date.now();
     this.#drawnAt = now;
     const rate = this.rate(now);
     const perSecond = `${rate < 10 ? rate.toFixed(1) : Math.round(rate)}/s`;
     if (this.#counted === null) {
-      this.#terminal.status(` ${done} items done | ${perSecond} | counting the corpus`);
+      this.#terminal.status(` ${done} items done | ${perSecond} | counting the corpus${itemSuffix(item)}`);
       return;
     }
     // Feed URLs, and files saved during the walk, are items the count did not see.
@@ -117,7 +117,8 @@ class ProgressBar extends ProgressReporter {
     const filled = total === 0 ? BAR_WIDTH : Math.round((BAR_WIDTH * done) / total);
     const eta = rate > 0 ? duration((total - done) / rate) : '?';
     this.#terminal.status(
-      ` ${'█'.repeat(filled)}${'░'.repeat(BAR_WIDTH - filled)} ${done}/${total} items | ${perSecond} | ETA ${eta}`,
+      ` ${'█'.repeat(filled)}${'░'.repeat(BAR_WIDTH - filled)} ${done}/${total} items | ${perSecond} | ETA ${eta}` +
+        itemSuffix(item),
     );
   }
 }
@@ -137,14 +138,19 @@ class ProgressLog extends ProgressReporter {
     this.#loggedAt = this.started;
   }
 
-  protected show({ seen, done }: WalkProgress): void {
+  protected show({ seen, done, item }: WalkProgress): void {
     const now = Date.now();
     if (now - this.#loggedAt < LOG_EVERY_MS) return;
     this.#loggedAt = now;
-    this.#log.info({ seen, done, perSecond: Math.round(this.rate(now)) }, 'walk progress');
+    this.#log.info({ seen, done, perSecond: Math.round(this.rate(now)), item }, 'walk progress');
   }
 
   stop(): void {}
+}
+
+/** A large file written in batches shows its own progress: the items' count stands still meanwhile. */
+function itemSuffix(item: WalkProgress['item']): string {
+  return item === undefined ? '' : ` | ${item.path} ${item.percent} % (${item.chunks.toLocaleString('en-US')} chunks)`;
 }
 
 /** 42s, 3m05s, 2h07m. */

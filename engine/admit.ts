@@ -13,10 +13,31 @@ import { fileIdentity } from '../lib/state/keys.ts';
 import type { ItemMemo, ItemStamp, StateStore } from '../lib/state/store.ts';
 import { countEvent } from '../lib/run-context.ts';
 
+/**
+ * A file's bytes, handed over once: whoever holds the admission does not keep a large file's
+ * bytes alive beside its converted text for the rest of its life.
+ */
+export class FileBytes {
+  #bytes: Buffer | null;
+  readonly length: number;
+
+  constructor(bytes: Buffer) {
+    this.#bytes = bytes;
+    this.length = bytes.length;
+  }
+
+  take(): Buffer {
+    const bytes = this.#bytes;
+    if (bytes === null) throw new Error('the file bytes were already taken');
+    this.#bytes = null;
+    return bytes;
+  }
+}
+
 /** A file whose bytes differ from its memo's (or that has none): what its life goes on with. */
 export interface ChangedFile {
   kind: 'changed';
-  bytes: Buffer;
+  bytes: FileBytes;
   sha256: string;
   previous: ItemMemo | undefined;
   /** The mtime its memo may vouch for (see stampMtime). */
@@ -76,5 +97,5 @@ export async function admitFile(item: FileItem, store: StateStore, fullReprocess
     await store.putItem(key, refreshed);
     return { kind: 'unchanged', memo: refreshed };
   }
-  return { kind: 'changed', bytes, sha256, previous: memo, mtimeNs };
+  return { kind: 'changed', bytes: new FileBytes(bytes), sha256, previous: memo, mtimeNs };
 }

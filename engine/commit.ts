@@ -1,10 +1,12 @@
 // The commit step of an item, file or URL alike, in the order the crash-safety rule needs
 // (DESIGN.md 5): its rows durable in the database -> the rows it emitted before and emits no
 // longer deleted by key -> the producer's debt (once per walk, lib/state/producer-debt.ts) ->
-// its memo in the state store. A walk killed anywhere before the memo redoes the item next
-// time (its inner extractor memos still save the model calls); the upserts are idempotent by
-// key, so nothing is duplicated. The debt goes before the memo because the memo is what lets
-// the next walk pass the item over: no change is passed over unless a producer run is owed.
+// its memo in the state store. A large item's rows land in several writes, one batch after
+// another (engine/file.ts), its memo after the last. A walk killed anywhere before the memo
+// redoes the item next time (its inner extractor memos still save the model calls); the upserts
+// are idempotent by key and the keys are derived, so the redo ends with exactly the rows of an
+// unbroken walk. The debt goes before the memo because the memo is what lets the next walk pass
+// the item over: no change is passed over unless a producer run is owed.
 
 import type { Database } from '../lib/db/database.ts';
 import type { Sink } from '../lib/db/sink.ts';
@@ -14,7 +16,7 @@ import type { Models } from '../lib/models.ts';
 import type { WalkDebt } from '../lib/state/producer-debt.ts';
 import type { ItemMemo, StateStore } from '../lib/state/store.ts';
 import { embedVectorCopies } from '../stages/embed.ts';
-import { upsertItemRows, type ItemRows, type RowKeys } from '../stages/upsert.ts';
+import { deleteStaleRows, type ItemRows, type RowKeys } from '../stages/upsert.ts';
 import { atStage } from './at-stage.ts';
 
 export interface CommitDeps {
@@ -35,24 +37,46 @@ export interface ItemCommit {
   previousKeys: RowKeys | undefined;
 }
 
-/** `beforeMemo` runs once the rows are durable and before the memo: work that must not be skipped by a memo HIT. */
+/** The whole commit of an item whose rows are one write (a feed URL's; a file's that fits one batch). */
 export async function commitItem(
   deps: CommitDeps,
   commit: ItemCommit,
   beforeMemo?: () => Promise<void>,
 ): Promise<void> {
-  const upsert = (rows: ItemRows) => upsertItemRows(deps.sink, deps.db, rows, commit.memo.rows, commit.previousKeys);
+  await writeItemRows(deps, commit.rows);
+  await finishItem(deps, commit, beforeMemo);
+}
+
+/**
+ * Writes some of an item's rows, every table in one transaction; resolves once they are
+ * durable. A large item calls it once per batch, each batch's rows after the last's.
+ */
+export async function writeItemRows(deps: CommitDeps, rows: ItemRows): Promise<void> {
   await atStage('upsert', () =>
-    upsert(commit.rows).catch(async (error: unknown) => {
+    deps.sink.write(rows).catch(async (error: unknown) => {
       // The vector to copy went with another item's edit: those texts are embedded after all.
       if (!(error instanceof VectorSourceGoneError)) throw error;
-      const embeddings = await embedVectorCopies(commit.rows.get(recordEmbeddings) ?? [], {
+      const embeddings = await embedVectorCopies(rows.get(recordEmbeddings) ?? [], {
         client: deps.models.embedder,
         queue: deps.models.queue,
       });
-      await upsert(new Map([...commit.rows, [recordEmbeddings, embeddings]]));
+      await deps.sink.write(new Map([...rows, [recordEmbeddings, embeddings]]));
     }),
   );
+}
+
+/**
+ * After the item's last write: its stale rows deleted, then `beforeMemo` (work that must not be
+ * skipped by a memo HIT), then the memo, whose keys name every row the item wrote.
+ */
+export async function finishItem(
+  deps: CommitDeps,
+  commit: Omit<ItemCommit, 'rows'>,
+  beforeMemo?: () => Promise<void>,
+): Promise<void> {
+  const { previousKeys } = commit;
+  if (previousKeys !== undefined)
+    await atStage('upsert', () => deleteStaleRows(deps.db, commit.memo.rows, previousKeys));
   await deps.debt.incurOnce();
   await beforeMemo?.();
   await atStage('memo', () => deps.store.putItem(commit.key, commit.memo));

@@ -3,11 +3,19 @@
 //   size limit -> admit (read, sha256, memo check) -> convert (stage 2) -> identity -> chunk ->
 //   extract (stage 3) -> embed (stage 4) -> commit (rows durable, stale keys deleted, memo)
 //
-// `ingestFile` is the middle, (item, bytes, run context) -> rows: the seam along which items
-// can later fan out to other machines (DESIGN.md 15).
+// A file is read in batches of chunks (config walk.itemBatchChunks, with the extraction windows
+// over the same text): each batch is chunked, extracted, embedded and written, and the next is
+// prepared while it lands; the names, merged across the whole text, go with the last. So a
+// large file's memory and transactions stay bounded whatever its size; a small file is one
+// batch, one write, as before. Its memo follows the last batch and its stale rows are deleted
+// only then, so a walk killed half-way leaves its old rows and some new ones, and the redo
+// (whose keys are the same: derived from the document id, which the first batch made durable)
+// ends with exactly the rows of an unbroken walk.
+//
+// `ingestFile` is the middle, (item, bytes, run context) -> batches of rows: the seam along
+// which items can later fan out to other machines (DESIGN.md 15).
 
 import type { ConversionWarning, Converter, MediaType } from '../stages/convert/index.ts';
-import { chunkText } from '../stages/chunk.ts';
 import type { FileItem } from '../lib/corpus/files.ts';
 import { ConversionError } from '../stages/convert/index.ts';
 import type { Config } from '../lib/config.ts';
@@ -15,10 +23,16 @@ import type { Sink } from '../lib/db/sink.ts';
 import { fileIdentity, retiredIdentity } from '../lib/state/keys.ts';
 import { admitFile, type ChangedFile } from './admit.ts';
 import { atStage, StageError } from './at-stage.ts';
-import { commitItem } from './commit.ts';
+import { finishItem, writeItemRows, type CommitDeps } from './commit.ts';
 import type { LiveItems } from './live-items.ts';
-import { extractDeps, extractDocument, isAnswered } from '../stages/extract/index.ts';
-import { embedOwners } from '../stages/embed.ts';
+import {
+  extractDeps,
+  extractWindows,
+  isAnswered,
+  MentionMerge,
+  type WindowsExtraction,
+} from '../stages/extract/index.ts';
+import { embedOwners, type EmbeddingInput } from '../stages/embed.ts';
 import type { ItemRows, RowKeys } from '../stages/upsert.ts';
 import { entityRelationshipKey, qaKey } from '../lib/ids.ts';
 import type { Database } from '../lib/db/database.ts';
@@ -34,7 +48,15 @@ import {
 } from '../lib/db/tables.ts';
 import type { AliasSnapshot } from '../lib/aliases.ts';
 import type { DocumentIdentity } from './identity.ts';
-import { chunkRowsOf, embeddingInputs, itemKeys, namedRowsOf, type RowOwner } from './item-rows.ts';
+import {
+  chunkRowsOf,
+  embeddingInputs,
+  namedRowsOf,
+  OwnedKeys,
+  textBatches,
+  type RowOwner,
+  type TextBatch,
+} from './item-rows.ts';
 import type { Models } from '../lib/models.ts';
 import type { WalkDebt } from '../lib/state/producer-debt.ts';
 import type { ItemMemo, StateStore } from '../lib/state/store.ts';
@@ -47,6 +69,8 @@ export interface FileIngestDeps {
   store: StateStore;
   db: Database;
   aliases: AliasSnapshot;
+  /** Chunks extracted, embedded and written at a time (config walk.itemBatchChunks). */
+  batchChunks: number;
 }
 
 export interface FileWalkDeps extends FileIngestDeps {
@@ -56,6 +80,17 @@ export interface FileWalkDeps extends FileIngestDeps {
   limits: Config['convert'];
   /** Hears what an item that landed has to say about its document (the walk's summary shows it). */
   warn: (path: string, warning: ConversionWarning) => void;
+  /** Told after each durable batch of a file written in several. */
+  onItemProgress?: (progress: ItemProgress) => void;
+}
+
+/** How far a file written in several batches has come. */
+export interface ItemProgress {
+  path: string;
+  /** Chunks durable so far. */
+  chunks: number;
+  /** Share of the file's text whose rows are durable, 0-100. */
+  percent: number;
 }
 
 /**
@@ -87,32 +122,31 @@ export async function walkFile(
       return 'unchanged';
     }
     previous = admission.previous;
-    const ingested = await ingestFile(item, mediaType, admission, deps);
+    const { sha256, mtimeNs } = admission;
+    const ingested = await writeBatches(deps, ingestFile(item, mediaType, admission, deps), (batch) => {
+      if (batch.progress !== null) deps.onItemProgress?.({ path: item.relPath, ...batch.progress });
+    });
     const sameDocument = previous?.sourceDocumentId === ingested.sourceDocumentId;
     const memo: ItemMemo = {
-      sha256: admission.sha256,
+      sha256,
       size: item.size,
-      mtimeNs: admission.mtimeNs,
+      mtimeNs,
       ino: String(item.ino),
       sourceDocumentId: ingested.sourceDocumentId,
       mediaType,
       opId,
       rows: ingested.keys,
     };
-    await commitItem(
-      deps,
-      { key, rows: ingested.rows, memo, previousKeys: sameDocument ? previous?.rows : undefined },
-      async () => {
-        deps.identity.settled(admission.sha256);
-        if (previous !== undefined && !sameDocument) {
-          // The item moved to another document. Its old memo is kept under a key no walk will
-          // enumerate, so the cleanup pass (this walk's, or the next one's after a crash)
-          // retires the old document's rows unless another item still resolves to it.
-          const retired = previous;
-          await atStage('memo', () => deps.store.putItem(retiredIdentity(key, opId), retired));
-        }
-      },
-    );
+    await finishItem(deps, { key, memo, previousKeys: sameDocument ? previous?.rows : undefined }, async () => {
+      deps.identity.settled(sha256);
+      if (previous !== undefined && !sameDocument) {
+        // The item moved to another document. Its old memo is kept under a key no walk will
+        // enumerate, so the cleanup pass (this walk's, or the next one's after a crash)
+        // retires the old document's rows unless another item still resolves to it.
+        const retired = previous;
+        await atStage('memo', () => deps.store.putItem(retiredIdentity(key, opId), retired));
+      }
+    });
     deps.live.liveDocumentIds.add(ingested.sourceDocumentId);
     for (const warning of ingested.warnings) deps.warn(item.relPath, warning);
     return 'changed';
@@ -123,81 +157,180 @@ export async function walkFile(
   }
 }
 
+/**
+ * Writes each batch while the next is prepared (its model calls overlap the write); resolves
+ * with what the batches add up to once every one is durable, in order.
+ */
+async function writeBatches(
+  deps: CommitDeps,
+  batches: AsyncGenerator<RowBatch, IngestedFile, undefined>,
+  onDurable: (batch: RowBatch) => void,
+): Promise<IngestedFile> {
+  let writing: Promise<void> | null = null;
+  try {
+    for (;;) {
+      const next = await batches.next();
+      await writing;
+      if (next.done === true) return next.value;
+      const batch = next.value;
+      writing = writeItemRows(deps, batch.rows).then(() => onDurable(batch));
+      // Awaited before the next batch is written; if preparing that one fails first, below.
+      writing.catch(() => {});
+    }
+  } catch (error) {
+    // No write of the item is left in flight when its failure is told.
+    await writing?.catch(() => {});
+    throw error;
+  }
+}
+
+/** Some of a file's rows, written in one transaction. */
+export interface RowBatch {
+  rows: ItemRows;
+  /** How far the file has come once these rows are durable; null for a file that is one batch. */
+  progress: Omit<ItemProgress, 'path'> | null;
+}
+
 export interface IngestedFile {
   sourceDocumentId: string;
-  rows: ItemRows;
   /** Keys of every row the item owns per table, including embeddings kept unchanged. */
   keys: RowKeys;
   warnings: ConversionWarning[];
 }
 
-export async function ingestFile(
+/** Batches whose windows are extracted ahead of the one being embedded and written. */
+const EXTRACT_AHEAD = 2;
+
+const FILE_TABLES: readonly TableSpec[] = [
+  sourceDocuments,
+  contentChunks,
+  qaExtractions,
+  entityMentions,
+  entityRelationships,
+  recordEmbeddings,
+];
+
+/** The file's rows, a batch at a time (textBatches); returns its document and the keys of all it wrote. */
+export async function* ingestFile(
   item: FileItem,
   mediaType: MediaType,
   { bytes, sha256, previous }: Pick<ChangedFile, 'bytes' | 'sha256' | 'previous'>,
   deps: FileIngestDeps,
-): Promise<IngestedFile> {
+): AsyncGenerator<RowBatch, IngestedFile, undefined> {
   const { opId } = currentRunContext();
-  const converted = await atStage('convert', () => deps.converter.convert(bytes, mediaType));
+  const { models } = deps;
+  const byteSize = bytes.length;
+  const converted = await atStage('convert', () => deps.converter.convert(bytes.take(), mediaType));
+  const { text } = converted;
   const sourceDocumentId = await atStage('identity', () =>
     deps.identity.resolve(sha256, item.relPath, previous?.sourceDocumentId),
   );
-  const chunks = await atStage('chunk', () => chunkText(converted.text));
-  const { models } = deps;
-  const extraction = await atStage('extract', () => extractDocument(converted.text, extractDeps(models, deps.store)));
-
   const owner: RowOwner = { column: 'source_document_id', id: sourceDocumentId };
-  const chunkRows = chunkRowsOf(owner, chunks, opId);
-  // The blank-form gate (SPEC.md 1 rule 7): no row for a blank answer, but its idx is spent,
-  // so answered pairs keep their keys when a blank one is filled in or emptied.
-  const qaRows = extraction.qa
-    .filter((pair) => isAnswered(pair.answer))
-    .map((pair) => ({
-      id: qaKey(sourceDocumentId, pair.idx),
+  const keys = new OwnedKeys(FILE_TABLES);
+  const names = new MentionMerge();
+  /** The rows and their embeddings, the embedded owners' keys counted as the item's. */
+  const withEmbeddings = async (rows: [TableSpec, Row[]][], toEmbed: EmbeddingInput[]): Promise<ItemRows> => {
+    const embeddingRows = await atStage('embed', () =>
+      embedOwners(toEmbed, opId, { client: models.embedder, db: deps.db, queue: models.queue }),
+    );
+    const batch: ItemRows = new Map([...rows, [recordEmbeddings, embeddingRows]]);
+    keys.add(batch, toEmbed);
+    return batch;
+  };
+  let qaIdx = 0;
+  let chunksDone = 0;
+  // The windows of the next batches are extracted while this one is embedded and written, so
+  // that the model calls of a large file keep the model queue busy, as a small file's all do.
+  const spans = textBatches(text, deps.batchChunks);
+  const extracting: { span: TextBatch; found: Promise<WindowsExtraction> }[] = [];
+  const extractNext = () => {
+    const next = spans.next();
+    if (next.done === true) return;
+    const span = next.value;
+    const found = atStage('extract', () =>
+      extractWindows(span.windows, extractDeps(models, deps.store), { first: span.first }),
+    );
+    found.catch(() => {}); // awaited in order below
+    extracting.push({ span, found });
+  };
+  for (let i = 0; i <= EXTRACT_AHEAD; i++) extractNext();
+  for (let current = extracting.shift(); current !== undefined; current = extracting.shift()) {
+    extractNext();
+    const { span } = current;
+    const found = await current.found;
+    names.add(found.entities, found.relationships);
+    const chunkRows = chunkRowsOf(owner, span.chunks, opId);
+    // The blank-form gate (SPEC.md 1 rule 7): no row for a blank answer, but its idx is spent,
+    // so answered pairs keep their keys when a blank one is filled in or emptied.
+    const qaRows = found.qa
+      .map((pair) => ({ idx: qaIdx++, ...pair }))
+      .filter((pair) => isAnswered(pair.answer))
+      .map((pair) => ({
+        id: qaKey(sourceDocumentId, pair.idx),
+        source_document_id: sourceDocumentId,
+        idx: pair.idx,
+        question_text: pair.question,
+        answer_text: pair.answer,
+        metadata: {},
+        op_id: opId,
+      }));
+    const rows: [TableSpec, Row[]][] = [
+      [contentChunks, chunkRows],
+      [qaExtractions, qaRows],
+    ];
+    if (span.first) {
+      const document = {
+        id: sourceDocumentId,
+        rel_path: item.relPath,
+        content_sha256: sha256,
+        byte_size: byteSize,
+        media_type: mediaType,
+        title: converted.title,
+        classification: found.classification,
+        op_id: opId,
+      };
+      rows.push([sourceDocuments, [document]]);
+    }
+    const toEmbed = embeddingInputs({ chunks: chunkRows, qa: qaRows, mentions: [] });
+    chunksDone += chunkRows.length;
+    const progress = { chunks: chunksDone, percent: Math.floor((100 * span.end) / Math.max(1, text.length)) };
+    if (!span.last) {
+      yield { rows: await withEmbeddings(rows, toEmbed), progress };
+      continue;
+    }
+    // The names, merged across the whole text, go with the last batch, and past one batch's
+    // worth in batches of their own.
+    const named = await atStage('resolve', () => namedRowsOf(deps, owner, names, opId));
+    const relationshipRows = named.relationships.map((r) => ({
+      id: entityRelationshipKey(sourceDocumentId, r.source, r.predicate, r.target),
       source_document_id: sourceDocumentId,
-      idx: pair.idx,
-      question_text: pair.question,
-      answer_text: pair.answer,
+      source_canonical: r.source,
+      predicate: r.predicate,
+      target_canonical: r.target,
+      confidence: r.confidence,
       metadata: {},
       op_id: opId,
     }));
-  const { mentionRows, relationships } = await atStage('resolve', () => namedRowsOf(deps, owner, extraction, opId));
-  const relationshipRows = relationships.map((r) => ({
-    id: entityRelationshipKey(sourceDocumentId, r.source, r.predicate, r.target),
-    source_document_id: sourceDocumentId,
-    source_canonical: r.source,
-    predicate: r.predicate,
-    target_canonical: r.target,
-    confidence: r.confidence,
-    metadata: {},
-    op_id: opId,
-  }));
-  const toEmbed = embeddingInputs({ chunks: chunkRows, qa: qaRows, mentions: mentionRows });
-  const embeddingRows = await atStage('embed', () =>
-    embedOwners(toEmbed, opId, { client: models.embedder, db: deps.db, queue: models.queue }),
-  );
+    const mentionBatches = inBatches(named.mentionRows, deps.batchChunks);
+    const only = span.first && mentionBatches.length <= 1;
+    for (const [i, mentionRows] of mentionBatches.entries()) {
+      const batch: [TableSpec, Row[]][] =
+        i === 0
+          ? [...rows, [entityRelationships, relationshipRows], [entityMentions, mentionRows]]
+          : [[entityMentions, mentionRows]];
+      const embed = embeddingInputs({ chunks: [], mentions: mentionRows });
+      yield {
+        rows: await withEmbeddings(batch, i === 0 ? [...toEmbed, ...embed] : embed),
+        progress: only ? null : progress,
+      };
+    }
+  }
+  return { sourceDocumentId, keys: keys.keys, warnings: converted.warnings ?? [] };
+}
 
-  const rows: ItemRows = new Map<TableSpec, Row[]>([
-    [
-      sourceDocuments,
-      [
-        {
-          id: sourceDocumentId,
-          rel_path: item.relPath,
-          content_sha256: sha256,
-          byte_size: bytes.length,
-          media_type: mediaType,
-          title: converted.title,
-          classification: extraction.classification,
-          op_id: opId,
-        },
-      ],
-    ],
-    [contentChunks, chunkRows],
-    [qaExtractions, qaRows],
-    [entityMentions, mentionRows],
-    [entityRelationships, relationshipRows],
-    [recordEmbeddings, embeddingRows],
-  ]);
-  return { sourceDocumentId, rows, keys: itemKeys(rows, toEmbed), warnings: converted.warnings ?? [] };
+/** `list` in slices of `size`; an empty list is one empty slice. */
+function inBatches<T>(list: readonly T[], size: number): T[][] {
+  const slices: T[][] = [];
+  for (let start = 0; start === 0 || start < list.length; start += size) slices.push(list.slice(start, start + size));
+  return slices;
 }

@@ -1,16 +1,17 @@
 // Rows any source item derives the same way from its text, whoever owns them: content chunks
 // and entity mentions belong to a source document (a file) or to a reference item (a feed
-// URL), and the embeddings of both are owned like the rows they embed.
+// URL), and the embeddings of both are owned like the rows they embed. A large text is read in
+// batches (textBatches), so that an item's memory and transactions stay bounded whatever its size.
 
-import type { Chunk } from '../stages/chunk.ts';
+import { chunksOf, type Chunk } from '../stages/chunk.ts';
 import type { EmbeddingInput } from '../stages/embed.ts';
 import type { AliasSnapshot } from '../lib/aliases.ts';
 import type { Queryable } from '../lib/db/database.ts';
-import type { DocumentExtraction } from '../stages/extract/index.ts';
+import { windowsOf, type DocumentExtraction } from '../stages/extract/index.ts';
 import { chainUnderRoots, pinnedMentions } from '../stages/resolve/known.ts';
 import { keysOf, type ItemRows, type RowKeys } from '../stages/upsert.ts';
 import { chunkKey, entityMentionKey } from '../lib/ids.ts';
-import { recordEmbeddings } from '../lib/db/tables.ts';
+import { recordEmbeddings, type TableSpec } from '../lib/db/tables.ts';
 
 /** Whose derived rows these are: the owner's id in its own column, the other owner column null. */
 export interface RowOwner {
@@ -92,4 +93,55 @@ export function embeddingInputs(rows: {
 /** Keys of every row the item owns, including embeddings kept because their text did not change. */
 export function itemKeys(rows: ItemRows, embedded: readonly EmbeddingInput[]): RowKeys {
   return { ...keysOf(rows), [recordEmbeddings.name]: embedded.map((e) => `${e.ownerKind}:${e.ownerId}`) };
+}
+
+/** Keys of every row an item owns, gathered one written batch at a time. */
+export class OwnedKeys {
+  readonly #keys: RowKeys;
+
+  constructor(tables: readonly TableSpec[]) {
+    this.#keys = Object.fromEntries(tables.map((spec) => [spec.name, []]));
+  }
+
+  add(rows: ItemRows, embedded: readonly EmbeddingInput[]): void {
+    for (const [table, keys] of Object.entries(itemKeys(rows, embedded))) (this.#keys[table] ??= []).push(...keys);
+  }
+
+  get keys(): RowKeys {
+    return this.#keys;
+  }
+}
+
+/** Some consecutive chunks of a text, with the extraction windows that start among them. */
+export interface TextBatch {
+  chunks: Chunk[];
+  windows: string[];
+  /** The batch begins the text (its first window is the one classification reads). */
+  first: boolean;
+  /** No chunk or window follows. */
+  last: boolean;
+  /** Where in the text the next batch begins (the text's length for the last). */
+  end: number;
+}
+
+/**
+ * The text's chunks, `size` at a time, each batch with the windows that start before the next
+ * batch's first chunk; chunked as it goes, so only one batch of chunks is ever held. An empty
+ * text is one empty batch (its document still gets its row).
+ */
+export function* textBatches(text: string, size: number): Generator<TextBatch, void, undefined> {
+  const chunks = chunksOf(text);
+  const windows = windowsOf(text);
+  let chunk = chunks.next();
+  let window = windows.next();
+  let first = true;
+  do {
+    const batch: Chunk[] = [];
+    for (; !chunk.done && batch.length < size; chunk = chunks.next()) batch.push(chunk.value);
+    const end = chunk.done ? text.length : chunk.value.charStart;
+    const texts: string[] = [];
+    for (; !window.done && window.value.charStart < end; window = windows.next()) texts.push(window.value.text);
+    yield { chunks: batch, windows: texts, first, last: chunk.done === true && window.done === true, end };
+    first = false;
+  } while (!chunk.done || !window.done);
 }

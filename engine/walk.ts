@@ -38,7 +38,7 @@ import { sourceItems, type UrlItem } from '../stages/source.ts';
 import { recallFile, unchangedByStat } from './admit.ts';
 import { untilNoneWaiting } from './backpressure.ts';
 import { bindStoreToCorpus, bindStoreToDatabase } from './binding.ts';
-import { walkFile } from './file.ts';
+import { walkFile, type ItemProgress } from './file.ts';
 import { DocumentIdentity } from './identity.ts';
 import type { Lifespan } from './lifespan.ts';
 import { LiveItems } from './live-items.ts';
@@ -71,6 +71,8 @@ export interface WalkProgress {
   done: number;
   /** The walk's counts as this item finished: changed items are committed (rows and memo) by then. */
   items: Readonly<ItemCounts>;
+  /** The last file written in several batches while it is not yet all durable (engine/file.ts). */
+  item?: ItemProgress;
 }
 
 export interface WalkSummary {
@@ -206,6 +208,20 @@ async function walkCorpus(
   const sink = new Sink(db, config.sink);
   const live = new LiveItems();
   const debt = new WalkDebt(new ProducerDebt(store));
+  let done = 0;
+  let longItem: ItemProgress | undefined;
+  const report = () =>
+    options.onProgress?.({
+      seen: tally.items.seen,
+      done,
+      items: { ...tally.items },
+      ...(longItem === undefined ? {} : { item: longItem }),
+    });
+  const finished = (path?: string) => {
+    done += 1;
+    if (longItem?.path === path) longItem = undefined;
+    report();
+  };
   const fileDeps = {
     ...lifespan,
     sink,
@@ -213,15 +229,16 @@ async function walkCorpus(
     debt,
     identity: new DocumentIdentity(db, store),
     limits: config.convert,
+    batchChunks: config.walk.itemBatchChunks,
     warn: (path: string, warning: ConversionWarning) => tally.itemWarning(path, warning),
+    onItemProgress: (progress: ItemProgress) => {
+      log.debug(progress, 'item batch durable');
+      longItem = progress.percent < 100 ? progress : undefined;
+      report();
+    },
   };
   const urlDeps = { ...lifespan, sink, debt, fetch: config.fetch, log };
   const slots = new PQueue({ concurrency: config.walk.inFlight });
-  let done = 0;
-  const finished = () => {
-    done += 1;
-    options.onProgress?.({ seen: tally.items.seen, done, items: { ...tally.items } });
-  };
   // Set when the database cannot be reached: the walk admits nothing more and fails. The items
   // it met are not item failures; none of them committed a memo, so the next walk redoes them.
   let databaseLost: unknown = null;
@@ -233,7 +250,7 @@ async function walkCorpus(
         if (isDatabaseUnavailable(error)) databaseLost ??= error;
         else tally.failed(path, error);
       });
-      finished();
+      finished(path);
     });
   };
 

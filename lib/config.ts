@@ -114,6 +114,11 @@ export interface Config {
     /** Model calls (extraction and embedding requests) in flight at once across the walk. */
     readonly modelConcurrency: number;
     /**
+     * Chunks of one item extracted, embedded and written at a time (with the extraction windows
+     * over the same text): bounds a large item's memory and transactions whatever its size.
+     */
+    readonly itemBatchChunks: number;
+    /**
      * The mass-removal guard of the cleanup pass: a walk that would remove more than this share
      * (in percent) of the known documents, and more than `removalGuardMinDocs` of them, keeps
      * every row instead (as it always does when the corpus lists nothing), unless allowed.
@@ -323,6 +328,7 @@ export function loadConfig(
     walk: {
       inFlight: integer('INGEST_WALK_IN_FLIGHT', 16, 1, 1024),
       modelConcurrency: integer('INGEST_MODEL_CONCURRENCY', 8, 1, 1024),
+      itemBatchChunks: integer('INGEST_ITEM_BATCH_CHUNKS', 256, 1, 100_000),
       maxRemovalPercent: integer('INGEST_MAX_REMOVAL_PERCENT', 50, 0, 100),
       removalGuardMinDocs: integer('INGEST_REMOVAL_GUARD_MIN_DOCS', 10, 0, 1_000_000_000),
     },

@@ -1,4 +1,5 @@
-// Chunking: converted text -> content_chunks with stable indexes. A pure function.
+// Chunking: converted text -> content_chunks with stable indexes. Pure functions: the whole list,
+// or the chunks one at a time for a document too large to hold them all (engine/file.ts).
 //
 // Sizes: chunks aim at `targetChars` (1,200) and never exceed `maxChars` (2,000) characters
 // (UTF-16 code units). 2,000 characters is at most ~1,000 tokens even for dense scripts, far
@@ -33,19 +34,24 @@ export const DEFAULT_MAX_CHARS = 2_000;
 const BREAKS = [/\n[ \t]*\n\s*/g, /\n\s*/g, /[.!?\u3002\uff01\uff1f]["')\]\u201d\u2019]*\s+/gu, /\s+/g];
 
 export function chunkText(text: string, options: ChunkOptions = {}): Chunk[] {
+  return Array.from(chunksOf(text, options));
+}
+
+/** The chunks of `text` one at a time, so that a large document's are never all held at once. */
+export function* chunksOf(text: string, options: ChunkOptions = {}): Generator<Chunk, void, undefined> {
   const target = options.targetChars ?? DEFAULT_TARGET_CHARS;
   const max = Math.max(target, options.maxChars ?? DEFAULT_MAX_CHARS);
-  const chunks: Chunk[] = [];
+  let idx = 0;
   let start = skipWhitespace(text, 0);
   while (start < text.length) {
     const end = text.length - start <= target ? text.length : breakPoint(text, start, target, max);
     const trimmedEnd = trimEnd(text, start, end);
     if (trimmedEnd > start) {
-      chunks.push({ idx: chunks.length, text: text.slice(start, trimmedEnd), charStart: start, charEnd: trimmedEnd });
+      yield { idx, text: text.slice(start, trimmedEnd), charStart: start, charEnd: trimmedEnd };
+      idx += 1;
     }
     start = skipWhitespace(text, end);
   }
-  return chunks;
 }
 
 /** Where the chunk starting at `start` ends: after the best separator in (start, start + max]. */

@@ -1,11 +1,11 @@
-// Stage 6, row UPSERT for one item: hand its rows to the batched sink, wait until they are
-// durable (all of them, in one transaction), then delete by key the rows the item emitted last time and no longer emits.
+// Stage 6, row UPSERT for one item: its rows go to the batched sink (lib/db/sink.ts), a large
+// item's in several writes (engine/file.ts); once all are durable, the rows the item emitted
+// last time and no longer emits are deleted by key.
 // source_documents and reference_items rows are permanent provenance (citation targets) and
 // are never deleted.
 
 import type { Database } from '../lib/db/database.ts';
 import { deleteRowsByKey } from '../lib/db/delete.ts';
-import type { Sink } from '../lib/db/sink.ts';
 import { referenceItems, rowKey, sourceDocuments, WALK_TABLES, type TableRows } from '../lib/db/tables.ts';
 
 /** One item's rows per table. */
@@ -28,21 +28,12 @@ export async function deleteItemRows(db: Database, keys: RowKeys): Promise<numbe
   return deleted;
 }
 
-/** Writes the item's rows, then deletes the rows it owned before and owns no longer (`keys`). */
-export async function upsertItemRows(
-  sink: Sink,
-  db: Database,
-  rows: ItemRows,
-  keys: RowKeys,
-  previousKeys: RowKeys | undefined,
-): Promise<void> {
-  await sink.write(rows);
-  if (previousKeys !== undefined) {
-    const stale: RowKeys = {};
-    for (const [table, old] of Object.entries(previousKeys)) {
-      const now = new Set(keys[table] ?? []);
-      stale[table] = old.filter((k) => !now.has(k));
-    }
-    await deleteItemRows(db, stale);
+/** Deletes the rows an item owned before (`previousKeys`) and owns no longer (`keys`), once its new rows are durable. */
+export async function deleteStaleRows(db: Database, keys: RowKeys, previousKeys: RowKeys): Promise<number> {
+  const stale: RowKeys = {};
+  for (const [table, old] of Object.entries(previousKeys)) {
+    const now = new Set(keys[table] ?? []);
+    stale[table] = old.filter((k) => !now.has(k));
   }
+  return deleteItemRows(db, stale);
 }

@@ -1,7 +1,8 @@
 // Stage 3, LLM extraction (SPEC.md 1): the four memoised extractors over one document.
 //
 // A long document is read in extraction windows (stages/chunk.ts with window sizes), each
-// window a separate memoised call, so an edit re-extracts only the windows it touched.
+// window a separate memoised call, so an edit re-extracts only the windows it touched. A large
+// document is read a batch of windows at a time (extractWindows), its names merged as it goes.
 // Classification reads the first window (where a document says what it is); Q&A pairs are
 // enumerated across windows in document order, so a pair's idx (and key) is stable; entities
 // and relationships are merged across windows. Which canonical each name chains under is
@@ -18,7 +19,7 @@ import {
   type QaPairs,
   type Relationships,
 } from '../../lib/llm/schemas.ts';
-import { chunkText } from '../chunk.ts';
+import { chunksOf, type Chunk } from '../chunk.ts';
 
 /** ~3k tokens of input per call: room for the answer, and small enough to re-extract cheaply. */
 export const WINDOW_TARGET_CHARS = 10_000;
@@ -43,8 +44,13 @@ export function extractDeps(models: Models, store: ExtractorContext['store']): E
   return { client: models.llm, model: models.model, identity: models.identity, store, queue: models.queue };
 }
 
+/** A document's extraction windows one at a time, each with where it starts in the text. */
+export function windowsOf(text: string): Generator<Chunk, void, undefined> {
+  return chunksOf(text, { targetChars: WINDOW_TARGET_CHARS, maxChars: WINDOW_MAX_CHARS });
+}
+
 export function extractionWindows(text: string): string[] {
-  return chunkText(text, { targetChars: WINDOW_TARGET_CHARS, maxChars: WINDOW_MAX_CHARS }).map((c) => c.text);
+  return Array.from(windowsOf(text), (w) => w.text);
 }
 
 export type ExtractorName = 'classification' | 'qa' | 'entities' | 'relationships';
@@ -55,19 +61,30 @@ export const ALL_EXTRACTORS: readonly ExtractorName[] = Object.freeze([
   'relationships',
 ]);
 
-/** Runs the named extractors (all four unless told); the others contribute nothing. */
-export async function extractDocument(
-  text: string,
+/** What the extractors found in consecutive windows of a document, in document order, names not yet merged. */
+export interface WindowsExtraction {
+  /** Read from the document's first window: null unless these windows begin the document. */
+  classification: DocumentExtraction['classification'];
+  qa: { question: string; answer: string | null }[];
+  entities: Entities['entities'];
+  relationships: Relationships['relationships'];
+}
+
+/**
+ * Runs the named extractors over some consecutive windows of a document (`first`: they begin
+ * it); a large document is read this way a batch of windows at a time (engine/file.ts).
+ */
+export async function extractWindows(
+  windows: readonly string[],
   deps: ExtractDeps,
-  extractors: readonly ExtractorName[] = ALL_EXTRACTORS,
-): Promise<DocumentExtraction> {
-  const windows = extractionWindows(text);
-  if (windows.length === 0) return { classification: null, qa: [], entities: [], relationships: [] };
+  { first, extractors = ALL_EXTRACTORS }: { first: boolean; extractors?: readonly ExtractorName[] },
+): Promise<WindowsExtraction> {
   const call = <T>(name: ExtractorName, window: string) => runExtractor<T>(PROMPTS[name], window, deps);
   const perWindow = <T>(name: ExtractorName): Promise<T[]> =>
     extractors.includes(name) ? Promise.all(windows.map((w) => call<T>(name, w))) : Promise.resolve([]);
+  const classify = first && windows.length > 0 && extractors.includes('classification');
   const [classification, qaPerWindow, entitiesPerWindow, relationshipsPerWindow] = await Promise.all([
-    extractors.includes('classification') ? call<Classification>('classification', windows[0]!) : null,
+    classify ? call<Classification>('classification', windows[0]!) : null,
     perWindow<QaPairs>('qa'),
     perWindow<Entities>('entities'),
     perWindow<Relationships>('relationships'),
@@ -76,24 +93,60 @@ export async function extractDocument(
   if (classification !== null && !inTaxonomy) countEvent('taxonomy_miss');
   return {
     classification: classification === null ? null : { ...classification, in_taxonomy: inTaxonomy },
-    qa: qaPerWindow.flatMap((w) => w.pairs).map((pair, idx) => ({ idx, ...pair })),
-    ...mergeMentions(
-      entitiesPerWindow.flatMap((w) => w.entities),
-      relationshipsPerWindow.flatMap((w) => w.relationships),
-    ),
+    qa: qaPerWindow.flatMap((w) => w.pairs),
+    entities: entitiesPerWindow.flatMap((w) => w.entities),
+    relationships: relationshipsPerWindow.flatMap((w) => w.relationships),
+  };
+}
+
+/** Runs the named extractors (all four unless told) over a whole document; the others contribute nothing. */
+export async function extractDocument(
+  text: string,
+  deps: ExtractDeps,
+  extractors: readonly ExtractorName[] = ALL_EXTRACTORS,
+): Promise<DocumentExtraction> {
+  const found = await extractWindows(extractionWindows(text), deps, { first: true, extractors });
+  const names = new MentionMerge().add(found.entities, found.relationships);
+  return {
+    classification: found.classification,
+    qa: found.qa.map((pair, idx) => ({ idx, ...pair })),
+    entities: names.entities,
+    relationships: names.relationships,
   };
 }
 
 /** One entity per (canonical name, type) and one relationship per (source, predicate, target). */
 export function mergeMentions(entities: Entities['entities'], relationships: Relationships['relationships']) {
-  return {
-    entities: mergeBy(entities, (e) => `${e.canonical_name}\u0000${e.type}`, outranks),
-    relationships: mergeBy(
+  const merged = new MentionMerge().add(entities, relationships);
+  return { entities: merged.entities, relationships: merged.relationships };
+}
+
+/**
+ * The merge of mergeMentions, fed a batch of windows at a time: what it holds grows with the
+ * distinct names of a document, not with its length.
+ */
+export class MentionMerge {
+  readonly #entities = new Map<string, Entities['entities'][number]>();
+  readonly #relationships = new Map<string, Relationships['relationships'][number]>();
+
+  add(entities: Entities['entities'], relationships: Relationships['relationships']): this {
+    keepBest(this.#entities, entities, (e) => `${e.canonical_name}\u0000${e.type}`, outranks);
+    keepBest(
+      this.#relationships,
       relationships,
       (r) => `${r.source}\u0000${r.predicate}\u0000${r.target}`,
       (a, b) => a.confidence > b.confidence,
-    ),
-  };
+    );
+    return this;
+  }
+
+  get entities(): Entities['entities'] {
+    return [...this.#entities.values()];
+  }
+
+  get relationships(): Relationships['relationships'] {
+    return [...this.#relationships.values()];
+  }
 }
 
 /**
@@ -109,13 +162,16 @@ export function outranks(
   return ca !== cb ? ca > cb : a.surface_form < b.surface_form;
 }
 
-/** One item per key: the one no other item of its key outranks. */
-function mergeBy<T>(items: T[], keyOf: (item: T) => string, isBetter: (a: T, b: T) => boolean): T[] {
-  const merged = new Map<string, T>();
+/** Adds each item to `merged` under its key unless the item already there outranks it. */
+function keepBest<T>(
+  merged: Map<string, T>,
+  items: readonly T[],
+  keyOf: (item: T) => string,
+  isBetter: (a: T, b: T) => boolean,
+): void {
   for (const item of items) {
     const key = keyOf(item);
     const kept = merged.get(key);
     if (kept === undefined || isBetter(item, kept)) merged.set(key, item);
   }
-  return [...merged.values()];
 }
