@@ -10,7 +10,7 @@
 // and JSON are not counted as the walk's memory. The text is bench/corpus/large-text.ts's.
 
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -24,6 +24,7 @@ import { walk } from '../engine/walk.ts';
 import { openTestDatabase } from '../test/helpers/db.ts';
 import { largeTextParagraphs } from './corpus/large-text.ts';
 import { startMockProcess } from './mock-process.ts';
+import { databaseProcessPeakMb } from './process-memory.ts';
 import { enginesToRun, WALKS_ONLY } from './engines.ts';
 import { printTable, writeJson } from './report.ts';
 
@@ -65,21 +66,6 @@ async function writeText(file: string, mb: number, seed: number): Promise<void> 
   }
   out.end();
   await once(out, 'finish');
-}
-
-/** The peak resident MB (VmHWM) of the embedded database's process among this process's children. */
-function databaseProcessPeakMb(): number | null {
-  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid !== process.pid || !readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('pglite-process.ts')) continue;
-      return Math.round(Number(/^VmHWM:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024);
-    } catch {
-      // Ended while we looked.
-    }
-  }
-  return null;
 }
 
 /** The child: one walk of the corpus on a fresh database, its figures as JSON on stdout. */

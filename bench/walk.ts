@@ -16,7 +16,7 @@
 // --engines names some of them.
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -31,6 +31,7 @@ import { walk, type WalkSummary } from '../engine/walk.ts';
 import { openTestDatabase } from '../test/helpers/db.ts';
 import { buildDocument, DEFAULT_MIX, mixPattern, parseMix, relPathOf, type CorpusType } from './corpus/generate.ts';
 import { startMockProcess, type MockProcess } from './mock-process.ts';
+import { databaseProcessPeakMb } from './process-memory.ts';
 import { enginesToRun, WALKS_ONLY } from './engines.ts';
 import { LogHistogram, printTable, rate, writeJson } from './report.ts';
 
@@ -112,21 +113,6 @@ function memorySample(): MemorySample {
     file: Math.round(kb('RssFile') / 1024),
     heapUsed: Math.round(process.memoryUsage().heapUsed / 2 ** 20),
   };
-}
-
-/** Peak RSS (VmHWM) of this process's embedded database process (lib/db/pglite-process.ts), if it has one. */
-function databaseProcessPeakMb(): number | null {
-  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid !== process.pid || !readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('pglite-process.ts')) continue;
-      return Math.round(Number(/^VmHWM:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024);
-    } catch {
-      // Ended while we looked.
-    }
-  }
-  return null;
 }
 
 /** Writes the first `docs` documents of the corpus under `dir` (streamed). */
