@@ -25,7 +25,6 @@ import { pino } from 'pino';
 import { loadConfig } from '../lib/config.ts';
 import type { Database } from '../lib/db/database.ts';
 import { WALK_V8_FLAGS } from '../lib/v8-flags.ts';
-import { observeStages } from '../engine/at-stage.ts';
 import { openLifespan, type Lifespan } from '../engine/lifespan.ts';
 import { walk, type WalkSummary } from '../engine/walk.ts';
 import { openTestDatabase } from '../test/helpers/db.ts';
@@ -165,12 +164,13 @@ async function phase(lifespan: Lifespan, corpus: string, mock: MockProcess, deta
   let peak = rssMb();
   const beforeWalk = peak;
   const sampler = setInterval(() => (peak = Math.max(peak, rssMb())), 100);
-  if (detail)
-    observeStages((stage, ms) => (stages.get(stage) ?? stages.set(stage, new LogHistogram()).get(stage)!).add(ms));
+  const observeStage = (stage: string, ms: number) =>
+    (stages.get(stage) ?? stages.set(stage, new LogHistogram()).get(stage)!).add(ms);
   let summary: WalkSummary;
   try {
     summary = await walk(lifespan, {
       sourcePath: corpus,
+      ...(detail ? { observeStage } : {}),
       onProgress: ({ done }) => {
         if (detail && done % Math.max(1, Math.floor(DOCS / 4)) === 0) {
           quarters.push(rssMb());
@@ -180,7 +180,6 @@ async function phase(lifespan: Lifespan, corpus: string, mock: MockProcess, deta
     });
   } finally {
     clearInterval(sampler);
-    observeStages(null);
   }
   if (summary.status !== 'completed') throw new Error(`walk failed: ${summary.error}`);
   return {

@@ -1,5 +1,9 @@
 // Every step of an item's life runs at a named stage, so that a failure is tallied with the
 // stage it happened at (the walk's failure list) and the walk benchmark can time each stage.
+// The observer belongs to the walk that asked for one (engine/walk.ts observeStage): it rides
+// with that walk's work, so two walks in one process each time only their own items.
+
+import { AsyncLocalStorage } from 'node:async_hooks';
 
 /** A failure pinned to the stage where it happened, for the walk's tally. */
 export class StageError extends Error {
@@ -16,14 +20,16 @@ export class StageError extends Error {
 
 /** Told how long each stage of each item took (the walk benchmark's per-stage p50/p99). */
 export type StageObserver = (stage: string, milliseconds: number) => void;
-let stageObserver: StageObserver | null = null;
+const walkObservers = new AsyncLocalStorage<StageObserver>();
 
-export function observeStages(observer: StageObserver | null): void {
-  stageObserver = observer;
+/** Runs `work` (and everything it starts) with its stages told to `observer`. */
+export function observingStages<T>(observer: StageObserver, work: () => T): T {
+  return walkObservers.run(observer, work);
 }
 
 export async function atStage<T>(stage: string, work: () => Promise<T> | T): Promise<T> {
-  const started = stageObserver === null ? 0 : performance.now();
+  const stageObserver = walkObservers.getStore();
+  const started = stageObserver === undefined ? 0 : performance.now();
   try {
     return await work();
   } catch (error) {

@@ -23,6 +23,7 @@ import { createEmbeddingClient } from '../lib/embed/client.ts';
 import { startMockTierIfUnconfigured } from './tier1.ts';
 import { openStateStore } from '../lib/state/store.ts';
 import { Producer } from './producer.ts';
+import { WalkLock } from './walk-lock.ts';
 
 export interface Lifespan {
   readonly config: Config;
@@ -37,6 +38,8 @@ export interface Lifespan {
   readonly passes: readonly FlowPass[];
   /** The knowledge-bundle producer: chained after clean walks, or started on request. */
   readonly producer: Producer;
+  /** One walk at a time on this lifespan, refused rather than queued (engine/walk.ts). */
+  readonly walkLock: WalkLock;
   close(): Promise<void>;
 }
 
@@ -91,6 +94,7 @@ export async function openLifespan(
       qaDedupPass(),
     ],
     producer,
+    walkLock: new WalkLock(),
     async close() {
       await producer.idle();
       await converter.close();

@@ -19,7 +19,8 @@ import { walkCounts } from './tally.ts';
 import { mergeUnderFence } from './entity-merge.ts';
 import type { MergeRequest, MergeResult } from '../stages/resolve/merge.ts';
 import { measureQueueWith, metrics, registry } from '../lib/metrics.ts';
-import { observeStages } from './at-stage.ts';
+import type { StageObserver } from './at-stage.ts';
+import { WriteTurns } from './write-turns.ts';
 
 export type ToEngine =
   | { type: 'walk'; requestId: string; flags: WalkFlags; failStage5: FailStage5Mode | null }
@@ -61,7 +62,9 @@ const post = (message: FromEngine) => port.postMessage(message);
 const config = workerData as Config;
 const log = createLogger(config).child({ thread: 'engine' });
 const lifespan = await openLifespan(config, log);
-observeStages((stage, milliseconds) => metrics.stageSeconds.observe({ stage }, milliseconds / 1000));
+/** Every walk of this thread times its stages into the metrics (GET /metrics). */
+const observeStage: StageObserver = (stage, milliseconds) =>
+  metrics.stageSeconds.observe({ stage }, milliseconds / 1000);
 const queueCounts = async () => {
   const { rows } = await lifespan.db.query<{ job: string; status: string; jobs: number }>(
     'SELECT job, status, count(*)::int AS jobs FROM processing_queue GROUP BY job, status',
@@ -74,11 +77,14 @@ post({ type: 'ready' });
 if (config.producer.afterWalk)
   void lifespan.producer.runWanted().catch((error: unknown) => log.warn({ err: error }, 'producer: no run at boot'));
 
-// The walk in progress, so that shutdown lets it finish (within the main thread's grace).
-let current: Promise<void> = Promise.resolve();
+// One write at a time, and shutdown lets the one in progress finish (within the main thread's grace).
+const writes = new WriteTurns();
 port.on('message', (message: ToEngine) => {
   if (message.type === 'shutdown') {
-    void current.then(() => lifespan.close()).finally(() => port.close());
+    void writes
+      .idle()
+      .then(() => lifespan.close())
+      .finally(() => port.close());
     return;
   }
   // The producer runs beside the walks, under its own lock (SPEC.md 4 rule 6).
@@ -86,7 +92,7 @@ port.on('message', (message: ToEngine) => {
   // A scrape is answered while a walk runs, never queued behind it.
   if (message.type === 'metrics') return void metricsOnRequest(message.requestId);
   // One write at a time: a merge waits for the walk in progress, and the next walk for it.
-  current = current.then(() => (message.type === 'walk' ? walkOnRequest(message) : mergeOnRequest(message)));
+  writes.queue(() => (message.type === 'walk' ? walkOnRequest(message) : mergeOnRequest(message)));
 });
 
 async function mergeOnRequest({ requestId, request }: Extract<ToEngine, { type: 'merge' }>): Promise<void> {
@@ -140,7 +146,7 @@ async function walkOnRequest({ requestId, flags, failStage5 }: Extract<ToEngine,
     const summary = await fencedWalk(
       config,
       { sourcePath: config.sourcePath, log, runs: lifespan.runs, onHeld },
-      (sync) => walk(lifespan, { ...flags, failStage5, sync }),
+      (sync) => walk(lifespan, { ...flags, failStage5, sync, observeStage }),
     );
     // A walk consumes an armed directive whatever becomes of it (SPEC.md 3), and says so.
     const consumed = failStage5 === null ? {} : { stage5DirectiveConsumed: failStage5 };

@@ -27,8 +27,7 @@ import { Sink } from '../lib/db/sink.ts';
 import type { FailStage5Mode } from '../lib/failure-directive.ts';
 import type { Logger } from '../lib/log.ts';
 import type { RunRecord, RunWarning } from '../lib/runs/record.ts';
-import { publishRunContext, type RunContext, type RunCounters } from '../lib/run-context.ts';
-import { SingleFlight } from '../lib/single-flight.ts';
+import { inRunContext, publishRunContext, type RunContext, type RunCounters } from '../lib/run-context.ts';
 import { fileIdentity, urlIdentity } from '../lib/state/keys.ts';
 import { ProducerDebt, WalkDebt } from '../lib/state/producer-debt.ts';
 import { mediaTypeFor, type ConversionWarning } from '../stages/convert/index.ts';
@@ -38,6 +37,7 @@ import { sourceItems, type UrlItem } from '../stages/source.ts';
 import { recallFile, unchangedByStat } from './admit.ts';
 import { untilNoneWaiting } from './backpressure.ts';
 import { bindStoreToCorpus, bindStoreToDatabase } from './binding.ts';
+import { observingStages, type StageObserver } from './at-stage.ts';
 import { walkFile, type ItemProgress } from './file.ts';
 import { DocumentIdentity } from './identity.ts';
 import type { Lifespan } from './lifespan.ts';
@@ -61,6 +61,8 @@ export interface WalkOptions {
   allowMassRemoval?: boolean;
   /** The corpus really moved: bind the state store to this walk's corpus root (engine/binding.ts). */
   rebindCorpus?: boolean;
+  /** Told how long each stage of each of this walk's items took (the sidecar's metrics, the walk benchmark). */
+  observeStage?: StageObserver;
 }
 
 /** What a caller asks of one walk: the body of POST /walk, the flags of `ingest walk`. */
@@ -110,26 +112,25 @@ export class DatabaseLostError extends Error {
   }
 }
 
-export class WalkInProgressError extends Error {
-  constructor() {
-    super('a walk is already running in this process');
-    this.name = 'WalkInProgressError';
-  }
-}
-
-const walking = new SingleFlight(() => new WalkInProgressError());
-
-/** One walk; a clean one that changed the corpus then chains a producer run in the background (engine/producer.ts). */
+/**
+ * One walk; a clean one that changed the corpus then chains a producer run in the background
+ * (engine/producer.ts). One at a time per lifespan (its walkLock); its items run in its own run
+ * context, and with its own stage observer, whatever else this process is doing.
+ */
 export async function walk(lifespan: Lifespan, options: WalkOptions = {}): Promise<WalkSummary> {
-  const summary = await walking.run(() => walkOnce(lifespan, options));
+  const summary = await lifespan.walkLock.run(() => {
+    const run = publishRunContext(randomUUID(), options.fullReprocess === true);
+    const { observeStage } = options;
+    const once = () => walkOnce(lifespan, run, options);
+    return inRunContext(run, observeStage === undefined ? once : () => observingStages(observeStage, once));
+  });
   if (lifespan.config.producer.afterWalk) lifespan.producer.chainAfter(summary);
   return summary;
 }
 
-async function walkOnce(lifespan: Lifespan, options: WalkOptions): Promise<WalkSummary> {
+async function walkOnce(lifespan: Lifespan, run: RunContext, options: WalkOptions): Promise<WalkSummary> {
   const { config } = lifespan;
   const started = Date.now();
-  const run = publishRunContext(randomUUID(), options.fullReprocess === true);
   const log = lifespan.log.child({ opId: run.opId });
   const tally = new WalkTally(run.counters, log);
   const sync = options.sync ?? null;

@@ -1,7 +1,15 @@
-// The run-context holder (SPEC.md 3 memo rule 4, DESIGN.md 6): the current walk's op_id and
-// its four observability counters. It is published at walk start and deliberately never
-// cleared at walk end (the last walk's opId stays readable), and ingest bodies read it here
-// rather than taking it as an argument, so it can never become part of a memo key.
+// The run context (docs/ARCHITECTURE.md "SPEC index", row 3 memo 4): a walk's op_id, its
+// full_reprocess flag and its four observability counters. Ingest bodies read it here rather
+// than taking it as an argument, so it can never become part of a memo key.
+//
+// Each walk runs its items inside its own context (AsyncLocalStorage), so one process can work
+// the items of two walks at once, each item's rows and counters its own walk's. The holder the
+// specification names stays beside it: every walk publishes its context there at its start and
+// nothing clears it, so the last walk's opId stays readable after it ends, and a reader outside
+// any walk (an admin merge counting a model retry, a test driving a stage by hand) gets that
+// walk's context, as it did before walks carried their own (docs/DECISIONS.md "Run context per walk").
+
+import { AsyncLocalStorage } from 'node:async_hooks';
 
 export interface RunCounters {
   model_retry: number;
@@ -16,7 +24,11 @@ export interface RunContext {
   readonly counters: RunCounters;
 }
 
-let current: RunContext | null = null;
+/** The context of the walk whose work is running now: set by inRunContext, read by currentRunContext. */
+const walkContexts = new AsyncLocalStorage<RunContext>();
+
+/** The published holder: the last walk's context, never cleared. */
+let lastPublished: RunContext | null = null;
 
 export const emptyRunCounters = (): RunCounters => ({
   model_retry: 0,
@@ -25,14 +37,22 @@ export const emptyRunCounters = (): RunCounters => ({
   memo_heal: 0,
 });
 
+/** A new walk's context, published as the last walk's; run its work with inRunContext. */
 export function publishRunContext(opId: string, fullReprocess: boolean): RunContext {
-  current = { opId, fullReprocess, counters: emptyRunCounters() };
-  return current;
+  lastPublished = { opId, fullReprocess, counters: emptyRunCounters() };
+  return lastPublished;
 }
 
+/** Runs `work` (and everything it starts) as the work of `run`'s walk. */
+export function inRunContext<T>(run: RunContext, work: () => T): T {
+  return walkContexts.run(run, work);
+}
+
+/** The context of the walk this work belongs to; outside any walk, the last one published. */
 export function currentRunContext(): RunContext {
-  if (current === null) throw new Error('no walk has published a run context yet');
-  return current;
+  const run = walkContexts.getStore() ?? lastPublished;
+  if (run === null) throw new Error('no walk has published a run context yet');
+  return run;
 }
 
 export function countEvent(counter: keyof RunCounters, by = 1): void {
