@@ -15,6 +15,7 @@ import { pino } from 'pino';
 import { WALKS_ONLY } from './engines.ts';
 import { loadConfig } from '../lib/config.ts';
 import { startSidecar } from '../http/server.ts';
+import { startMockTierIfUnconfigured } from '../cli/tier1.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -50,6 +51,8 @@ const config = loadConfig(
   },
   root,
 );
+// Tier 1 as `ingest serve` starts it: on the main thread, beside the routes measured.
+const tier1 = await startMockTierIfUnconfigured(pino({ level: 'silent' }));
 const sidecar = await startSidecar(config, pino({ level: 'silent' }));
 
 async function measure(route: '/health' | '/extract') {
@@ -94,5 +97,6 @@ try {
   );
 } finally {
   await sidecar.stop(60_000);
+  await tier1.close();
   rmSync(root, { recursive: true, force: true });
 }

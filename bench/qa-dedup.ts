@@ -423,7 +423,7 @@ const results: EngineResult[] = [];
 try {
   const corpus = path.join(scratch, 'corpus');
   const truth = await writeCorpus(corpus);
-  // Tier 1 in this process, as engine/tier1.ts runs it.
+  // Tier 1 in this process, as cli/tier1.ts runs it.
   const tier = await startMockTier();
   try {
     for (const engine of engines) results.push(await runEngine(engine, corpus, truth));

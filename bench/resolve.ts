@@ -24,7 +24,7 @@
 //
 // Engines: pglite, and postgres when ENGINE_DB_DSN is set (scripts/pg-with-vector.sh), unless
 // --engines names some of them; each on a fresh database from test/helpers/db.ts. The mock
-// model server runs in this process, as tier 1 does (engine/tier1.ts), so its counters split
+// model server runs in this process, as tier 1 does (cli/tier1.ts), so its counters split
 // resolver calls from embedding calls; what it spends serving the walk counts as the walk's.
 
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -12,6 +12,7 @@ import { pino } from 'pino';
 import { WALKS_ONLY } from './engines.ts';
 import { loadConfig } from '../lib/config.ts';
 import { openLifespan } from '../engine/lifespan.ts';
+import { withTier1 } from '../cli/tier1.ts';
 import { walk } from '../engine/walk.ts';
 
 const { values: args } = parseArgs({
@@ -42,7 +43,8 @@ try {
     { INGEST_DATA_DIR: path.join(root, 'data'), INGEST_LOG_LEVEL: 'silent', ...WALKS_ONLY },
     root,
   );
-  const engine = await openLifespan(config, pino({ level: 'silent' }));
+  const log = pino({ level: 'silent' });
+  const engine = await withTier1(log, () => openLifespan(config, log));
   const started = Date.now();
   const summary = await walk(engine, { sourcePath: corpus });
   const seconds = (Date.now() - started) / 1000;

@@ -6,6 +6,7 @@ import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
 import { mergeUnderFence } from '../engine/entity-merge.ts';
 import { openLifespan } from '../engine/lifespan.ts';
+import { withTier1 } from './tier1.ts';
 import { listEntities, showEntity } from '../stages/resolve/inspect.ts';
 import { usageError } from './usage.ts';
 import { withDatabase } from './with-database.ts';
@@ -76,7 +77,7 @@ export async function entitiesMergeCommand(args: string[], { config, log }: Cont
   });
   if (values.into === undefined || positionals.length === 0)
     throw usageError('give --into <mention id> and at least one mention id to merge into it');
-  const lifespan = await openLifespan(config, log);
+  const lifespan = await withTier1(log, () => openLifespan(config, log));
   try {
     const result = await mergeUnderFence(lifespan, { into: values.into, mentions: positionals });
     process.stdout.write(`${JSON.stringify(result)}\n`);

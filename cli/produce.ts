@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
 import { openLifespan } from '../engine/lifespan.ts';
+import { withTier1 } from './tier1.ts';
 import { publishedBundle } from '../stages/producer/bundle-dir.ts';
 import { checkBundle } from '../stages/producer/check.ts';
 import { withDatabase } from './with-database.ts';
@@ -28,7 +29,7 @@ export async function produceCommand(
     },
     allowPositionals: false,
   });
-  const lifespan = await openLifespan(config, log);
+  const lifespan = await withTier1(log, () => openLifespan(config, log));
   try {
     const outcome = await lifespan.producer.start({ all: values.all, redraft: values.redraft }).done;
     if (values.json) process.stdout.write(`${JSON.stringify(outcome, null, 2)}\n`);

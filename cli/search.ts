@@ -8,6 +8,7 @@ import type { Logger } from '../lib/log.ts';
 import { embedder } from '../worker/jobs.ts';
 import { retrieve } from '../worker/retrieval.ts';
 import { openWorkerRuntime } from '../worker/runtime.ts';
+import { withTier1 } from './tier1.ts';
 import { usageError } from './usage.ts';
 import { withDatabase } from './with-database.ts';
 
@@ -21,7 +22,7 @@ export async function searchCommand(args: string[], { config, log }: { config: C
   if (query === '') throw usageError('give a QUERY');
   const k = values.k === undefined ? config.worker.evidenceK : Number(values.k);
   if (!Number.isSafeInteger(k) || k < 1 || k > 100) throw usageError('--k must be a whole number from 1 to 100');
-  const runtime = await openWorkerRuntime(config, log);
+  const runtime = await withTier1(log, () => openWorkerRuntime(config, log));
   try {
     const evidence = await withDatabase(config, (db) => retrieve(db, embedder(runtime.deps), query, k));
     if (values.json) {

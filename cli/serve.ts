@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
 import { startSidecar } from '../http/server.ts';
+import { startMockTierIfUnconfigured } from './tier1.ts';
 
 export async function serveCommand(args: string[], { config, log }: { config: Config; log: Logger }): Promise<number> {
   const { values } = parseArgs({ args, options: { host: { type: 'string' }, port: { type: 'string' } } });
@@ -13,7 +14,15 @@ export async function serveCommand(args: string[], { config, log }: { config: Co
       code: 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE',
     });
   }
-  const sidecar = await startSidecar({ ...config, http: { host: values.host ?? config.http.host, port } }, log);
+  // Tier 1 runs on this thread: the engine thread, started after it, inherits the variables that
+  // point at it and reaches it on loopback like any endpoint.
+  const tier1 = await startMockTierIfUnconfigured(log);
+  const sidecar = await startSidecar({ ...config, http: { host: values.host ?? config.http.host, port } }, log).catch(
+    async (error: unknown) => {
+      await tier1.close();
+      throw error;
+    },
+  );
   process.stdout.write(`ingest sidecar on ${sidecar.url}\n`);
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);
@@ -21,5 +30,6 @@ export async function serveCommand(args: string[], { config, log }: { config: Co
   });
   log.info('shutting down: no new requests; a running walk may finish');
   await sidecar.stop();
+  await tier1.close();
   return 0;
 }

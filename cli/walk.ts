@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';
 import { fencedCorpusWalk, type WalkFlags } from '../engine/fenced-walk.ts';
 import { openLifespan, type Lifespan } from '../engine/lifespan.ts';
+import { withTier1 } from './tier1.ts';
 import type { WalkProgress, WalkSummary } from '../engine/walk.ts';
 import type { Logger } from '../lib/log.ts';
 import { warningText } from '../lib/runs/record.ts';
@@ -27,7 +28,7 @@ export async function walkCommand(args: string[], { config, log }: { config: Con
   if (positionals.length > 1)
     throw Object.assign(new TypeError('walk takes at most one PATH'), { code: 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL' });
   const sourcePath = corpusDirectory('walk', positionals[0], config);
-  const lifespan = await openLifespan(config, log);
+  const lifespan = await withTier1(log, () => openLifespan(config, log));
   const progress = progressReporter(sourcePath, log, ownDataDirectories(config));
   // Ctrl-C ends the walk at once, which loses nothing (engine/walk.ts): say what it leaves.
   const interrupted = () => {

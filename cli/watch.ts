@@ -12,6 +12,7 @@ import type { Logger } from '../lib/log.ts';
 import { warningText } from '../lib/runs/record.ts';
 import { stderrLines } from '../lib/terminal.ts';
 import { openLifespan } from '../engine/lifespan.ts';
+import { withTier1 } from './tier1.ts';
 import { watchCorpus, type WatchedWalk } from '../engine/watch.ts';
 import { walkWithProgress } from './walk.ts';
 import { fencedCorpusWalk } from '../engine/fenced-walk.ts';
@@ -71,7 +72,7 @@ export async function watchCommand(args: string[], { config, log }: { config: Co
   if (!config.log.levelSet) log.level = values.verbose ? 'info' : 'warn';
 
   // Opening the embedded database refuses, by name, a sidecar or walk that holds it.
-  const lifespan = await openLifespan(config, log);
+  const lifespan = await withTier1(log, () => openLifespan(config, log));
   // The first walk may be long (a whole corpus): it shows progress; the others print a line.
   let walks = 0;
   try {

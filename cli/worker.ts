@@ -10,6 +10,7 @@ import { Heartbeat, readHeartbeat } from '../worker/heartbeat.ts';
 import { jobHandlers } from '../worker/jobs.ts';
 import { startWorker } from '../worker/loop.ts';
 import { openWorkerRuntime } from '../worker/runtime.ts';
+import { withTier1 } from './tier1.ts';
 import { usageError } from './usage.ts';
 
 export async function workerCommand(args: string[], { config, log }: { config: Config; log: Logger }): Promise<number> {
@@ -28,12 +29,12 @@ export async function workerCommand(args: string[], { config, log }: { config: C
   });
   // The embedded database is one process's: `ingest worker` then holds it alone (docs/DECISIONS.md).
   const db = await openDatabase(config);
-  const runtime = await openWorkerRuntime({ ...config, worker: { ...config.worker, concurrency } }, log).catch(
-    async (error: unknown) => {
-      await db.close();
-      throw error;
-    },
-  );
+  const runtime = await withTier1(log, () =>
+    openWorkerRuntime({ ...config, worker: { ...config.worker, concurrency } }, log),
+  ).catch(async (error: unknown) => {
+    await db.close();
+    throw error;
+  });
   const worker = startWorker(
     db,
     jobHandlers(runtime.deps),

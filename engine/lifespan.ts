@@ -1,8 +1,8 @@
 // The engine lifespan (SPEC.md 1 rule 6): everything a walk needs, opened once from the
 // configuration and kept across walks: the database pool, the entity-alias snapshot (generated
-// here, refreshed by every walk), the state store, the converter pool, the model clients (tier 1
-// started first when nothing is configured) and the run recorder. Opening it never walks
-// (SPEC.md 1 rule 5).
+// here, refreshed by every walk), the state store, the converter pool, the model clients (read
+// from the environment as it stands: whoever opens a lifespan starts tier 1 first where it wants
+// one, cli/tier1.ts) and the run recorder. Opening it never walks (SPEC.md 1 rule 5).
 
 import type { Config } from '../lib/config.ts';
 import type { Database } from '../lib/db/database.ts';
@@ -20,7 +20,6 @@ import { AliasSnapshot } from '../lib/aliases.ts';
 import { createModels } from '../lib/models.ts';
 import { createLlmClient } from '../lib/llm/client.ts';
 import { createEmbeddingClient } from '../lib/embed/client.ts';
-import { startMockTierIfUnconfigured } from './tier1.ts';
 import { openStateStore } from '../lib/state/store.ts';
 import { Producer } from './producer.ts';
 import { WalkLock } from './walk-lock.ts';
@@ -64,8 +63,7 @@ export async function openLifespan(
     });
   log.info({ curatedAliases: aliases.size }, 'entity-alias snapshot generated');
   const converter = createConverter(converterOptions(config.convert));
-  const tier1 = await startMockTierIfUnconfigured(log);
-  const models = createModels(config, () => tier1.close());
+  const models = createModels(config);
   const runs = createRunRecorder({
     appUrl: config.appUrl,
     pipelineTriggerSecret: config.secrets.pipelineTrigger,
@@ -98,7 +96,6 @@ export async function openLifespan(
     async close() {
       await producer.idle();
       await converter.close();
-      await models.close();
       await store.close();
       if (options.db === undefined) await db.close();
     },

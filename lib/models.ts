@@ -1,6 +1,6 @@
 // The model side of a walk: the two SDK clients, the extraction model and its identity, and one
 // queue bounding the model calls in flight across the walk. The clients read the environment
-// as it stands when this runs, so tier 1 is started before it (engine/lifespan.ts).
+// as it stands when this runs, so tier 1 is started before it (cli/tier1.ts).
 
 import PQueue from 'p-queue';
 import type { Config } from './config.ts';
@@ -13,11 +13,9 @@ export interface Models {
   identity: string;
   embedder: EmbeddingClient;
   queue: PQueue;
-  close(): Promise<void>;
 }
 
-/** `close` releases whatever the environment's endpoint needed (the in-process mock of tier 1). */
-export function createModels(config: Config, close: () => Promise<void>): Models {
+export function createModels(config: Config): Models {
   const llm = createLlmClient();
   return {
     llm,
@@ -25,6 +23,5 @@ export function createModels(config: Config, close: () => Promise<void>): Models
     identity: llmIdentity(llm, config.models.extraction),
     embedder: createEmbeddingClient(),
     queue: new PQueue({ concurrency: config.walk.modelConcurrency }),
-    close,
   };
 }

@@ -1,5 +1,5 @@
 // The mock's version: a digest of its own source, so that a change to how it answers gives
-// tier 1 another LLM identity and no memo of the old answers is served (engine/tier1.ts).
+// tier 1 another LLM identity and no memo of the old answers is served (cli/tier1.ts).
 
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';

@@ -17,6 +17,7 @@ import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
 import { seedDataDir } from './helpers/embedded.ts';
 import { markdown } from './helpers/walk.ts';
 import { startTestS3 } from './helpers/s3.ts';
+import { startMockTier, type MockTier } from './helpers/mock-tier.ts';
 
 const TRIGGER = 'trigger-secret-for-http-tests';
 const EXTRACT = 'extract-token-for-http-tests';
@@ -27,6 +28,15 @@ let corpus: string;
 let target: TestDatabase;
 let sidecar: Sidecar | null = null;
 let config: Config;
+
+// Tier 1 as `ingest serve` starts it, on this thread: the engine thread inherits its variables.
+let tier: MockTier;
+test.before(async () => {
+  tier = await startMockTier();
+});
+test.after(async () => {
+  await tier.stop();
+});
 
 async function start(env: Record<string, string> = {}) {
   root = mkdtempSync(path.join(tmpdir(), 'ingest-http-'));

@@ -1,7 +1,7 @@
 // The layout's arrows (docs/ARCHITECTURE.md "Layers", DESIGN.md 3) and the dependency facades
 // (SPEC.md 9 rule 1), checked over every runtime module's imports, type-only imports included:
 //   bin -> cli -> {http, worker, engine, stages, lib, mock, bench}; http -> {engine, stages, lib};
-//   worker -> {engine, stages, lib}; engine -> {stages, lib, mock}; stages -> lib; mock -> lib;
+//   worker -> {engine, stages, lib}; engine -> {stages, lib}; stages -> lib; mock -> lib;
 //   lib -> nothing outside lib.
 // No file-level cycle either: where two modules share a type, it lives in a file of its own.
 
@@ -17,7 +17,7 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
   cli: ['http', 'worker', 'engine', 'stages', 'lib', 'mock', 'bench'],
   http: ['engine', 'stages', 'lib'],
   worker: ['engine', 'stages', 'lib'],
-  engine: ['stages', 'lib', 'mock'],
+  engine: ['stages', 'lib'],
   stages: ['lib'],
   mock: ['lib'],
   lib: [],

@@ -18,10 +18,20 @@ import { startWorker } from '../worker/loop.ts';
 import { enqueueJob, getJob } from '../worker/queue.ts';
 import { openWorkerRuntime } from '../worker/runtime.ts';
 import { openTestDatabase } from './helpers/db.ts';
+import { startMockTier, type MockTier } from './helpers/mock-tier.ts';
 
 const TRIGGER = 'metrics-test-trigger';
 
 /** The value of one sample line, e.g. `ingest_walks_total{state="completed"}`. */
+// Tier 1 as `ingest worker` and `ingest serve` start it, on this thread (the engine thread inherits it).
+let tier: MockTier;
+test.before(async () => {
+  tier = await startMockTier();
+});
+test.after(async () => {
+  await tier.stop();
+});
+
 function sample(text: string, name: string): number | undefined {
   const line = text.split('\n').find((l) => l.startsWith(`${name} `));
   return line === undefined ? undefined : Number(line.slice(name.length + 1));

@@ -28,6 +28,7 @@ import { openApiDocument } from '../http/openapi.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
 import { seedDataDir } from './helpers/embedded.ts';
 import { startTestS3 } from './helpers/s3.ts';
+import { startMockTier, type MockTier } from './helpers/mock-tier.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const EXAMPLES = path.join(ROOT, 'examples', 'corpus');
@@ -218,6 +219,15 @@ async function listen(): Promise<void> {
     else delete (req.socket as { remoteAddress?: string }).remoteAddress;
   });
 }
+
+// Tier 1 as `ingest serve` starts it, on this thread: the engine thread inherits its variables.
+let tier: MockTier;
+test.before(async () => {
+  tier = await startMockTier();
+});
+test.after(async () => {
+  await tier.stop();
+});
 
 test.after.each(async () => {
   if (target === undefined) return; // a test of the document alone

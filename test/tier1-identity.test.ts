@@ -10,7 +10,11 @@ import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../lib/config.ts';
-import { llmIdentity, nameEndpoint } from '../lib/llm/client.ts';
+import { pino } from 'pino';
+import { startMockTierIfUnconfigured } from '../cli/tier1.ts';
+import { EMBEDDER_VARIABLES } from '../lib/embed/client.ts';
+import { createLlmClient, LLM_IDENTITY_VARIABLE, LLM_VARIABLES, llmIdentity } from '../lib/llm/client.ts';
+import { MOCK_VERSION } from '../mock/version.ts';
 import { openStateStore } from '../lib/state/store.ts';
 import { extractionWindows } from '../stages/extract/index.ts';
 import { runIngest } from './helpers/cli.ts';
@@ -86,18 +90,40 @@ test('with no model configured, an edit re-extracts only the window it touched, 
 
 test("a named endpoint's identity does not depend on its port; any other is scoped by its base URL", () => {
   const mockAt = (port: number) => ({ baseURL: `http://127.0.0.1:${port}` });
-  const unname = [
-    nameEndpoint('http://127.0.0.1:4001', 'tier1-mock@v'),
-    nameEndpoint('http://127.0.0.1:4002/', 'tier1-mock@v'),
-  ];
+  const named = (baseUrl: string) => ({ ANTHROPIC_BASE_URL: baseUrl, [LLM_IDENTITY_VARIABLE]: 'tier1-mock@v' });
+  assert.is(llmIdentity(mockAt(4001), 'm', named('http://127.0.0.1:4001')), 'tier1-mock@v:m');
+  assert.is(
+    llmIdentity(mockAt(4002), 'm', named('http://127.0.0.1:4002/')),
+    'tier1-mock@v:m',
+    'a trailing slash aside',
+  );
+  assert.is(
+    llmIdentity(mockAt(4003), 'm', named('http://127.0.0.1:4001')),
+    'http://127.0.0.1:4003:m',
+    'another address',
+  );
+  assert.is(llmIdentity(mockAt(4001), 'm', { ANTHROPIC_BASE_URL: 'http://127.0.0.1:4001' }), 'http://127.0.0.1:4001:m');
+  assert.is(
+    llmIdentity(mockAt(4001), 'm', { ...named('http://127.0.0.1:4001'), [LLM_IDENTITY_VARIABLE]: ' ' }),
+    'http://127.0.0.1:4001:m',
+    'blank is unset',
+  );
+});
+
+test('tier 1 started by a command names the mock in the environment, and takes the name back when it stops', async () => {
+  const saved = { ...process.env };
+  for (const name of [...LLM_VARIABLES, ...EMBEDDER_VARIABLES, LLM_IDENTITY_VARIABLE]) delete process.env[name];
   try {
-    assert.is(llmIdentity(mockAt(4001), 'm'), 'tier1-mock@v:m');
-    assert.is(llmIdentity(mockAt(4001), 'm'), llmIdentity(mockAt(4002), 'm'));
-    assert.is(llmIdentity(mockAt(4003), 'm'), 'http://127.0.0.1:4003:m');
+    const tier1 = await startMockTierIfUnconfigured(pino({ level: 'silent' }));
+    const identity = llmIdentity(createLlmClient(), 'm');
+    assert.is(identity, `tier1-mock@${MOCK_VERSION}:m`);
+    await tier1.close();
+    assert.is(process.env[LLM_IDENTITY_VARIABLE], undefined);
+    assert.is(process.env.ANTHROPIC_BASE_URL, undefined);
   } finally {
-    for (const u of unname) u();
+    for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
+    Object.assign(process.env, saved);
   }
-  assert.is(llmIdentity(mockAt(4001), 'm'), 'http://127.0.0.1:4001:m', 'named only while the endpoint runs');
 });
 
 test.run();

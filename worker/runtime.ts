@@ -1,9 +1,8 @@
 // What a bid-worker process holds besides its database: the isolated converters, the model
-// clients (tier 1, the in-process mock, started when nothing is configured, as for a walk), the
-// corpus bucket and the output location. Opened once, closed once.
+// clients (read from the environment as it stands: the command starts tier 1 first where it
+// wants one, cli/tier1.ts), the corpus bucket and the output location. Opened once, closed once.
 
 import PQueue from 'p-queue';
-import { startMockTierIfUnconfigured } from '../engine/tier1.ts';
 import { openBucket } from '../lib/bucket/index.ts';
 import type { Config } from '../lib/config.ts';
 import { createEmbeddingClient } from '../lib/embed/client.ts';
@@ -19,7 +18,6 @@ export interface WorkerRuntime {
 }
 
 export async function openWorkerRuntime(config: Config, log: Logger): Promise<WorkerRuntime> {
-  const tier1 = await startMockTierIfUnconfigured(log);
   const bucket = openBucket(config, log);
   const converter = createConverter(converterOptions(config.convert));
   const deps: JobDeps = {
@@ -50,7 +48,6 @@ export async function openWorkerRuntime(config: Config, log: Logger): Promise<Wo
     async close() {
       await converter.close();
       bucket?.close();
-      await tier1.close();
     },
   };
 }

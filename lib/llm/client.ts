@@ -83,27 +83,29 @@ export function createLlmClient(): LlmClient {
 }
 
 /**
- * Endpoints whose answers do not depend on where they listen, by the name that stands for their
- * base URL in the identity. Tier 1's in-process mock takes a new port every run: named by its
- * version instead, its memos serve the next run too (engine/tier1.ts).
+ * The name that stands for ANTHROPIC_BASE_URL in the LLM identity, for an endpoint whose answers
+ * do not depend on where it listens: tier 1's in-process mock takes a new port every run, and
+ * named by its version instead (cli/tier1.ts sets it beside the base URL) its memos serve the
+ * next run too. It names the endpoint at ANTHROPIC_BASE_URL only: a client of any other address,
+ * or any client while it is unset or blank, is named by its base URL.
  */
-const namedEndpoints = new Map<string, string>();
+export const LLM_IDENTITY_VARIABLE = 'INGEST_LLM_IDENTITY';
 
 const withoutTrailingSlash = (url: string) => url.replace(/\/+$/, '');
-
-/** Identities of clients of `baseUrl` say `name` instead, until the returned function is called. */
-export function nameEndpoint(baseUrl: string, name: string): () => void {
-  const key = withoutTrailingSlash(baseUrl);
-  namedEndpoints.set(key, name);
-  return () => void namedEndpoints.delete(key);
-}
 
 /**
  * The effective LLM identity `{base_url}:{model}` (SPEC.md 3 rule 6), computed in this one
  * place. The base URL is the client's resolved one, so tier 3 names the SDK's default without
- * this code spelling it; an endpoint named by nameEndpoint (tier 1) goes by its name.
+ * this code spelling it; an endpoint named by LLM_IDENTITY_VARIABLE (tier 1) goes by its name.
  */
-export function llmIdentity(client: Pick<LlmClient, 'baseURL'>, model: string): string {
+export function llmIdentity(
+  client: Pick<LlmClient, 'baseURL'>,
+  model: string,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
   const base = withoutTrailingSlash(client.baseURL);
-  return `${namedEndpoints.get(base) ?? base}:${model}`;
+  const name = env[LLM_IDENTITY_VARIABLE]?.trim();
+  const named =
+    name && env.ANTHROPIC_BASE_URL !== undefined && withoutTrailingSlash(env.ANTHROPIC_BASE_URL.trim()) === base;
+  return `${named ? name : base}:${model}`;
 }

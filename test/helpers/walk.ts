@@ -1,4 +1,5 @@
-// A walkable lifespan for tests: a temp corpus and state store on the target database.
+// A walkable lifespan for tests: a temp corpus and state store on the target database, with
+// tier 1 started first when no model is configured, as `ingest walk` does (cli/tier1.ts).
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -8,6 +9,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../../lib/config.ts';
 import { openLifespan, type Lifespan } from '../../engine/lifespan.ts';
 import type { FlowPass } from '../../engine/passes.ts';
+import { withTier1 } from '../../cli/tier1.ts';
 import { openTestDatabase, type TestDatabase } from './db.ts';
 
 export interface WalkFixture {
@@ -37,7 +39,7 @@ export async function walkFixture(
   };
   const log = pino({ level: 'silent' });
   const open = (passes?: FlowPass[]) =>
-    openLifespan(loadConfig(env, root), log, { db: target.db, ...(passes ? { passes } : {}) });
+    withTier1(log, () => openLifespan(loadConfig(env, root), log, { db: target.db, ...(passes ? { passes } : {}) }));
   const fixture: WalkFixture = {
     root,
     corpus,

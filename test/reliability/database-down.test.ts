@@ -22,6 +22,7 @@ import { generateCorpus } from '../helpers/corpus.ts';
 import { openTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
 import { walkFixture } from '../helpers/walk.ts';
+import { startMockTier, type MockTier } from '../helpers/mock-tier.ts';
 
 const DOCS = 300;
 const log = pino({ level: 'silent' });
@@ -34,6 +35,15 @@ test.before(() => {
   generateCorpus(corpus, DOCS, { mix: 'md:100', seed: 8 });
 });
 test.after(() => rmSync(root, { recursive: true, force: true }));
+
+// Tier 1 as `ingest walk` starts it, before the lifespan.
+let tier: MockTier;
+test.before(async () => {
+  tier = await startMockTier();
+});
+test.after(async () => {
+  await tier.stop();
+});
 
 interface StoppableDatabase {
   env: Record<string, string>;

@@ -1,15 +1,18 @@
-// Tier 1 by default (SPEC.md 8): when no model endpoint or credential is configured, the walk
-// starts the bundled mock model server in process and points the SDKs' variables at it,
-// saying so in the log. Closing the handle stops the mock and restores the variables.
+// Tier 1 by default (docs/ARCHITECTURE.md "Models"): when no model endpoint or credential is
+// configured, the command starts the bundled mock model server in process and points the SDKs'
+// variables at it, saying so in the log. Closing the handle stops the mock and takes the
+// variables back. The environment stays the only redirect seam of the model clients: the engine
+// and the worker read it as they find it, and never start a server of their own.
 //
 // Its LLM identity is `tier1-mock@{mock version}`, not its URL: the port is new every run, and
 // an identity with it would make every run re-extract what the last one memoised; the version
 // (a digest of the mock's source) changes when its answers may (docs/DECISIONS.md "Tier 1's
-// identity").
+// identity"). It travels beside ANTHROPIC_BASE_URL as LLM_IDENTITY_VARIABLE, so an engine thread
+// started from this environment names the mock as this thread does.
 
 import type { Logger } from '../lib/log.ts';
 import { startMockServer } from '../mock/server.ts';
-import { LLM_VARIABLES, nameEndpoint } from '../lib/llm/client.ts';
+import { LLM_IDENTITY_VARIABLE, LLM_VARIABLES } from '../lib/llm/client.ts';
 import { MOCK_VERSION } from '../mock/version.ts';
 import { EMBEDDER_VARIABLES } from '../lib/embed/client.ts';
 import { scrubBlankVariables } from '../lib/llm/env.ts';
@@ -30,11 +33,16 @@ export async function startMockTierIfUnconfigured(log: Logger): Promise<MockTier
   if (llmConfigured && embedderConfigured) return { close: async () => {} };
   const mock = await startMockServer();
   const set: Record<string, string> = {
-    ...(llmConfigured ? {} : { ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: PLACEHOLDER_KEY }),
+    ...(llmConfigured
+      ? {}
+      : {
+          ANTHROPIC_BASE_URL: mock.url,
+          ANTHROPIC_API_KEY: PLACEHOLDER_KEY,
+          [LLM_IDENTITY_VARIABLE]: TIER1_IDENTITY,
+        }),
     ...(embedderConfigured ? {} : { OPENAI_BASE_URL: `${mock.url}/v1`, OPENAI_API_KEY: PLACEHOLDER_KEY }),
   };
   Object.assign(env, set);
-  const unname = llmConfigured ? () => {} : nameEndpoint(mock.url, TIER1_IDENTITY);
   log.info(
     {
       url: mock.url,
@@ -47,8 +55,32 @@ export async function startMockTierIfUnconfigured(log: Logger): Promise<MockTier
   return {
     async close() {
       for (const name of Object.keys(set)) delete env[name];
-      unname();
       await mock.close();
+    },
+  };
+}
+
+/**
+ * Opens what a command works with (a lifespan, a worker runtime) with tier 1 started first when
+ * nothing is configured; closing it stops tier 1 after it, and so does a failure to open it.
+ */
+export async function withTier1<T extends { close(): Promise<void> }>(log: Logger, open: () => Promise<T>): Promise<T> {
+  const tier1 = await startMockTierIfUnconfigured(log);
+  let opened: T;
+  try {
+    opened = await open();
+  } catch (error) {
+    await tier1.close();
+    throw error;
+  }
+  return {
+    ...opened,
+    async close() {
+      try {
+        await opened.close();
+      } finally {
+        await tier1.close();
+      }
     },
   };
 }
