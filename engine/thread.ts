@@ -18,7 +18,7 @@ import type { RunWarning } from '../lib/runs/record.ts';
 import { walkCounts } from './tally.ts';
 import { mergeUnderFence } from './entity-merge.ts';
 import type { MergeRequest, MergeResult } from '../stages/resolve/merge.ts';
-import { measureQueueWith, metrics, registry } from '../lib/metrics.ts';
+import { metrics, registry } from '../lib/metrics.ts';
 import type { StageObserver } from './at-stage.ts';
 import { WriteTurns } from './write-turns.ts';
 
@@ -65,13 +65,6 @@ const lifespan = await openLifespan(config, log);
 /** Every walk of this thread times its stages into the metrics (GET /metrics). */
 const observeStage: StageObserver = (stage, milliseconds) =>
   metrics.stageSeconds.observe({ stage }, milliseconds / 1000);
-const queueCounts = async () => {
-  const { rows } = await lifespan.db.query<{ job: string; status: string; jobs: number }>(
-    'SELECT job, status, count(*)::int AS jobs FROM processing_queue GROUP BY job, status',
-  );
-  return rows;
-};
-measureQueueWith(queueCounts);
 post({ type: 'ready' });
 // A run owed since before this process last stopped (a walk or a run killed, a walk that failed).
 if (config.producer.afterWalk)
@@ -126,17 +119,18 @@ async function produceOnRequest({ requestId, redraft }: Extract<ToEngine, { type
 }
 
 async function metricsOnRequest(requestId: string): Promise<void> {
-  let text: string;
-  try {
-    text = await registry.metrics();
-  } catch (error) {
-    // The queue gauge reads the database; a scrape while it is down still gets the rest.
-    log.warn({ err: error }, 'metrics: a collector failed');
-    measureQueueWith(null);
-    text = await registry.metrics();
-    measureQueueWith(queueCounts);
-  }
-  post({ type: 'metrics-text', requestId, text });
+  // The queue gauge reads the database; a scrape while it is down still gets the rest.
+  await measureQueue().catch((error: unknown) => log.warn({ err: error }, 'metrics: the queue could not be read'));
+  post({ type: 'metrics-text', requestId, text: await registry.metrics() });
+}
+
+/** processing_queue's jobs by kind and status, from this thread's database, into the gauge. */
+async function measureQueue(): Promise<void> {
+  metrics.queueJobs.reset();
+  const { rows } = await lifespan.db.query<{ job: string; status: string; jobs: number }>(
+    'SELECT job, status, count(*)::int AS jobs FROM processing_queue GROUP BY job, status',
+  );
+  for (const { job, status, jobs } of rows) metrics.queueJobs.set({ job, status }, jobs);
 }
 
 /** One walk request: the fenced walk on the open lifespan, and its terminal state posted back. */

@@ -8,10 +8,6 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 export const registry = new Registry();
 const registers = [registry];
 
-/** processing_queue's jobs by kind and status, read when /metrics is scraped. */
-type QueueCounts = () => Promise<{ job: string; status: string; jobs: number }[]>;
-let queueCounts: QueueCounts | null = null;
-
 export const metrics = {
   walks: new Counter({
     name: 'ingest_walks_total',
@@ -56,20 +52,11 @@ export const metrics = {
     labelNames: ['reason'] as const,
     registers,
   }),
+  /** Set from the engine thread's database when /metrics is scraped (engine/thread.ts). */
   queueJobs: new Gauge({
     name: 'ingest_queue_jobs',
     help: "The bid-worker's processing_queue: jobs by kind and status (queued is the depth; done and failed the outcomes).",
     labelNames: ['job', 'status'] as const,
     registers,
-    async collect() {
-      this.reset();
-      if (queueCounts === null) return;
-      for (const { job, status, jobs } of await queueCounts()) this.set({ job, status }, jobs);
-    },
   }),
 };
-
-/** Where the queue gauge reads its counts from (the engine thread's database). */
-export function measureQueueWith(counts: QueueCounts | null): void {
-  queueCounts = counts;
-}
