@@ -1,4 +1,4 @@
-// The walk, top to bottom as the data flows (SPEC.md 1, DESIGN.md 5):
+// The walk, top to bottom as the data flows (docs/behaviour/stages.md#the-flow):
 //
 //   single-flight -> earlier walks' run records settled -> run record (in_progress) -> idle
 //   check -> bind the state store to the database -> refresh the entity-alias snapshot -> for
@@ -89,7 +89,7 @@ export interface WalkSummary {
   passes: PassOutcome[];
   /** What the operator must hear although the walk completed (a refused mass removal, an unlisted folder). */
   warnings: RunWarning[];
-  /** The failStage5 mode stage 5 ran under (SPEC.md 4 rule 4); absent when it ran clean or did not run. */
+  /** The failStage5 mode stage 5 ran under, if any (docs/behaviour/states.md#failure-directive). */
   stage5FailureInjected?: FailStage5Mode;
   error?: string;
   durationMs: number;

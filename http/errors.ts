@@ -1,5 +1,6 @@
-// One error body everywhere (DESIGN.md 10): {"error": "<snake_case_name>", "message": "..."},
-// plus named extra fields where a route documents them (valid_modes on /stage directives).
+// One error body everywhere (docs/behaviour/routes.md#the-error-body): {"error":
+// "<snake_case_name>", "message": "..."}, plus named extra fields where a route documents them
+// (valid_modes on /stage directives).
 
 import type { ServerResponse } from 'node:http';
 

@@ -1,9 +1,9 @@
-// The entity-alias snapshot (SPEC.md 1 rule 6; 3 "Curation pinning"). Generated in the engine
-// lifespan and refreshed at the start of every walk (an admin merge may land between walks):
-// for each admin-curated (pinned) entity mention, its surface form, its canonical name and any
-// metadata.aliases, each mapped to the curated canonical name. Fresh extractions pass through
-// it, so a new mention of a curated entity chains under the curated canonical (and key)
-// instead of minting a rival one.
+// The entity-alias snapshot (docs/behaviour/stages.md#lifespan,
+// docs/behaviour/states.md#curation-pins). Generated in the engine lifespan and refreshed at the
+// start of every walk (an admin merge may land between walks): for each admin-curated (pinned)
+// entity mention, its surface form, its canonical name and any metadata.aliases, each mapped to the
+// curated canonical name. Fresh extractions pass through it, so a new mention of a curated entity
+// chains under the curated canonical (and key) instead of minting a rival one.
 
 import type { Queryable } from './db/database.ts';
 

@@ -2,17 +2,17 @@
 // frozen object; a malformed value is reported with its variable name (never its value, which
 // may be a secret) and all problems are reported at once.
 //
-// Blank means unset (SPEC.md 8): compose files pass `${VAR:-}` through, so an empty or
-// whitespace-only value is treated exactly as if the variable were absent.
+// Blank means unset (docs/behaviour/tiers.md#blank-means-unset): compose files pass `${VAR:-}`
+// through, so an empty or whitespace-only value is treated exactly as if the variable were absent.
 //
 // The model-client factories are the one exception to "nothing else reads process.env": the
-// SDKs must read their variables at construction (SPEC.md 8 rule 1).
+// SDKs must read their variables at construction (docs/behaviour/tiers.md#environment-names).
 
 import path from 'node:path';
 import { Cron } from 'croner';
 import ipaddr from 'ipaddr.js';
 
-/** The production default when EXTRACTION_MODEL is unset (SPEC.md 8 rule 4). */
+/** The production default when EXTRACTION_MODEL is unset (docs/behaviour/tiers.md#models). */
 export const DEFAULT_EXTRACTION_MODEL = 'claude-sonnet-4-5';
 export const DEFAULT_PORT = 8790;
 

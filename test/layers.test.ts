@@ -1,5 +1,6 @@
-// The layout's arrows (docs/ARCHITECTURE.md "Layers", DESIGN.md 3) and the dependency facades
-// (SPEC.md 9 rule 1), checked over every runtime module's imports, type-only imports included:
+// The layout's arrows (docs/ARCHITECTURE.md#layers) and the dependency facades
+// (docs/behaviour/versioning.md#dependency-pins), checked over every runtime module's imports,
+// type-only imports included:
 //   bin -> cli -> {http, worker, engine, stages, lib, mock, bench}; http -> {engine, stages, lib};
 //   worker -> {engine, stages, lib}; engine -> {stages, lib, mock}; stages -> lib; mock -> lib;
 //   lib -> nothing outside lib.

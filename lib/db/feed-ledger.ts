@@ -1,9 +1,9 @@
 // The feed_articles ledger as the platform keeps it: one row per article a feed delivered, and
-// `passed` set on the ones approved for ingestion (SPEC.md 2). The walk reads the passed URLs
-// (stages/source.ts) and links each row to its reference item (stages/backlink.ts); an URL no
-// longer passed has its derived rows retracted by the cleanup pass. These are the writes an
-// operator makes where no platform does (embedded mode): rows are added or have `passed`
-// changed, never deleted, so the walk's rules apply to them as to the platform's.
+// `passed` set on the ones approved for ingestion (docs/behaviour/tables.md#feed_articles). The
+// walk reads the passed URLs (stages/source.ts) and links each row to its reference item
+// (stages/backlink.ts); an URL no longer passed has its derived rows retracted by the cleanup pass.
+// These are the writes an operator makes where no platform does (embedded mode): rows are added or
+// have `passed` changed, never deleted, so the walk's rules apply to them as to the platform's.
 
 import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from './database.ts';

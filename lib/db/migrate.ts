@@ -1,5 +1,5 @@
-// Applies the reference platform schema (schema/NNNN_name.sql) in version order, each file in
-// its own transaction, and records what it applied in schema_migrations. Applying twice is a
+// Applies the reference platform schema (schema/ files NNNN_name.sql) in version order, each file
+// in its own transaction, and records what it applied in schema_migrations. Applying twice is a
 // no-op. This module and schema/ are the only places allowed to issue DDL; the walk writes rows.
 
 import { readdir, readFile } from 'node:fs/promises';

@@ -18,7 +18,7 @@ export interface TableSpec {
   readonly key: readonly string[];
   /**
    * Rows matching this predicate are curated: a walk never updates or deletes them
-   * (SPEC.md 3 "Curation pinning"). Written against the table's own name.
+   * (docs/behaviour/states.md#curation-pins). Written against the table's own name.
    */
   readonly pinned?: string;
   /**

@@ -1,4 +1,4 @@
-// The service's own retry around a model call (SPEC.md 1 stage 3, DESIGN.md 9): exponential
+// The service's own retry around a model call (docs/behaviour/limits.md#model-calls): exponential
 // backoff with full jitter, Retry-After honoured, bounded attempts and one deadline for the
 // whole call. It retries what can heal by waiting (429, 5xx including 529 overloaded,
 // connection errors and timeouts) and never what cannot (400, 401, 403, 404, 422, ...).

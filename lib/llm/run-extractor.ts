@@ -1,4 +1,4 @@
-// One memoised extractor call (SPEC.md 3 memo rules 5 and 6, DESIGN.md 6 and 9):
+// One memoised extractor call (docs/behaviour/states.md#memo-and-stamping):
 //
 //   memo key  = sha256 of (extractor, prompt version, LLM identity, input text); the identity
 //               is a required argument, so one identity's memo never serves another's

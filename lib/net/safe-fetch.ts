@@ -1,4 +1,5 @@
-// The SSRF-safe fetch (DESIGN.md 13): every URL the service fetches goes through here.
+// The SSRF-safe fetch (docs/behaviour/stages.md#stage-1-source-walk): every URL the service fetches
+// goes through here.
 //
 // - Each hop (the URL, then every redirect target) passes validateUrl first; the socket then
 //   dials exactly the addresses that were checked, through a lookup function that answers

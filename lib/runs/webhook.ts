@@ -1,7 +1,7 @@
-// The pipeline-run webhook (SPEC.md 6): the run record POSTed to the web app at flow start and
-// flow end, with Bearer PIPELINE_TRIGGER_SECRET. Delivery is bounded (attempts, per-attempt
-// timeout, backoff with full jitter honouring Retry-After) and best-effort: a webhook that
-// finally fails is logged and the walk goes on.
+// The pipeline-run webhook (docs/behaviour/events.md#pipeline-run-webhook): the run record POSTed
+// to the web app at flow start and flow end, with Bearer PIPELINE_TRIGGER_SECRET. Delivery is
+// bounded (attempts, per-attempt timeout, backoff with full jitter honouring Retry-After) and
+// best-effort: a webhook that finally fails is logged and the walk goes on.
 //
 // Body (snake_case, one shape for both calls):
 //   { "op_id", "flow", "status", "started_at", "finished_at", "result": { "extractor_version"?,

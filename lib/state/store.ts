@@ -1,7 +1,7 @@
-// The engine state store (ENGINE_DB, DESIGN.md 6): an LMDB environment in a directory. This is
-// the only module that imports lmdb.
+// The engine state store (ENGINE_DB, docs/behaviour/tiers.md#engine-state-store): an LMDB
+// environment in a directory. This is the only module that imports lmdb.
 //
-// It keeps four things:
+// It keeps five things:
 //   - meta: the store's format version, the database and corpus root its memos describe, and
 //     the run records not yet known to be in the ledger (a walk's own while it runs: one
 //     found in progress at the next walk is a walk that died);

@@ -1,6 +1,6 @@
-// Stage 5 (ii), the Q&A dedup proposer (SPEC.md 1 stage 5, rule 9): a flow-scope pass after
-// entity resolution. It reads answered Q&A pairs and writes q_a_dedup_proposals rows, nothing
-// else: a walk never merges or edits a Q&A row, the platform decides (status accepted or
+// Stage 5 (ii), the Q&A dedup proposer (docs/behaviour/stages.md#qa-dedup-proposer): a flow-scope
+// pass after entity resolution. It reads answered Q&A pairs and writes q_a_dedup_proposals rows,
+// nothing else: a walk never merges or edits a Q&A row, the platform decides (status accepted or
 // rejected) and the walk never touches a decided proposal again.
 //
 //   pending     the answered pairs of every walk (op_id) the proposer has not been through yet
@@ -14,8 +14,9 @@
 //               (write.ts), idempotent, so a pass cut short is simply done again
 //
 // The proposer calls no model: it reads the vectors stage 4 stored. It is stage 5 all the same,
-// and a consumed failStage5 directive fails stage 5 for that walk (SPEC.md 4 rule 4), so with
-// one armed the pass refuses its pending pairs and leaves them to the next walk.
+// and a consumed failStage5 directive fails stage 5 for that walk
+// (docs/behaviour/states.md#failure-directive), so with one armed the pass refuses its pending
+// pairs and leaves them to the next walk.
 
 import type { Database } from '../../lib/db/database.ts';
 import type { FailStage5Mode } from '../../lib/failure-directive.ts';

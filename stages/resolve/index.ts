@@ -1,7 +1,8 @@
-// Stage 5 (i), entity resolution (SPEC.md 1 stage 5; 3 "Curation pinning"): a flow-scope pass
-// after the settle barrier. Extraction already chained every known name under its root
-// (known.ts); this pass decides the names met for the first time by the walks it has not been
-// through (pending.ts), most frequent first, a batch at a time:
+// Stage 5 (i), entity resolution (docs/behaviour/stages.md#entity-resolution,
+// docs/behaviour/states.md#curation-pins): a flow-scope pass after the settle barrier. Extraction
+// already chained every known name under its root (known.ts); this pass decides the names met for
+// the first time by the walks it has not been through (pending.ts), most frequent first, a batch at
+// a time:
 //
 //   candidates  the roots (entity_names rows naming themselves) of the same type that share
 //               the normalised name or a trigram band, or whose embedding is among the nearest,
@@ -18,7 +19,7 @@
 // A walk never re-points a root (that is an admin merge), and every name maps to a root, so no
 // mention chains through another name. Pinned canonicals are roots from the start (seeds), so
 // new mentions chain under them. The model clients are built when the pass runs, inside the
-// failStage5 swap (SPEC.md 4 rule 4), never at engine start.
+// failStage5 swap (docs/behaviour/states.md#failure-directive), never at engine start.
 
 import type PQueue from 'p-queue';
 import type { Database } from '../../lib/db/database.ts';

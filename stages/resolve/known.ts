@@ -5,10 +5,10 @@
 // (pending.ts). A name resolution joined to a root of another type takes the root's type too.
 // Relationships follow their endpoints.
 //
-// Curation pin, site 3 (SPEC.md 3): an item re-declares its document's pinned mentions
-// verbatim (their stored canonical name, metadata and op_id), and a fresh mention of the same
-// entity gives way to the pinned one, so a pinned row keeps its key, its embedding and its
-// place through any re-walk, full_reprocess included.
+// Curation pin, site 3 (docs/behaviour/states.md#curation-pins): an item re-declares its document's
+// pinned mentions verbatim (their stored canonical name, metadata and op_id), and a fresh mention
+// of the same entity gives way to the pinned one, so a pinned row keeps its key, its embedding and
+// its place through any re-walk, full_reprocess included.
 
 import type { AliasSnapshot } from '../../lib/aliases.ts';
 import type { Queryable } from '../../lib/db/database.ts';

@@ -1,9 +1,9 @@
-// The admin merge (SPEC.md 3 "Curation pinning"): the canonicals of the named mentions merge
-// into the target mention's, everywhere. Every mention of a merged canonical moves under the
-// target's (re-keyed, its embedding and its document's relationships with it, as the pass
-// moves them: write-back.ts), and entity_names re-points the merged names and every name that
-// chained under them to the target's canonical, so extraction chains them there from now on
-// and no name is left pointing at a name that is no root. That is one transaction.
+// The admin merge (docs/behaviour/states.md#curation-pins): the canonicals of the named mentions
+// merge into the target mention's, everywhere. Every mention of a merged canonical moves under the
+// target's (re-keyed, its embedding and its document's relationships with it, as the pass moves
+// them: write-back.ts), and entity_names re-points the merged names and every name that chained
+// under them to the target's canonical, so extraction chains them there from now on and no name is
+// left pointing at a name that is no root. That is one transaction.
 //
 // Then, apart, the pin step: the surviving rows of the target canonical are marked
 // curation_pinned, the merged names kept as their aliases (the alias snapshot reads them). The

@@ -10,10 +10,10 @@
 //                 root are re-keyed to em:{owner}:{root}:{root's type}, taking the root's type
 //                 when the resolver joined a name of another type to it. Two mentions
 //                 meeting on one key collapse into one by confidence (outranks).
-//                 Curation pin, sites 1 and 2 (SPEC.md 3): no statement here updates or
-//                 deletes a pinned row; a pinned holder of the new key wins over any
-//                 confidence, and the moved row collapses into it by the DELETE of the rows
-//                 this chunk selected, which re-asserts the pin predicate.
+//                 Curation pin, sites 1 and 2 (docs/behaviour/states.md#curation-pins): no
+//                 statement here updates or deletes a pinned row; a pinned holder of the new
+//                 key wins over any confidence, and the moved row collapses into it by the
+//                 DELETE of the rows this chunk selected, which re-asserts the pin predicate.
 //   embeddings    a moved mention's embedding moves with it, now of its root's name (copied in
 //                 the database from a row of that text; embedded only if none exists), unless
 //                 the row it collapses into already holds one
