@@ -47,9 +47,7 @@ export async function openLifespan(
   options: { db?: Database; passes?: FlowPass[] } = {},
 ): Promise<Lifespan> {
   if (config.imageSha === null) {
-    log.warn(
-      'IMAGE_SHA is not set: no run of this process will carry result.extractor_version (docs/behaviour/versioning.md#extractor_version)',
-    );
+    log.warn('IMAGE_SHA is not set: no run of this process will carry result.extractor_version');
   }
   requireStore(config, config.stateStorePath, 'engine state store');
   const db = options.db ?? (await openDatabase(config));
