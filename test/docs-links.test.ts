@@ -43,14 +43,6 @@ const EXTENSIONS = ['ts', 'md', 'sql', 'yaml', 'yml', 'sh', 'json'];
 const TEXT_FILE = /\.(?:ts|md|sql|ya?ml|sh|json)$|^Dockerfile$|^run$/;
 
 /**
- * Files whose bytes are frozen: `ingest db migrate` refuses a migration whose checksum changed
- * after it was applied, so the comments of the schema/ migrations stay as they were released,
- * old names included (docs/DECISIONS.md "The repository explains itself"). Their citations
- * must still lead somewhere.
- */
-const FROZEN = /^schema\/\d{4}_[\w-]+\.sql$/;
-
-/**
  * The names of the documents outside the repository, built from parts so that this file does
  * not name them itself. An "okf/" path is the knowledge-format repository's own document.
  */
@@ -265,7 +257,7 @@ test('every citation in the repository leads to a file or heading that exists', 
 
 test('nothing cites the requirement documents outside the repository', () => {
   const mentions: string[] = [];
-  for (const file of files.filter((f) => !FROZEN.test(f))) {
+  for (const file of files) {
     read(file)!
       .split('\n')
       .forEach((line, i) => {
