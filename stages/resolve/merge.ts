@@ -11,6 +11,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../../lib/db/database.ts';
+import { CURATION_PIN } from '../../lib/db/tables.ts';
 import type { StateStore } from '../../lib/state/store.ts';
 import { normaliseName } from './names.ts';
 import { recordNames, ROOT, rootOf, type Root } from './roots.ts';
@@ -140,7 +141,7 @@ async function repointNames(tx: Queryable, root: Root, names: readonly string[])
 async function pinSurvivors(db: Queryable, type: string, root: string, names: readonly string[]): Promise<number> {
   const { rowCount } = await db.query(
     `UPDATE entity_mentions
-        SET metadata = metadata || jsonb_build_object('curation_pinned', true, 'aliases',
+        SET metadata = metadata || jsonb_build_object('${CURATION_PIN}', true, 'aliases',
               (SELECT coalesce(jsonb_agg(DISTINCT a), '[]'::jsonb)
                  FROM jsonb_array_elements_text(coalesce(metadata -> 'aliases', '[]'::jsonb) || $3::jsonb) AS a)),
             updated_at = now()
