@@ -4,6 +4,7 @@
 // so an abort signal ends a wait at once.
 
 import { setTimeout as sleep } from 'node:timers/promises';
+import { IngestError } from './errors.ts';
 
 /** How long to wait before the retry after failed attempt `attempt` (1-based), in ms. */
 export type Backoff = (attempt: number) => number;
@@ -29,12 +30,13 @@ export function equalJitter(baseMs: number, maxMs: number, random: () => number 
 export type GiveUpReason = 'not retryable' | 'deadline passed' | 'attempts exhausted';
 
 /** The retry loop's end without a result: the last failure is the cause. */
-export class RetryGaveUp extends Error {
+export class RetryGaveUp extends IngestError {
   readonly attempts: number;
   readonly reason: GiveUpReason;
   constructor(attempts: number, reason: GiveUpReason, cause: unknown) {
-    super(`gave up after ${attempts} attempt(s) (${reason}): ${(cause as Error)?.message ?? cause}`, { cause });
-    this.name = 'RetryGaveUp';
+    super('retry_gave_up', `gave up after ${attempts} attempt(s) (${reason}): ${(cause as Error)?.message ?? cause}`, {
+      cause,
+    });
     this.attempts = attempts;
     this.reason = reason;
   }

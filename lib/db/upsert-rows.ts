@@ -20,6 +20,7 @@ import { toSql as vectorToSql } from 'pgvector';
 import { encodeBinaryArray, encodeCopyBinary } from './copy-binary.ts';
 import { quoteIdent, type Database, type DatabaseKind, type Queryable } from './database.ts';
 import { rowKey, VectorCopy, type Column, type ColumnType, type Row, type TableSpec } from './tables.ts';
+import { IngestError } from '../errors.ts';
 
 export type UpsertStrategy = 'values' | 'unnest' | 'copy' | 'binary' | 'binary-bind';
 export const UPSERT_STRATEGIES: readonly UpsertStrategy[] = ['values', 'unnest', 'copy', 'binary', 'binary-bind'];
@@ -47,10 +48,9 @@ export function defaultStrategy(kind: DatabaseKind, spec: TableSpec): UpsertStra
 
 const MAX_PARAMETERS = 65_535;
 
-export class UnknownColumnError extends Error {
+export class UnknownColumnError extends IngestError {
   constructor(table: string, column: string) {
-    super(`table ${table} has no column ${column} the sink knows of`);
-    this.name = 'UnknownColumnError';
+    super('unknown_column', `table ${table} has no column ${column} the sink knows of`);
   }
 }
 
@@ -62,11 +62,12 @@ export function dedupeByKey(spec: TableSpec, rows: readonly Row[]): Row[] {
 }
 
 /** A row's vector was to be copied from another row, and no row holds that vector any more. */
-export class VectorSourceGoneError extends Error {
-  readonly code = 'vector_source_gone';
+export class VectorSourceGoneError extends IngestError {
   constructor(table: string, missing: number) {
-    super(`${missing} ${table} rows were to copy a vector that no row holds any more (deleted meanwhile)`);
-    this.name = 'VectorSourceGoneError';
+    super(
+      'vector_source_gone',
+      `${missing} ${table} rows were to copy a vector that no row holds any more (deleted meanwhile)`,
+    );
   }
 }
 

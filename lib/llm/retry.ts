@@ -7,6 +7,7 @@
 import { withDeadline } from '../deadline.ts';
 import { metrics } from '../metrics.ts';
 import { fullJitter, parseRetryAfter, retry, RetryGaveUp } from '../retry.ts';
+import { IngestError } from '../errors.ts';
 
 export interface RetryPolicy {
   attempts: number;
@@ -26,12 +27,11 @@ export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
   deadlineMs: 180_000,
 });
 
-export class ModelCallError extends Error {
+export class ModelCallError extends IngestError {
   readonly attempts: number;
   readonly status: number | undefined;
   constructor(message: string, attempts: number, cause: unknown) {
-    super(message, { cause });
-    this.name = 'ModelCallError';
+    super('model_call_failed', message, { cause });
     this.attempts = attempts;
     this.status = statusOf(cause);
   }

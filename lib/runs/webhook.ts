@@ -11,6 +11,7 @@ import { withDeadline } from '../deadline.ts';
 import type { Logger } from '../log.ts';
 import { fullJitter, parseRetryAfter, retry, RetryGaveUp } from '../retry.ts';
 import type { RunRecord, RunRecorder } from './record.ts';
+import { IngestError } from '../errors.ts';
 
 export const WEBHOOK_PATH = '/api/internal/pipeline-runs/record';
 
@@ -105,11 +106,10 @@ export function webhookRunRecorder(options: WebhookOptions): RunRecorder {
 }
 
 /** A 429 or 5xx answer, retried: Retry-After, when the receiver sent one, is the wait. */
-class WebhookStatus extends Error {
+class WebhookStatus extends IngestError {
   readonly retryAfterMs: number | null;
   constructor(status: number, retryAfterMs: number | null) {
-    super(`HTTP ${status}`);
-    this.name = 'WebhookStatus';
+    super('webhook_status', `HTTP ${status}`);
     this.retryAfterMs = retryAfterMs;
   }
 }

@@ -16,13 +16,12 @@ import type { StateStore } from '../../lib/state/store.ts';
 import { normaliseName } from './names.ts';
 import { recordNames, ROOT, rootOf, type Root } from './roots.ts';
 import { applyMove, mentionsNamed, planMove, withItemKeys } from './write-back.ts';
+import { IngestError } from '../../lib/errors.ts';
 
-export class EntityMergeError extends Error {
-  readonly code: 'mention_not_found' | 'type_mismatch';
+export class EntityMergeError extends IngestError {
+  declare readonly code: 'mention_not_found' | 'type_mismatch';
   constructor(code: EntityMergeError['code'], message: string) {
-    super(message);
-    this.name = 'EntityMergeError';
-    this.code = code;
+    super(code, message);
   }
 }
 
