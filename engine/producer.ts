@@ -28,12 +28,11 @@ import type PQueue from 'p-queue';
 import { produceBundle, type BundleMirror, type ProducerReport } from '../stages/producer/index.ts';
 import { runRecord } from './run-record.ts';
 import type { ItemCounts } from './tally.ts';
+import { IngestError } from '../lib/errors.ts';
 
-export class ProducerBusyError extends Error {
-  readonly code = 'producer_in_progress';
+export class ProducerBusyError extends IngestError {
   constructor(where: string) {
-    super(`a producer run is already going ${where}`);
-    this.name = 'ProducerBusyError';
+    super('producer_in_progress', `a producer run is already going ${where}`);
   }
 }
 

@@ -22,6 +22,7 @@ import { mergeUnderFence } from './entity-merge.ts';
 import type { MergeRequest, MergeResult } from '../stages/resolve/merge.ts';
 import { measureQueueWith, metrics, registry } from '../lib/metrics.ts';
 import { observeStages } from './at-stage.ts';
+import { IngestError } from '../lib/errors.ts';
 
 export type ToEngine =
   | { type: 'walk'; requestId: string; flags: WalkFlags; failStage5: FailStage5Mode | null }
@@ -96,12 +97,13 @@ async function mergeOnRequest({ requestId, request }: Extract<ToEngine, { type: 
   try {
     post({ type: 'merge-done', requestId, result: await mergeUnderFence(lifespan, request) });
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (typeof code !== 'string') log.error({ err: error, requestId }, 'entity merge failed');
+    // A named refusal (mention_not_found, fence_busy, ...) is the client's answer; anything else is logged.
+    const named = error instanceof IngestError;
+    if (!named) log.error({ err: error, requestId }, 'entity merge failed');
     post({
       type: 'merge-done',
       requestId,
-      error: { ...(typeof code === 'string' ? { code } : {}), message: (error as Error).message },
+      error: { ...(named ? { code: error.code } : {}), message: (error as Error).message },
     });
   }
 }

@@ -47,6 +47,7 @@ import { runFlowPasses } from './passes.ts';
 import { walkCounts, WalkTally, type ItemCounts, type ItemFailure, type PassOutcome } from './tally.ts';
 import { UnlistedDirectories } from './unlisted.ts';
 import { ingestUrl } from './url.ts';
+import { IngestError } from '../lib/errors.ts';
 
 export interface WalkOptions {
   /** Overrides ENGINE_SOURCE_PATH. */
@@ -98,22 +99,20 @@ export interface WalkSummary {
 }
 
 /** The database could not be reached during the walk. */
-export class DatabaseLostError extends Error {
-  readonly code = 'database_unavailable';
+export class DatabaseLostError extends IngestError {
   constructor(cause: unknown) {
     super(
+      'database_unavailable',
       `the database could not be reached during the walk (${(cause as Error).message}); ` +
         'the items it had not committed are redone by the next walk',
       { cause },
     );
-    this.name = 'DatabaseLostError';
   }
 }
 
-export class WalkInProgressError extends Error {
+export class WalkInProgressError extends IngestError {
   constructor() {
-    super('a walk is already running in this process');
-    this.name = 'WalkInProgressError';
+    super('walk_in_progress', 'a walk is already running in this process');
   }
 }
 

@@ -6,6 +6,7 @@
 // chains under the curated canonical (and key) instead of minting a rival one.
 
 import type { Queryable } from './db/database.ts';
+import { pinnedMention } from './db/tables.ts';
 
 /** Case, width and spacing variants of one name meet on one key. */
 const normalise = (name: string) => name.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim();
@@ -33,7 +34,7 @@ export class AliasSnapshot {
     }>(
       `SELECT entity_type, canonical_name, surface_form, metadata -> 'aliases' AS aliases
          FROM entity_mentions
-        WHERE (metadata ->> 'curation_pinned')::boolean
+        WHERE ${pinnedMention()}
         ORDER BY updated_at, id`,
     );
     const next = new Map<string, string>();

@@ -11,6 +11,7 @@
 import path from 'node:path';
 import { Cron } from 'croner';
 import ipaddr from 'ipaddr.js';
+import { IngestError } from './errors.ts';
 
 /** The production default when EXTRACTION_MODEL is unset (docs/behaviour/tiers.md#models). */
 export const DEFAULT_EXTRACTION_MODEL = 'claude-sonnet-4-5';
@@ -178,11 +179,10 @@ export interface Config {
   readonly secretValues: readonly string[];
 }
 
-export class ConfigError extends Error {
+export class ConfigError extends IngestError {
   readonly problems: readonly string[];
   constructor(problems: string[]) {
-    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
-    this.name = 'ConfigError';
+    super('invalid_config', `invalid configuration:\n  - ${problems.join('\n  - ')}`);
     this.problems = problems;
   }
 }

@@ -7,6 +7,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from './database.ts';
+import { IngestError } from '../errors.ts';
 
 export interface FeedRow {
   id: string;
@@ -18,13 +19,13 @@ export interface FeedRow {
   createdAt: string;
 }
 
-export class FeedUrlNotListedError extends Error {
+export class FeedUrlNotListedError extends IngestError {
   readonly urls: readonly string[];
   constructor(urls: readonly string[]) {
     super(
+      'feed_url_not_listed',
       `not in the feed_articles ledger (nothing was changed): ${urls.join(', ')}; add them with \`ingest feeds add\``,
     );
-    this.name = 'FeedUrlNotListedError';
     this.urls = urls;
   }
 }

@@ -10,6 +10,7 @@ import { sha256Hex } from '../hash.ts';
 import { isReleasedFileChecksum } from './released-checksums.ts';
 import { sqlWithoutComments } from './sql-without-comments.ts';
 import type { Database } from './database.ts';
+import { IngestError } from '../errors.ts';
 
 export const SCHEMA_DIR = fileURLToPath(new URL('../../schema/', import.meta.url));
 const MIGRATION_FILE = /^(\d{4})_([a-z0-9_]+)\.sql$/;
@@ -29,10 +30,9 @@ export interface MigrationReport {
   alreadyApplied: number;
 }
 
-export class MigrationError extends Error {
+export class MigrationError extends IngestError {
   constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'MigrationError';
+    super('migration_failed', message, options);
   }
 }
 

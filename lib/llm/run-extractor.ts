@@ -15,14 +15,16 @@ import { currentRunContext, type RunContext } from '../run-context.ts';
 import type { ExtractorPrompt } from './prompts.ts';
 import { withRetry, type RetryPolicy } from './retry.ts';
 import { validator, type Validator } from './schemas.ts';
+import { IngestError } from '../errors.ts';
 
 const MAX_OUTPUT_TOKENS = 4096;
 
-export class ExtractionError extends Error {
-  readonly code = 'invalid_output';
+export class ExtractionError extends IngestError {
   constructor(extractor: string, detail: string) {
-    super(`${extractor}: the model's output does not fit the schema after a corrective re-ask (${detail})`);
-    this.name = 'ExtractionError';
+    super(
+      'invalid_output',
+      `${extractor}: the model's output does not fit the schema after a corrective re-ask (${detail})`,
+    );
   }
 }
 

@@ -22,6 +22,7 @@ import zlib from 'node:zlib';
 import type { Config } from '../config.ts';
 import { withDeadline } from '../deadline.ts';
 import { validateUrl, type RefusalReason, type Resolver, type UrlVerdict } from './validate-url.ts';
+import { IngestError } from '../errors.ts';
 
 export type FetchPolicy = Config['fetch'];
 
@@ -36,8 +37,8 @@ export type FetchErrorCode =
   | 'timeout'
   | 'connection_failed';
 
-export class FetchError extends Error {
-  readonly code: FetchErrorCode;
+export class FetchError extends IngestError {
+  declare readonly code: FetchErrorCode;
   /** For url_refused: the named reason validateUrl gave. */
   readonly reason: RefusalReason | null;
   /** For http_status: the status the server answered. */
@@ -47,9 +48,7 @@ export class FetchError extends Error {
     message: string,
     extra: { reason?: RefusalReason; status?: number; cause?: unknown } = {},
   ) {
-    super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
-    this.name = 'FetchError';
-    this.code = code;
+    super(code, message, extra.cause === undefined ? undefined : { cause: extra.cause });
     this.reason = extra.reason ?? null;
     this.status = extra.status ?? null;
   }

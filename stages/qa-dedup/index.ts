@@ -24,6 +24,7 @@ import { findCandidates, type Proposal } from './candidates.ts';
 import { markOpsDone, pendingOps } from '../../lib/db/op-ledger.ts';
 import { pendingPairs, QA_DEDUP_LEDGER } from './pending.ts';
 import { writeProposals } from './write.ts';
+import { IngestError } from '../../lib/errors.ts';
 
 /** Pending pairs per candidate query and per write transaction. */
 export const BATCH_PAIRS = 250;
@@ -42,12 +43,12 @@ export interface QaDedupReport {
   withdrawn: number;
 }
 
-export class Stage5InjectedFailure extends Error {
+export class Stage5InjectedFailure extends IngestError {
   constructor(mode: FailStage5Mode) {
     super(
+      'stage5_injected_failure',
       `stage 5 runs with its ${mode} credentials broken this walk (failStage5); the Q&A pairs wait for the next walk`,
     );
-    this.name = 'Stage5InjectedFailure';
   }
 }
 

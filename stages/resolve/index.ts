@@ -23,6 +23,7 @@
 
 import type PQueue from 'p-queue';
 import type { Database } from '../../lib/db/database.ts';
+import { pinnedMention } from '../../lib/db/tables.ts';
 import { markOpsDone, pendingOps } from '../../lib/db/op-ledger.ts';
 import type { EmbeddingClient } from '../../lib/embed/client.ts';
 import { llmIdentity, type LlmClient } from '../../lib/llm/client.ts';
@@ -207,7 +208,7 @@ async function seedPinnedRoots(
 ): Promise<void> {
   const { rows } = await db.query<{ entity_type: string; canonical_name: string }>(
     `SELECT DISTINCT m.entity_type, m.canonical_name FROM entity_mentions m
-      WHERE (m.metadata ->> 'curation_pinned')::boolean
+      WHERE ${pinnedMention('m')}
         AND NOT EXISTS (SELECT 1 FROM entity_names n WHERE n.entity_type = m.entity_type AND n.name = m.canonical_name)`,
   );
   if (rows.length === 0) return;

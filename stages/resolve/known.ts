@@ -12,6 +12,7 @@
 
 import type { AliasSnapshot } from '../../lib/aliases.ts';
 import type { Queryable } from '../../lib/db/database.ts';
+import { isPinnedMention } from '../../lib/db/tables.ts';
 import type { Entities, Relationships } from '../../lib/llm/schemas.ts';
 import { mergeMentions } from '../extract/index.ts';
 
@@ -77,7 +78,7 @@ export async function pinnedMentions(
   const { rows } = await db.query<Record<string, unknown>>(
     `SELECT id::text, source_document_id::text, reference_item_id::text, canonical_name, entity_type, surface_form,
             confidence, metadata, op_id::text
-       FROM entity_mentions WHERE ${owner.column} = $1 AND (metadata ->> 'curation_pinned')::boolean IS TRUE`,
+       FROM entity_mentions WHERE ${owner.column} = $1 AND ${isPinnedMention()}`,
     [owner.id],
   );
   return rows;
