@@ -13,7 +13,7 @@ import { cp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startMockServer, type MockServer } from '../mock/server.ts';
-import { judgeRun } from '../lib/nightly/rows-landed.ts';
+import { judgeRun } from '../cli/nightly/rows-landed.ts';
 import { BIN, runIngest } from './helpers/cli.ts';
 import { openTestDatabase, targetEngine, type TestDatabase } from './helpers/db.ts';
 import { seedDataDir } from './helpers/embedded.ts';

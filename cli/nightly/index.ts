@@ -1,15 +1,15 @@
 // `ingest nightly --tier mock|gateway|vendor [--sidecar URL] [--timeout S] [--full-reprocess]
-// [--json]`: the nightly lane against a running sidecar (lib/nightly/lane.ts), one line per step
+// [--json]`: the nightly lane against a running sidecar (cli/nightly/lane.ts), one line per step
 // with its duration as it ends. Exit 0 the lane passed, 1 a step failed (named on the last line),
 // 2 bad usage or a tier the environment contradicts. With --json the step lines go to stderr
 // and stdout carries one JSON report. No line carries a secret (each is scrubbed).
 
 import { parseArgs } from 'node:util';
-import type { Config } from '../lib/config.ts';
-import { lineScrubber } from '../lib/log.ts';
-import { LLM_TIERS, type LlmTier } from '../lib/llm/client.ts';
-import { runNightlyLane, type StepReport } from '../lib/nightly/lane.ts';
-import { usageError } from './usage.ts';
+import type { Config } from '../../lib/config.ts';
+import { lineScrubber } from '../../lib/log.ts';
+import { LLM_TIERS, type LlmTier } from '../../lib/llm/client.ts';
+import { runNightlyLane, type StepReport } from './lane.ts';
+import { usageError } from '../usage.ts';
 
 const DEFAULT_TIMEOUT_S = 3600;
 

@@ -21,7 +21,7 @@
 // Items that failed while others landed do not fail the lane: the walk tolerates them by design
 // (docs/behaviour/stages.md#per-item-isolation) and the step's line says how many.
 
-import type { Database } from '../db/database.ts';
+import type { Database } from '../../lib/db/database.ts';
 
 /** Tables whose rows keep the op_id of the walk that wrote them (stage 5 re-keys and collapses entity rows). */
 export const OP_STAMPED_TABLES = Object.freeze([
