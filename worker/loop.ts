@@ -20,6 +20,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import PQueue from 'p-queue';
 import type { Database, Queryable } from '../lib/db/database.ts';
 import { isDatabaseUnavailable } from '../lib/db/database.ts';
+import { equalJitter } from '../lib/retry.ts';
 import type { Logger } from '../lib/log.ts';
 import { asJobError, errorText, JobError } from './errors.ts';
 import type { Heartbeat } from './heartbeat.ts';
@@ -70,12 +71,6 @@ export interface RunningWorker {
   readonly db: Database;
   /** Stops claiming, waits for running jobs up to the grace period, gives back the rest. */
   stop(): Promise<void>;
-}
-
-/** Backoff of `attempt` (1-based) with equal jitter: half fixed, half random, capped. */
-export function backoffMs(attempt: number, baseMs: number, maxMs: number): number {
-  const ceiling = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
-  return ceiling / 2 + Math.random() * (ceiling / 2);
 }
 
 /**
@@ -222,7 +217,7 @@ export class JobWorker implements RunningWorker {
     this.#claimFailures += 1;
     this.stats.databaseErrors += 1;
     this.#state = 'database_unreachable';
-    const wait = backoffMs(this.#claimFailures, 500, 30_000);
+    const wait = equalJitter(500, 30_000)(this.#claimFailures);
     this.#log.error({ err: error, retryInMs: Math.round(wait) }, 'cannot claim jobs; retrying');
     if (this.#reopen !== undefined && isDatabaseUnavailable(error)) {
       await this.#db.close().catch(() => {});
@@ -315,7 +310,7 @@ export class JobWorker implements RunningWorker {
       return;
     }
     const { error } = outcome;
-    const retryInMs = backoffMs(job.attempts, this.#options.retryBaseMs, this.#options.retryMaxMs);
+    const retryInMs = equalJitter(this.#options.retryBaseMs, this.#options.retryMaxMs)(job.attempts);
     const status = await this.#write(entry, () =>
       failJob(this.#db, job, errorText(error), { final: error.final, retryInMs }),
     );
@@ -335,7 +330,7 @@ export class JobWorker implements RunningWorker {
         return await statement();
       } catch (error) {
         this.stats.databaseErrors += 1;
-        const wait = backoffMs(attempt, 200, 5_000);
+        const wait = equalJitter(200, 5_000)(attempt);
         if (Date.now() + wait >= entry.leaseEnds) {
           this.#log.warn({ job: entry.job.id, err: error }, 'job outcome not written before its lease ended; dropped');
           return null;

@@ -25,8 +25,10 @@ import type { Config } from '../../lib/config.ts';
 import type { Database } from '../../lib/db/database.ts';
 import { openDatabase } from '../../lib/db/open.ts';
 import { withDeadline } from '../../lib/deadline.ts';
+import { IngestError } from '../../lib/errors.ts';
 import { checkTierEnvironment, createLlmClient, type LlmTier } from '../../lib/llm/client.ts';
 import { describePreflight, preflightPing } from '../../lib/llm/preflight.ts';
+import { parseRetryAfter } from '../../lib/retry.ts';
 import {
   describeCounts,
   documentCount,
@@ -85,13 +87,10 @@ const REQUEST_TIMEOUT_MS = 10_000;
 const WALK_POLL_MAX_MS = 2_000;
 
 /** A step's named failure. */
-export class LaneFailure extends Error {
-  readonly code: string;
+export class LaneFailure extends IngestError {
   readonly exitCode: 1 | 2;
   constructor(code: string, message: string, exitCode: 1 | 2 = 1) {
-    super(message);
-    this.name = 'LaneFailure';
-    this.code = code;
+    super(code, message);
     this.exitCode = exitCode;
   }
 }
@@ -319,8 +318,8 @@ class NightlyLane {
       if (answer.status !== 409 && answer.status !== 429) throw walkRefusal(answer.status, payload.error);
       // Another walk (the in-container schedule, an operator) or the rate limit: wait for it.
       busySince ??= Date.now();
-      const after = Number(answer.headers.get('retry-after'));
-      const wait = Math.min(Number.isFinite(after) && after > 0 ? after * 1000 : 5_000, this.#remaining());
+      // No Retry-After, or one of zero, waits 5 s: the lane polls a busy sidecar, never spins.
+      const wait = Math.min(parseRetryAfter(answer.headers.get('retry-after')) || 5_000, this.#remaining());
       if (wait <= 0 || this.#remaining() <= wait) {
         throw new LaneFailure(
           'walk_busy',
