@@ -1,3 +1,4 @@
+// @engine
 // Leases (lib/lease.ts), the writer fence's and the embedded database's lock: a live holder
 // keeps one by renewing it; a holder that stopped renewing loses it whatever its pid and
 // hostname say, because after a kill -9 a pid may be another process's and a hostname may be

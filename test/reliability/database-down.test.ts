@@ -1,3 +1,4 @@
+// @engine
 // Reliability (iii): the database stops in the middle of a walk. The walk fails with a named
 // error, no item failures and no cleanup; no memo is committed for an item whose rows did not
 // land; and the next walk, with the database back, ends with exactly the rows of a walk that

@@ -1,3 +1,4 @@
+// @engine
 // Reliability of the bid-worker when its database goes away mid-run: PostgreSQL behind a loopback
 // proxy that is cut for a while (connections reset, then refused), the embedded database by
 // killing its process. The worker neither crashes nor gives up: it retries with backoff, says
