@@ -23,7 +23,7 @@
 //   node bench/resolve.ts [--docs N] [--seed S] [--engines pglite,postgres] [--names-only] [--json FILE]
 //
 // Engines: pglite, and postgres when ENGINE_DB_DSN is set (scripts/pg-with-vector.sh), unless
-// --engines names some of them; each on a fresh database from test/helpers/db.ts. The mock
+// --engines names some of them; each on a fresh database from bench/scratch-database.ts. The mock
 // model server runs in this process, as tier 1 does (engine/tier1.ts), so its counters split
 // resolver calls from embedding calls; what it spends serving the walk counts as the walk's.
 
@@ -44,7 +44,7 @@ import { MAX_CANDIDATES, rankCandidates, type ResolutionReport } from '../stages
 import { MIN_COSINE, ROOT, rootOf, rootsNear, type Root } from '../stages/resolve/roots.ts';
 import type { Candidate } from '../stages/resolve/pair-resolver.ts';
 import type { MockServer } from '../mock/server.ts';
-import { startMockTier } from '../test/helpers/mock-tier.ts';
+import { startMockTier } from './mock-tier.ts';
 import { buildDocument, relPathOf, trueEntities, type EntityOccurrence } from './corpus/generate.ts';
 import { renderDocument } from './corpus/render.ts';
 import { enginesToRun, openBenchLifespan, openEngine } from './engines.ts';

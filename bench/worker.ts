@@ -35,7 +35,7 @@ import type { TemplateFillResult } from '../worker/payloads.ts';
 import { enqueueJob, getJob } from '../worker/queue.ts';
 import { LEXICAL_WEIGHT, retrieve } from '../worker/retrieval.ts';
 import { openWorkerRuntime } from '../worker/runtime.ts';
-import { mockTierEnv, startMockTier } from '../test/helpers/mock-tier.ts';
+import { mockTierEnv, startMockTier } from './mock-tier.ts';
 import { buildDocument, faqQuestion, relPathOf } from './corpus/generate.ts';
 import { renderDocument } from './corpus/render.ts';
 import { enginesToRun, openEngine } from './engines.ts';
