@@ -248,27 +248,64 @@ function* byTransaction<T extends readonly [string, ItemMemo]>(entries: readonly
 /** Format 1 -> 2 in one transaction: each memo's row keys move to item_rows. */
 async function splitInlineRows(root: RootDatabase, { meta, items, itemRows }: Dbs): Promise<void> {
   await root.transaction(() => {
+    // Inside a transaction callback lmdb applies each write at once; the promise a write returns
+    // only repeats the transaction's, which is awaited here.
     for (const { key, value } of items.getRange()) {
       const rows = (value as { rows?: unknown } | null)?.rows;
       if (isItemStamp(value) && isRowKeys(rows)) {
-        items.put(key, stampOf(value as ItemMemo));
-        itemRows.put(key, rows);
+        void items.put(key, stampOf(value as ItemMemo));
+        void itemRows.put(key, rows);
       } else {
         // Not a memo: it would have been healed on read; it goes now.
-        items.remove(key);
+        void items.remove(key);
       }
     }
-    meta.put('format_version', FORMAT_WITHOUT_DOCUMENT_INDEX);
+    void meta.put('format_version', FORMAT_WITHOUT_DOCUMENT_INDEX);
   });
 }
 
 /** Format 2 -> 3 in one transaction: each item is indexed under its document. */
 async function indexDocuments(root: RootDatabase, { meta, items }: Dbs, docItems: DocumentIndex): Promise<void> {
   await root.transaction(() => {
+    // Inside a transaction callback lmdb applies each write at once; the promise a write returns
+    // only repeats the transaction's, which is awaited here.
     for (const { key, value } of items.getRange()) {
-      if (isItemStamp(value)) docItems.put(value.sourceDocumentId, key);
+      if (isItemStamp(value)) void docItems.put(value.sourceDocumentId, key);
     }
-    meta.put('format_version', STATE_FORMAT_VERSION);
+    void meta.put('format_version', STATE_FORMAT_VERSION);
+  });
+}
+
+/** Reads a value; bytes that no longer decode count as a value of the wrong shape. */
+function read(db: LmdbDatabase<unknown, string>, key: string): unknown {
+  try {
+    return db.get(key);
+  } catch {
+    return null;
+  }
+}
+
+/** Writes memos in one transaction, moving each item's document index entry with it. */
+async function putTogether(
+  root: RootDatabase,
+  { items, itemRows }: Pick<Dbs, 'items' | 'itemRows'>,
+  docItems: DocumentIndex,
+  itemKey: (identity: string) => string,
+  entries: readonly (readonly [string, ItemMemo])[],
+): Promise<void> {
+  await root.transaction(() => {
+    // Inside a transaction callback lmdb applies each write at once; the promise a write returns
+    // only repeats the transaction's, which is awaited here.
+    for (const [identity, memo] of entries) {
+      const key = itemKey(identity);
+      const previous = read(items, key);
+      if (isItemStamp(previous) && previous.sourceDocumentId !== memo.sourceDocumentId) {
+        void docItems.remove(previous.sourceDocumentId, key);
+      }
+      void items.put(key, key === identity ? stampOf(memo) : { ...stampOf(memo), identity });
+      void itemRows.put(key, memo.rows);
+      void docItems.put(memo.sourceDocumentId, key);
+    }
   });
 }
 
@@ -280,14 +317,6 @@ function facade(
 ): StateStore {
   // lmdb sets maxKeySize on every database it opens; its typings leave it out.
   const itemKey = itemKeyOf((root as unknown as { maxKeySize: number }).maxKeySize);
-  /** Reads a value; bytes that no longer decode count as a value of the wrong shape. */
-  const read = (db: LmdbDatabase<unknown, string>, key: string): unknown => {
-    try {
-      return db.get(key);
-    } catch {
-      return null;
-    }
-  };
   const drop = (key: string) => {
     items.removeSync(key);
     itemRows.removeSync(key);
@@ -305,21 +334,7 @@ function facade(
     return { stamp: undefined, healed: true };
   };
   const putItems: StateStore['putItems'] = async (entries) => {
-    for (const part of byTransaction(entries)) await putTogether(part);
-  };
-  const putTogether = async (entries: readonly (readonly [string, ItemMemo])[]) => {
-    await root.transaction(() => {
-      for (const [identity, memo] of entries) {
-        const key = itemKey(identity);
-        const previous = read(items, key);
-        if (isItemStamp(previous) && previous.sourceDocumentId !== memo.sourceDocumentId) {
-          docItems.remove(previous.sourceDocumentId, key);
-        }
-        items.put(key, key === identity ? stampOf(memo) : { ...stampOf(memo), identity });
-        itemRows.put(key, memo.rows);
-        docItems.put(memo.sourceDocumentId, key);
-      }
-    });
+    for (const part of byTransaction(entries)) await putTogether(root, { items, itemRows }, docItems, itemKey, part);
   };
   return {
     path: dir,
@@ -338,10 +353,11 @@ function facade(
     async removeItem(identity) {
       const key = itemKey(identity);
       await root.transaction(() => {
+        // As in putTogether: the writes' promises repeat the transaction's.
         const previous = read(items, key);
-        if (isItemStamp(previous)) docItems.remove(previous.sourceDocumentId, key);
-        items.remove(key);
-        itemRows.remove(key);
+        if (isItemStamp(previous)) void docItems.remove(previous.sourceDocumentId, key);
+        void items.remove(key);
+        void itemRows.remove(key);
       });
     },
     *itemIdentities() {

@@ -88,7 +88,8 @@ test('a walk whose database stops mid-way fails cleanly, and the next walk lands
   const config = loadConfig({ INGEST_DATA_DIR: dataDir, INGEST_SINK_FLUSH_MS: '5', ...database.env }, root);
   let lifespan: Lifespan = await openLifespan(config, log);
   try {
-    let stopped: Promise<void> | null = null;
+    // Set inside the callback: typed by the initializer, so that the await below is not narrowed to null.
+    let stopped = null as Promise<void> | null;
     const interrupted = await walk(lifespan, {
       sourcePath: corpus,
       onProgress: ({ done }) => {
