@@ -8,7 +8,8 @@ import { pino } from 'pino';
 import { Writable } from 'node:stream';
 import { createRunRecorder } from '../lib/runs/index.ts';
 import type { RunRecord } from '../lib/runs/record.ts';
-import { parseRetryAfter, webhookUrl } from '../lib/runs/webhook.ts';
+import { parseRetryAfter } from '../lib/net/retry-after.ts';
+import { webhookUrl } from '../lib/runs/webhook.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
 
 const SECRET = 'trigger-secret-for-tests';
@@ -225,6 +226,7 @@ test('webhook URL and Retry-After parsing', () => {
   assert.is(webhookUrl('https://app.example'), 'https://app.example/api/internal/pipeline-runs/record');
   assert.is(webhookUrl('https://app.example/base/'), 'https://app.example/base/api/internal/pipeline-runs/record');
   assert.is(parseRetryAfter('3'), 3000);
+  assert.is(parseRetryAfter('1.5'), 1500, 'a fraction of a second, as the model clients read it');
   assert.is(parseRetryAfter('Thu, 01 Jan 1970 00:00:10 GMT', 4000), 6000);
   assert.is(parseRetryAfter('soon'), null);
   assert.is(parseRetryAfter(null), null);

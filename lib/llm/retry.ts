@@ -6,6 +6,7 @@
 
 import { withDeadline } from '../deadline.ts';
 import { metrics } from '../metrics.ts';
+import { parseRetryAfter } from '../net/retry-after.ts';
 
 export interface RetryPolicy {
   attempts: number;
@@ -62,10 +63,7 @@ export function retryAfterMs(error: unknown, now = Date.now()): number | null {
       : headers !== null && typeof headers === 'object'
         ? ((headers as Record<string, string | undefined>)['retry-after'] ?? null)
         : null;
-  if (value === null || value === undefined) return null;
-  if (/^\d+(\.\d+)?$/.test(value.trim())) return Number(value.trim()) * 1000;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? null : Math.max(0, date - now);
+  return parseRetryAfter(value ?? null, now);
 }
 
 /**

@@ -10,6 +10,7 @@
 import { withDeadline } from '../deadline.ts';
 import type { Logger } from '../log.ts';
 import type { RunRecord, RunRecorder } from './record.ts';
+import { parseRetryAfter } from '../net/retry-after.ts';
 
 export const WEBHOOK_PATH = '/api/internal/pipeline-runs/record';
 
@@ -92,14 +93,6 @@ export function webhookRunRecorder(options: WebhookOptions): RunRecorder {
     start: async (record) => void (await send(record)),
     finish: send,
   };
-}
-
-/** Retry-After as seconds or an HTTP date, in milliseconds; null when absent or unreadable. */
-export function parseRetryAfter(value: string | null, now = Date.now()): number | null {
-  if (value === null) return null;
-  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? null : Math.max(0, date - now);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
