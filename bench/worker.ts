@@ -19,6 +19,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Document, Packer, Paragraph, Table, TableCell, TableRow } from 'docx';
@@ -78,8 +79,6 @@ interface ThroughputRun {
   ratio: number;
   measuredLatencyMs: number;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function throughput(engine: string, workers: number): Promise<ThroughputRun> {
   const root = mkdtempSync(path.join(tmpdir(), 'ingest-bench-worker-'));

@@ -1,16 +1,14 @@
 // Every step of an item's life runs at a named stage, so that a failure is tallied with the
 // stage it happened at (the walk's failure list) and the walk benchmark can time each stage.
 
-/** A failure pinned to the stage where it happened, for the walk's tally. */
-export class StageError extends Error {
+import { codeOf, IngestError } from '../lib/errors.ts';
+
+/** A failure pinned to the stage where it happened, for the walk's tally: the cause's code and message. */
+export class StageError extends IngestError {
   readonly stage: string;
-  readonly code: string;
   constructor(stage: string, cause: unknown) {
-    const code = (cause as { code?: unknown })?.code;
-    super(cause instanceof Error ? cause.message : String(cause), { cause });
-    this.name = 'StageError';
+    super(codeOf(cause), cause instanceof Error ? cause.message : String(cause), { cause });
     this.stage = stage;
-    this.code = typeof code === 'string' ? code : cause instanceof Error ? cause.name : 'error';
   }
 }
 

@@ -1,6 +1,7 @@
-// Tier 1 by default (SPEC.md 8): when no model endpoint or credential is configured, the walk
-// starts the bundled mock model server in process and points the SDKs' variables at it,
-// saying so in the log. Closing the handle stops the mock and restores the variables.
+// Tier 1 by default (docs/behaviour/tiers.md#the-tiers): when no model endpoint or credential is
+// configured, the walk starts the bundled mock model server in process and points the SDKs'
+// variables at it, saying so in the log. Closing the handle stops the mock and restores the
+// variables.
 //
 // Its LLM identity is `tier1-mock@{mock version}`, not its URL: the port is new every run, and
 // an identity with it would make every run re-extract what the last one memoised; the version

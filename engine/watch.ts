@@ -1,7 +1,7 @@
-// Watch mode (SPEC.md 1 rule 5; stage 1 walks the corpus "live"): an initial walk, then one
-// walk per burst of changes. The watcher only says *that* something changed under the corpus;
-// what changed is found by the walk itself, the same incremental walk as `ingest walk` (an
-// unchanged file costs a stat), so whatever the kernel reported, merged or dropped, each walk
+// Watch mode (docs/behaviour/stages.md#watch-mode; stage 1 walks the corpus "live"): an initial
+// walk, then one walk per burst of changes. The watcher only says *that* something changed under
+// the corpus; what changed is found by the walk itself, the same incremental walk as `ingest walk`
+// (an unchanged file costs a stat), so whatever the kernel reported, merged or dropped, each walk
 // leaves the database matching the folder as it was when that walk listed it.
 //
 // - A burst is coalesced: a walk starts once events have been quiet for `quietMs`, and at the

@@ -6,7 +6,7 @@
 import ipaddr from 'ipaddr.js';
 import { Cron } from 'croner';
 
-/** The production default when EXTRACTION_MODEL is unset (docs/ARCHITECTURE.md "Models"). */
+/** The production default when EXTRACTION_MODEL is unset (docs/behaviour/tiers.md#models). */
 export const DEFAULT_EXTRACTION_MODEL = 'claude-sonnet-4-5';
 export const DEFAULT_PORT = 8790;
 
@@ -152,7 +152,7 @@ export const VARIABLES = {
   PRODUCER_MODEL: text('`EXTRACTION_MODEL`', 'producer model'),
   ANTHROPIC_BASE_URL: readBySdk(
     'unset: the in-process mock (tier 1)',
-    'the gateway of tier 2, with `ANTHROPIC_AUTH_TOKEN` (docs/ARCHITECTURE.md "Models"); this and the next two are read by the SDK at construction, blank values scrubbed',
+    'the gateway of tier 2, with `ANTHROPIC_AUTH_TOKEN` (docs/behaviour/tiers.md#models); this and the next two are read by the SDK at construction, blank values scrubbed',
   ),
   ANTHROPIC_AUTH_TOKEN: readBySdk('unset: the in-process mock (tier 1)', "the gateway's credential (tier 2)"),
   ANTHROPIC_API_KEY: readBySdk('unset: the in-process mock (tier 1)', "set alone: the vendor's key (tier 3)"),

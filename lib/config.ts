@@ -4,10 +4,11 @@
 // variable name (never its value, which may be a secret) and all problems are reported at once.
 //
 // The model-client factories are the one exception to "nothing else reads process.env": the
-// SDKs must read their variables at construction (docs/ARCHITECTURE.md "Models").
+// SDKs must read their variables at construction (docs/behaviour/tiers.md#environment-names).
 
 import path from 'node:path';
 import { parseSettings, type LogLevel, type Settings } from './config-table.ts';
+import { IngestError } from './errors.ts';
 
 export { cronProblem, DEFAULT_EXTRACTION_MODEL, DEFAULT_PORT, type LogLevel } from './config-table.ts';
 
@@ -25,11 +26,10 @@ export const SECRET_ENV_VARS = Object.freeze([
   'AWS_SESSION_TOKEN',
 ] as const);
 
-export class ConfigError extends Error {
+export class ConfigError extends IngestError {
   readonly problems: readonly string[];
   constructor(problems: string[]) {
-    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
-    this.name = 'ConfigError';
+    super('invalid_config', `invalid configuration:\n  - ${problems.join('\n  - ')}`);
     this.problems = problems;
   }
 }

@@ -1,4 +1,4 @@
-// The run-context holder (SPEC.md 3 memo rule 4, DESIGN.md 6): the current walk's op_id and
+// The run-context holder (docs/behaviour/states.md#memo-and-stamping): the current walk's op_id and
 // its four observability counters. It is published at walk start and deliberately never
 // cleared at walk end (the last walk's opId stays readable), and ingest bodies read it here
 // rather than taking it as an argument, so it can never become part of a memo key.

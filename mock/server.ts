@@ -1,6 +1,6 @@
-// The bundled mock model server of tier 1 (SPEC.md 8, DESIGN.md 9): /v1/messages and
-// /v1/embeddings at zero cost, deterministic, and the load and fault generator of tests and
-// benchmarks. It listens on loopback only.
+// The bundled mock model server of tier 1 (docs/behaviour/tiers.md#mock-server-contract):
+// /v1/messages and /v1/embeddings at zero cost, deterministic, and the load and fault generator of
+// tests and benchmarks. It listens on loopback only.
 //
 // Knobs: a fixed latency per call; a fault rate with the kinds of fault to inject (429 with
 // Retry-After, 529 overloaded, a slow answer, a dropped connection), drawn from a seeded

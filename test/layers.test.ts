@@ -1,5 +1,6 @@
-// The layout's arrows (docs/ARCHITECTURE.md "Layers", DESIGN.md 3) and the dependency facades
-// (SPEC.md 9 rule 1), checked over every runtime module's imports, type-only imports included:
+// The layout's arrows (docs/ARCHITECTURE.md#layers) and the dependency facades
+// (docs/behaviour/versioning.md#dependency-pins), checked over every runtime module's imports,
+// type-only imports included:
 //   bin -> cli -> {http, worker, engine, stages, lib, mock, bench}; http -> {engine, stages, lib};
 //   bench -> {http, worker, engine, stages, lib, mock}; worker -> {engine, stages, lib};
 //   engine -> {stages, lib, mock}; stages -> lib; mock -> lib; lib -> nothing outside lib.
@@ -163,7 +164,7 @@ test('a wrong import is caught: lib reaching up into the engine, a stage into ht
       ['lib/config.ts', "import { walk } from '../engine/walk.ts';"],
       ['stages/chunk.ts', "import type { WalkRegistry } from '../http/walk-registry.ts';"],
       ['mock/server.ts', "import { fencedWalk } from '../engine/fenced-walk.ts';"],
-      ['bench/walk.ts', "import { openTestDatabase } from '../test/helpers/db.ts';"],
+      ['bench/walk.ts', "import { startMockTier } from '../test/helpers/mock-tier.ts';"],
       ['bench/report.ts', "import { main } from '../cli/main.ts';"],
       ['engine/walk.ts', "import { Sink } from '../lib/db/sink.ts';\nimport { chunkText } from '../stages/chunk.ts';"],
     ]),
@@ -172,7 +173,7 @@ test('a wrong import is caught: lib reaching up into the engine, a stage into ht
     'lib/config.ts -> engine/walk.ts',
     'stages/chunk.ts -> http/walk-registry.ts',
     'mock/server.ts -> engine/fenced-walk.ts',
-    'bench/walk.ts -> test/helpers/db.ts',
+    'bench/walk.ts -> test/helpers/mock-tier.ts',
     'bench/report.ts -> cli/main.ts',
   ]);
 });

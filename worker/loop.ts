@@ -1,7 +1,8 @@
-// The bid-worker's poll loop (SPEC.md 1 rule 8, DESIGN.md 12): claim jobs (worker/queue.ts),
-// run each outside any transaction while a timer renews its lease, then write its result or
-// error under its claim. Up to `concurrency` jobs run at once; a freed slot is refilled at once,
-// an idle queue is polled every `pollMs` (with jitter, so workers started together spread out).
+// The bid-worker's poll loop (docs/behaviour/stages.md#the-bid-worker): claim jobs
+// (worker/queue.ts), run each outside any transaction while a timer renews its lease, then write
+// its result or error under its claim. Up to `concurrency` jobs run at once; a freed slot is
+// refilled at once, an idle queue is polled every `pollMs` (with jitter, so workers started
+// together spread out).
 //
 // Reliability, in one place:
 //   - a job whose lease cannot be renewed (claimed again after a stall) is aborted and never

@@ -1,5 +1,6 @@
-// The nightly lane (SPEC.md 8 tier rules 5-7, SPEC.md 6 "the datapath monitor"): what the
-// platform's scheduler runs every night on tier 1, and by hand on tier 2 or 3 for one run.
+// The nightly lane (docs/behaviour/tiers.md#nightly-lane,
+// docs/behaviour/events.md#datapath-monitor): what the platform's scheduler runs every night on
+// tier 1, and by hand on tier 2 or 3 for one run.
 //
 //   config          the tier asked for agrees with the model environment (checkTierEnvironment) and
 //                   the trigger bearer is set; otherwise nothing else runs (exit 2)

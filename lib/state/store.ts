@@ -1,7 +1,7 @@
-// The engine state store (ENGINE_DB, DESIGN.md 6): an LMDB environment in a directory. This is
-// the only module that imports lmdb.
+// The engine state store (ENGINE_DB, docs/behaviour/tiers.md#engine-state-store): an LMDB
+// environment in a directory. This is the only module that imports lmdb.
 //
-// It keeps four things:
+// It keeps five things:
 //   - meta: the store's format version, the database and corpus root its memos describe, and
 //     the run records not yet known to be in the ledger (a walk's own while it runs: one
 //     found in progress at the next walk is a walk that died);
@@ -21,6 +21,7 @@ import path from 'node:path';
 import { sha256Hex } from '../hash.ts';
 import type { RunRecord } from '../runs/record.ts';
 import { open, type Database as LmdbDatabase, type RootDatabase } from 'lmdb';
+import { IngestError } from '../errors.ts';
 
 export const STATE_FORMAT_VERSION = 3;
 /** The format whose item memos held their row keys inline; upgraded on open. */
@@ -76,13 +77,13 @@ export interface ItemMemo extends ItemStamp {
   rows: Record<string, string[]>;
 }
 
-export class StateStoreVersionError extends Error {
+export class StateStoreVersionError extends IngestError {
   constructor(storePath: string, found: unknown) {
     super(
+      'state_store_version',
       `the engine state store at ${storePath} has format version ${String(found)}, this build needs ${STATE_FORMAT_VERSION}. ` +
         'Run `ingest state verify` to inspect it, or `ingest state reset` to start over (the next walk then re-extracts everything).',
     );
-    this.name = 'StateStoreVersionError';
   }
 }
 
