@@ -1,3 +1,4 @@
+// @engine
 // The sidecar as the platform sees it: the real server on an ephemeral loopback port, the
 // engine in its worker thread, requests from a real HTTP client (fetch).
 

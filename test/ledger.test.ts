@@ -1,3 +1,4 @@
+// @engine
 // pipeline_runs is the ledger (docs/behaviour/states.md#pipeline_runs-row): every invocation leaves
 // exactly one row with one terminal status, also when it never reached its pass: a busy writer
 // fence (fence_busy), a pull-sync that failed (failed, with the reason). The real fenced walk,

@@ -1,3 +1,4 @@
+// @engine
 // The nightly lane (docs/behaviour/tiers.md#nightly-lane) as the scheduler runs it:
 // scripts/nightly.sh and `ingest nightly` in child processes, against real sidecars (`ingest
 // serve`) and real mock model servers on loopback. One sidecar runs tier 1 on the plain mock; the

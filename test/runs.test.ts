@@ -1,3 +1,4 @@
+// @engine
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createServer, type IncomingMessage, type Server } from 'node:http';

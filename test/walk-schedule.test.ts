@@ -1,3 +1,4 @@
+// @engine
 // The scheduled walk (docs/behaviour/stages.md#boot-never-walks) as a container runs it: `ingest
 // serve` in a child process with INGEST_WALK_SCHEDULE set walks on its own through its loopback
 // POST /walk, and a tick that finds a walk running is logged and skipped, never queued. The model

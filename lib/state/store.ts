@@ -252,14 +252,14 @@ async function splitInlineRows(root: RootDatabase, { meta, items, itemRows }: Db
     for (const { key, value } of items.getRange()) {
       const rows = (value as { rows?: unknown } | null)?.rows;
       if (isItemStamp(value) && isRowKeys(rows)) {
-        items.put(key, stampOf(value as ItemMemo));
-        itemRows.put(key, rows);
+        void items.put(key, stampOf(value as ItemMemo));
+        void itemRows.put(key, rows);
       } else {
         // Not a memo: it would have been healed on read; it goes now.
-        items.remove(key);
+        void items.remove(key);
       }
     }
-    meta.put('format_version', FORMAT_WITHOUT_DOCUMENT_INDEX);
+    void meta.put('format_version', FORMAT_WITHOUT_DOCUMENT_INDEX);
   });
 }
 
@@ -267,11 +267,14 @@ async function splitInlineRows(root: RootDatabase, { meta, items, itemRows }: Db
 async function indexDocuments(root: RootDatabase, { meta, items }: Dbs, docItems: DocumentIndex): Promise<void> {
   await root.transaction(() => {
     for (const { key, value } of items.getRange()) {
-      if (isItemStamp(value)) docItems.put(value.sourceDocumentId, key);
+      if (isItemStamp(value)) void docItems.put(value.sourceDocumentId, key);
     }
-    meta.put('format_version', STATE_FORMAT_VERSION);
+    void meta.put('format_version', STATE_FORMAT_VERSION);
   });
 }
+
+// Inside a transaction callback lmdb applies each write at once; the promise a write returns only
+// repeats the transaction's, which is awaited, so the writes below are marked `void`.
 
 /** The store over an open lmdb environment: its named databases and the key an identity takes. */
 class LmdbStateStore implements StateStore {
@@ -322,9 +325,9 @@ class LmdbStateStore implements StateStore {
     const key = this.#itemKey(identity);
     await this.#root.transaction(() => {
       const previous = read(this.#items, key);
-      if (isItemStamp(previous)) this.#docItems.remove(previous.sourceDocumentId, key);
-      this.#items.remove(key);
-      this.#itemRows.remove(key);
+      if (isItemStamp(previous)) void this.#docItems.remove(previous.sourceDocumentId, key);
+      void this.#items.remove(key);
+      void this.#itemRows.remove(key);
     });
   }
 
@@ -437,11 +440,11 @@ class LmdbStateStore implements StateStore {
         const key = this.#itemKey(identity);
         const previous = read(this.#items, key);
         if (isItemStamp(previous) && previous.sourceDocumentId !== memo.sourceDocumentId) {
-          this.#docItems.remove(previous.sourceDocumentId, key);
+          void this.#docItems.remove(previous.sourceDocumentId, key);
         }
-        this.#items.put(key, key === identity ? stampOf(memo) : { ...stampOf(memo), identity });
-        this.#itemRows.put(key, memo.rows);
-        this.#docItems.put(memo.sourceDocumentId, key);
+        void this.#items.put(key, key === identity ? stampOf(memo) : { ...stampOf(memo), identity });
+        void this.#itemRows.put(key, memo.rows);
+        void this.#docItems.put(memo.sourceDocumentId, key);
       }
     });
   }
