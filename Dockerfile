@@ -30,8 +30,9 @@ COPY mock ./mock
 COPY worker ./worker
 COPY schema ./schema
 
-# IMAGE_SHA is stamped on every run as result.extractor_version (SPEC.md 6); an image without
-# it would make every run fail the platform's cross-reference checks, so the build refuses.
+# IMAGE_SHA is stamped on every run as result.extractor_version
+# (docs/behaviour/versioning.md#extractor_version); an image without it would make every run fail
+# the platform's cross-reference checks, so the build refuses.
 ARG IMAGE_SHA
 RUN test -n "$IMAGE_SHA" || { echo 'build with --build-arg IMAGE_SHA=<commit>' >&2; exit 1; }
 ENV IMAGE_SHA=$IMAGE_SHA \
@@ -42,7 +43,8 @@ ENV IMAGE_SHA=$IMAGE_SHA \
     ENGINE_SOURCE_PATH=/corpus
 
 # The volumes belong to the unprivileged user the service runs as. /data holds the engine
-# state store, which cannot be rebuilt (SPEC.md 8): mount it, never leave it in the container.
+# state store, which cannot be rebuilt (docs/behaviour/tiers.md#engine-state-store): mount it, never
+# leave it in the container.
 RUN mkdir -p /data /corpus && chown node:node /data /corpus
 USER node
 VOLUME ["/data", "/corpus"]

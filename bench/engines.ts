@@ -6,7 +6,7 @@ import { openLifespan, type Lifespan } from '../engine/lifespan.ts';
 import type { FlowPass } from '../engine/passes.ts';
 import { loadConfig } from '../lib/config.ts';
 import type { Database } from '../lib/db/database.ts';
-import { openTestDatabase, type TestDatabase } from '../test/helpers/db.ts';
+import { openTestDatabase, type TestDatabase } from './scratch-database.ts';
 
 /** The engines `requested` (comma-separated) names, or every one available; exits 2 naming any missing. */
 export function enginesToRun(benchmark: string, requested: string | undefined): string[] {
@@ -25,7 +25,7 @@ export function enginesToRun(benchmark: string, requested: string | undefined): 
 /** A fresh database (a schema of its own) on `engine`, as the tests open theirs. */
 export async function openEngine(engine: string): Promise<TestDatabase> {
   if (engine === 'postgres') return openTestDatabase();
-  // test/helpers/db.ts picks PostgreSQL whenever ENGINE_DB_DSN is set: hide it for PGlite.
+  // bench/scratch-database.ts picks PostgreSQL whenever ENGINE_DB_DSN is set: hide it for PGlite.
   const dsn = process.env.ENGINE_DB_DSN;
   delete process.env.ENGINE_DB_DSN;
   try {

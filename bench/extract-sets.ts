@@ -1,8 +1,9 @@
-// The page sets of ../shared/extract-bench and the fixed split of each into a part the cleaner
-// may be tuned on and a part kept aside. A page is kept aside when the first two bytes of the
-// SHA-256 of its id, read as a big-endian number, fall below 30 % of 65,536: the rule depends
-// on nothing but the id, so the kept part never moves when rules or pages change, and a rule
-// that only helps the tuned part shows up as a gap between the two figures.
+// The extract-bench page sets (outside the repository; bench/extract-quality.ts says how to name
+// them) and the fixed split of each into a part the cleaner may be tuned on and a part kept
+// aside. A page is kept aside when the first two bytes of the SHA-256 of its id, read as a
+// big-endian number, fall below 30 % of 65,536: the rule depends on nothing but the id, so the
+// kept part never moves when rules or pages change, and a rule that only helps the tuned part
+// shows up as a gap between the two figures.
 
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';

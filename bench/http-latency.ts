@@ -15,7 +15,7 @@ import { pino } from 'pino';
 import { WALKS_ONLY } from './engines.ts';
 import { loadConfig } from '../lib/config.ts';
 import { startSidecar } from '../http/server.ts';
-import { startMockTierIfUnconfigured } from '../cli/tier1.ts';
+import { startMockTier } from './mock-tier.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -52,7 +52,7 @@ const config = loadConfig(
   root,
 );
 // Tier 1 as `ingest serve` starts it: on the main thread, beside the routes measured.
-const tier1 = await startMockTierIfUnconfigured(pino({ level: 'silent' }));
+const tier1 = await startMockTier();
 const sidecar = await startSidecar(config, pino({ level: 'silent' }));
 
 async function measure(route: '/health' | '/extract') {
@@ -97,6 +97,6 @@ try {
   );
 } finally {
   await sidecar.stop(60_000);
-  await tier1.close();
+  await tier1.stop();
   rmSync(root, { recursive: true, force: true });
 }

@@ -21,7 +21,7 @@ import type { Database } from '../lib/db/database.ts';
 import { WALK_V8_FLAGS } from '../lib/v8-flags.ts';
 import { openLifespan } from '../engine/lifespan.ts';
 import { walk } from '../engine/walk.ts';
-import { openTestDatabase } from '../test/helpers/db.ts';
+import { openTestDatabase } from './scratch-database.ts';
 import { largeTextParagraphs } from './corpus/large-text.ts';
 import { startMockProcess } from './mock-process.ts';
 import { databaseProcessPeakMb } from './process-memory.ts';

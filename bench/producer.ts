@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import type { Lifespan } from '../engine/lifespan.ts';
 import { walk } from '../engine/walk.ts';
 import type { ProducerReport } from '../stages/producer/index.ts';
-import { startMockTier, type MockTier } from '../test/helpers/mock-tier.ts';
+import { startMockTier, type MockTier } from './mock-tier.ts';
 import { buildDocument, relPathOf } from './corpus/generate.ts';
 import { renderDocument } from './corpus/render.ts';
 import { enginesToRun, openBenchLifespan, openEngine } from './engines.ts';

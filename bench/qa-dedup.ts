@@ -35,7 +35,7 @@ import { walk } from '../engine/walk.ts';
 import type { Database, Queryable } from '../lib/db/database.ts';
 import { findCandidates } from '../stages/qa-dedup/candidates.ts';
 import { BATCH_PAIRS, MIN_SIMILARITY, proposeQaDuplicates, type QaDedupReport } from '../stages/qa-dedup/index.ts';
-import { startMockTier } from '../test/helpers/mock-tier.ts';
+import { startMockTier } from './mock-tier.ts';
 import { buildDocument, relPathOf, type QaPair } from './corpus/generate.ts';
 import { renderDocument } from './corpus/render.ts';
 import { enginesToRun, openBenchLifespan, openEngine } from './engines.ts';

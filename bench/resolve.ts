@@ -23,7 +23,7 @@
 //   node bench/resolve.ts [--docs N] [--seed S] [--engines pglite,postgres] [--names-only] [--json FILE]
 //
 // Engines: pglite, and postgres when ENGINE_DB_DSN is set (scripts/pg-with-vector.sh), unless
-// --engines names some of them; each on a fresh database from test/helpers/db.ts. The mock
+// --engines names some of them; each on a fresh database from bench/scratch-database.ts. The mock
 // model server runs in this process, as tier 1 does (cli/tier1.ts), so its counters split
 // resolver calls from embedding calls; what it spends serving the walk counts as the walk's.
 
@@ -44,7 +44,7 @@ import { MAX_CANDIDATES, rankCandidates, type ResolutionReport } from '../stages
 import { MIN_COSINE, ROOT, rootOf, rootsNear, type Root } from '../stages/resolve/roots.ts';
 import type { Candidate } from '../stages/resolve/pair-resolver.ts';
 import type { MockServer } from '../mock/server.ts';
-import { startMockTier } from '../test/helpers/mock-tier.ts';
+import { startMockTier } from './mock-tier.ts';
 import { buildDocument, relPathOf, trueEntities, type EntityOccurrence } from './corpus/generate.ts';
 import { renderDocument } from './corpus/render.ts';
 import { enginesToRun, openBenchLifespan, openEngine } from './engines.ts';
@@ -301,11 +301,11 @@ interface Quality {
 
 const pairsOf = (n: number) => (n * (n - 1)) / 2;
 
-async function quality(
+/** Every entity mention with the corpus path of its document. */
+async function mentionsWithPaths(
   db: Queryable,
-  truth: GroundTruth,
-): Promise<{ quality: Quality; names: Map<string, NameResult> }> {
-  const { rows: mentions } = await db.query<{
+): Promise<{ rel_path: string; canonical_name: string; surface_form: string; entity_type: string }[]> {
+  const { rows } = await db.query<{
     rel_path: string;
     canonical_name: string;
     surface_form: string;
@@ -314,6 +314,14 @@ async function quality(
     `SELECT d.rel_path, m.canonical_name, m.surface_form, m.entity_type
        FROM entity_mentions m JOIN source_documents d ON d.id = m.source_document_id`,
   );
+  return rows;
+}
+
+async function quality(
+  db: Queryable,
+  truth: GroundTruth,
+): Promise<{ quality: Quality; names: Map<string, NameResult> }> {
+  const mentions = await mentionsWithPaths(db);
   const names = new Map<string, NameResult>();
   const fromMentions = new Map<string, string>();
   let inTruth = 0;
@@ -642,113 +650,116 @@ const fmt = (x: number, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits) :
 const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
 const yes = (ok: boolean) => (ok ? 'yes' : 'NO');
 
+/** One engine's figures against their goals, a row each. */
+function figures(r: EngineResult): string[][] {
+  const { quality: q, blocking: b, cold, unchanged } = r;
+  const rowsWritten = (p: PassRun) => Object.values(p.written).reduce((s, w) => s + w.touched, 0);
+  const countChanges = (p: PassRun) => Object.values(p.written).reduce((s, w) => s + Math.abs(w.countChange), 0);
+  return [
+    ['pairwise precision', fmt(q.precision), '', ''],
+    ['pairwise recall', fmt(q.recall), '', ''],
+    ['pairwise F1', fmt(q.f1), '', ''],
+    ["mentions under their entity's main root", fmt(q.mentionsUnderMainRoot), '', ''],
+    [
+      'names scored (variants) / pairs predicted, true, shared',
+      `${q.names} (${q.variantNames}) / ${q.pairs.predicted}, ${q.pairs.truth}, ${q.pairs.together}`,
+      '',
+      '',
+    ],
+    [
+      'roots (of them variant spellings) / true entities met',
+      `${q.roots} (${q.variantSpelledRoots}) / ${q.trueEntitiesMet}`,
+      '',
+      '',
+    ],
+    [
+      'blocking recall, variants that joined a root',
+      `${fmt(b.joined.recall)} (${b.joined.offered} of ${b.joined.names})`,
+      '',
+      '',
+    ],
+    [
+      'blocking recall, variants that founded a root',
+      `${fmt(b.founded.recall)} (${b.founded.offered} of ${b.founded.names})`,
+      '',
+      '',
+    ],
+    [
+      'mean candidates per variant (joined / founded)',
+      `${fmt(b.joined.meanCandidates, 2)} / ${fmt(b.founded.meanCandidates, 2)}`,
+      `<= ${MAX_CANDIDATES}`,
+      '',
+    ],
+    [
+      'cold: pair-resolver calls per mention',
+      `${fmt(r.cost.resolverCallsPerMention, 4)} (${cold.pass.calls.messages} / ${cold.pass.mentionsBefore})`,
+      `<= ${GOALS.resolverCallsPerMention}`,
+      yes(r.cost.resolverCallsPerMention <= GOALS.resolverCallsPerMention),
+    ],
+    [
+      'cold: pass names: exact / resolver / founded (resolver asked)',
+      `${cold.pass.report.joined_exact} / ${cold.pass.report.joined_by_resolver} / ${cold.pass.report.founded} (${cold.pass.report.resolver_asked})`,
+      '',
+      '',
+    ],
+    [
+      'cold: pass embedding requests (texts)',
+      `${cold.pass.calls.embeddings} (${cold.pass.calls.embeddedTexts})`,
+      '',
+      '',
+    ],
+    [
+      'cold: pass ms / what it adds to the rest of the walk',
+      `${fmt(cold.pass.ms, 0)} / +${pct(r.cost.coldPassAdded)}`,
+      `<= +${pct(GOALS.coldPassAdded)}`,
+      yes(r.cost.coldPassAdded <= GOALS.coldPassAdded),
+    ],
+    [
+      'cold: resident memory when the pass began / its peak during the pass (MB)',
+      `${cold.pass.rssMb.before} / ${cold.pass.rssMb.peak}`,
+      '',
+      '',
+    ],
+    [
+      'cold: pass ms in database calls / state-store calls (sums, may overlap)',
+      `${fmt(cold.pass.spent.database.ms, 0)} (${cold.pass.spent.database.calls}) / ${fmt(cold.pass.spent.stateStore.ms, 0)} (${cold.pass.spent.stateStore.calls})`,
+      '',
+      '',
+    ],
+    [
+      'unchanged: pass ms',
+      fmt(unchanged.pass.ms, 1),
+      `< ${GOALS.unchangedPassMs}`,
+      yes(unchanged.pass.ms < GOALS.unchangedPassMs),
+    ],
+    [
+      'unchanged: pass model calls (messages + embeddings)',
+      String(unchanged.pass.calls.messages + unchanged.pass.calls.embeddings),
+      '0',
+      yes(unchanged.pass.calls.messages + unchanged.pass.calls.embeddings === 0),
+    ],
+    [
+      'unchanged: pass rows written / row count changes',
+      `${rowsWritten(unchanged.pass)} / ${countChanges(unchanged.pass)}`,
+      '0 / 0',
+      yes(rowsWritten(unchanged.pass) === 0 && countChanges(unchanged.pass) === 0),
+    ],
+    [
+      'unchanged: whole walk model calls / rows',
+      `${unchanged.calls.messages + unchanged.calls.embeddings} / ${unchanged.rows}`,
+      '0 / 0',
+      yes(unchanged.calls.messages + unchanged.calls.embeddings === 0 && unchanged.rows === 0),
+    ],
+  ];
+}
+
 function report(results: EngineResult[]): void {
   for (const r of results) {
     const { quality: q, blocking: b, cold, unchanged } = r;
-    const rowsWritten = (p: PassRun) => Object.values(p.written).reduce((s, w) => s + w.touched, 0);
-    const countChanges = (p: PassRun) => Object.values(p.written).reduce((s, w) => s + Math.abs(w.countChange), 0);
     console.log(
       `\n${r.engine}: entity resolution on ${DOCS} markdown documents (seed ${SEED}), mock tier; cold walk ${fmt(cold.durationMs / 1000, 1)} s (${cold.changed} changed, ${cold.failed} failed), unchanged walk ${fmt(unchanged.durationMs / 1000, 2)} s (${unchanged.unchanged} unchanged)`,
     );
-    printTable(
-      ['figure', 'value', 'goal', 'met?'],
-      [
-        ['pairwise precision', fmt(q.precision), '', ''],
-        ['pairwise recall', fmt(q.recall), '', ''],
-        ['pairwise F1', fmt(q.f1), '', ''],
-        ["mentions under their entity's main root", fmt(q.mentionsUnderMainRoot), '', ''],
-        [
-          'names scored (variants) / pairs predicted, true, shared',
-          `${q.names} (${q.variantNames}) / ${q.pairs.predicted}, ${q.pairs.truth}, ${q.pairs.together}`,
-          '',
-          '',
-        ],
-        [
-          'roots (of them variant spellings) / true entities met',
-          `${q.roots} (${q.variantSpelledRoots}) / ${q.trueEntitiesMet}`,
-          '',
-          '',
-        ],
-        [
-          'blocking recall, variants that joined a root',
-          `${fmt(b.joined.recall)} (${b.joined.offered} of ${b.joined.names})`,
-          '',
-          '',
-        ],
-        [
-          'blocking recall, variants that founded a root',
-          `${fmt(b.founded.recall)} (${b.founded.offered} of ${b.founded.names})`,
-          '',
-          '',
-        ],
-        [
-          'mean candidates per variant (joined / founded)',
-          `${fmt(b.joined.meanCandidates, 2)} / ${fmt(b.founded.meanCandidates, 2)}`,
-          `<= ${MAX_CANDIDATES}`,
-          '',
-        ],
-        [
-          'cold: pair-resolver calls per mention',
-          `${fmt(r.cost.resolverCallsPerMention, 4)} (${cold.pass.calls.messages} / ${cold.pass.mentionsBefore})`,
-          `<= ${GOALS.resolverCallsPerMention}`,
-          yes(r.cost.resolverCallsPerMention <= GOALS.resolverCallsPerMention),
-        ],
-        [
-          'cold: pass names: exact / resolver / founded (resolver asked)',
-          `${cold.pass.report.joined_exact} / ${cold.pass.report.joined_by_resolver} / ${cold.pass.report.founded} (${cold.pass.report.resolver_asked})`,
-          '',
-          '',
-        ],
-        [
-          'cold: pass embedding requests (texts)',
-          `${cold.pass.calls.embeddings} (${cold.pass.calls.embeddedTexts})`,
-          '',
-          '',
-        ],
-        [
-          'cold: pass ms / what it adds to the rest of the walk',
-          `${fmt(cold.pass.ms, 0)} / +${pct(r.cost.coldPassAdded)}`,
-          `<= +${pct(GOALS.coldPassAdded)}`,
-          yes(r.cost.coldPassAdded <= GOALS.coldPassAdded),
-        ],
-        [
-          'cold: resident memory when the pass began / its peak during the pass (MB)',
-          `${cold.pass.rssMb.before} / ${cold.pass.rssMb.peak}`,
-          '',
-          '',
-        ],
-        [
-          'cold: pass ms in database calls / state-store calls (sums, may overlap)',
-          `${fmt(cold.pass.spent.database.ms, 0)} (${cold.pass.spent.database.calls}) / ${fmt(cold.pass.spent.stateStore.ms, 0)} (${cold.pass.spent.stateStore.calls})`,
-          '',
-          '',
-        ],
-        [
-          'unchanged: pass ms',
-          fmt(unchanged.pass.ms, 1),
-          `< ${GOALS.unchangedPassMs}`,
-          yes(unchanged.pass.ms < GOALS.unchangedPassMs),
-        ],
-        [
-          'unchanged: pass model calls (messages + embeddings)',
-          String(unchanged.pass.calls.messages + unchanged.pass.calls.embeddings),
-          '0',
-          yes(unchanged.pass.calls.messages + unchanged.pass.calls.embeddings === 0),
-        ],
-        [
-          'unchanged: pass rows written / row count changes',
-          `${rowsWritten(unchanged.pass)} / ${countChanges(unchanged.pass)}`,
-          '0 / 0',
-          yes(rowsWritten(unchanged.pass) === 0 && countChanges(unchanged.pass) === 0),
-        ],
-        [
-          'unchanged: whole walk model calls / rows',
-          `${unchanged.calls.messages + unchanged.calls.embeddings} / ${unchanged.rows}`,
-          '0 / 0',
-          yes(unchanged.calls.messages + unchanged.calls.embeddings === 0 && unchanged.rows === 0),
-        ],
-      ],
-    );
+    printTable(['figure', 'value', 'goal', 'met?'], figures(r));
     console.log(
       `Mentions: ${q.mentions} after the cold walk (${cold.pass.mentionsBefore} before its pass); ${q.mentionsInTruth} scored, ` +
         `${q.mentionsOutsideTruth} outside the ground truth (left out; e.g. ${q.outsideExamples.slice(0, 4).join('; ') || '-'}), ` +

@@ -39,7 +39,7 @@ const BENCHMARKS: Record<string, { file: string; summary: string }> = {
   },
   extract: {
     file: './extract-quality.ts',
-    summary: 'HTML cleaner F1 and speed against Readability on ../shared/extract-bench',
+    summary: 'HTML cleaner F1 and speed against Readability on the extract-bench pages (--bench DIR)',
   },
 };
 

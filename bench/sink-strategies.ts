@@ -31,7 +31,7 @@ import {
   type TableSpec,
 } from '../lib/db/tables.ts';
 import { copyPayload, defaultStrategy, strategiesFor, upsertRows, type UpsertStrategy } from '../lib/db/upsert-rows.ts';
-import { openTestDatabase, tableRows } from '../test/helpers/db.ts';
+import { openTestDatabase, tableRows } from './scratch-database.ts';
 import { median, printTable, rate, timed, writeJson } from './report.ts';
 
 const { values: args } = parseArgs({

@@ -12,7 +12,7 @@ import { pino } from 'pino';
 import { WALKS_ONLY } from './engines.ts';
 import { loadConfig } from '../lib/config.ts';
 import { openLifespan } from '../engine/lifespan.ts';
-import { withTier1 } from '../cli/tier1.ts';
+import { startMockTier } from './mock-tier.ts';
 import { walk } from '../engine/walk.ts';
 
 const { values: args } = parseArgs({
@@ -43,8 +43,9 @@ try {
     { INGEST_DATA_DIR: path.join(root, 'data'), INGEST_LOG_LEVEL: 'silent', ...WALKS_ONLY },
     root,
   );
-  const log = pino({ level: 'silent' });
-  const engine = await withTier1(log, () => openLifespan(config, log));
+  // Tier 1 in this process, as `ingest walk` starts it (cli/tier1.ts).
+  const tier = await startMockTier();
+  const engine = await openLifespan(config, pino({ level: 'silent' }));
   const started = Date.now();
   const summary = await walk(engine, { sourcePath: corpus });
   const seconds = (Date.now() - started) / 1000;
@@ -55,6 +56,7 @@ try {
   const itemMemos = engine.store.itemCount();
   const innerMemos = engine.store.memoCount();
   await engine.close();
+  await tier.stop();
   const file = statSync(path.join(config.stateStorePath, 'state.mdb'));
   const { chunks, vectors, table_bytes } = rows[0]!;
   const per10k = (bytes: number) => (bytes / chunks) * 10_000;

@@ -6,6 +6,7 @@
 
 import { cp, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fencedCorpusWalk } from '../engine/fenced-walk.ts';
 import type { Lifespan } from '../engine/lifespan.ts';
 import { watchCorpus } from '../engine/watch.ts';
@@ -182,8 +183,6 @@ export interface WatchFuzzResult {
   /** What the walks warned or failed with (a refused mass removal, a walk error), in order. */
   problems: string[];
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Watches `corpus` (engine/watch.ts, the same fenced walk as `ingest watch`) while `ops` random

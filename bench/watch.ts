@@ -19,7 +19,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Lifespan } from '../engine/lifespan.ts';
 import { sha256Hex } from '../lib/hash.ts';
-import { startMockTier } from '../test/helpers/mock-tier.ts';
+import { startMockTier } from './mock-tier.ts';
 import { enginesToRun, openBenchLifespan, openEngine } from './engines.ts';
 import { printTable, writeJson } from './report.ts';
 import { corpusDocuments, runWatchFuzz, type WatchFuzzResult } from './watch-fuzz.ts';

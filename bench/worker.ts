@@ -19,6 +19,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Document, Packer, Paragraph, Table, TableCell, TableRow } from 'docx';
@@ -35,7 +36,7 @@ import type { TemplateFillResult } from '../worker/payloads.ts';
 import { enqueueJob, getJob } from '../worker/queue.ts';
 import { LEXICAL_WEIGHT, retrieve } from '../worker/retrieval.ts';
 import { openWorkerRuntime } from '../worker/runtime.ts';
-import { mockTierEnv, startMockTier } from '../test/helpers/mock-tier.ts';
+import { mockTierEnv, startMockTier } from './mock-tier.ts';
 import { buildDocument, faqQuestion, relPathOf } from './corpus/generate.ts';
 import { renderDocument } from './corpus/render.ts';
 import { enginesToRun, openEngine } from './engines.ts';
@@ -78,8 +79,6 @@ interface ThroughputRun {
   ratio: number;
   measuredLatencyMs: number;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function throughput(engine: string, workers: number): Promise<ThroughputRun> {
   const root = mkdtempSync(path.join(tmpdir(), 'ingest-bench-worker-'));
@@ -176,6 +175,28 @@ interface RecallRun {
 
 const QUESTIONS_PER_FORM = 20;
 
+/** A DOCX form of one table: a row per question, its answer cell empty. */
+function questionForm(questions: readonly string[]): Promise<Buffer> {
+  const cell = (text: string) => new TableCell({ children: [new Paragraph(text)] });
+  return Packer.toBuffer(
+    new Document({
+      sections: [
+        {
+          children: [
+            new Paragraph('Section 1: Staff services'),
+            new Table({
+              rows: [
+                new TableRow({ children: [cell('Question'), cell('Answer')] }),
+                ...questions.map((question) => new TableRow({ children: [cell(question), cell('')] })),
+              ],
+            }),
+          ],
+        },
+      ],
+    }),
+  );
+}
+
 async function recall(engine: string, seed: number): Promise<RecallRun> {
   const root = mkdtempSync(path.join(tmpdir(), 'ingest-bench-recall-'));
   const corpus = path.join(root, 'corpus');
@@ -237,24 +258,7 @@ async function recall(engine: string, seed: number): Promise<RecallRun> {
       const ids: { id: string; families: number[] }[] = [];
       for (let i = 0; i < asked.length; i += QUESTIONS_PER_FORM) {
         const part = asked.slice(i, i + QUESTIONS_PER_FORM);
-        const cell = (text: string) => new TableCell({ children: [new Paragraph(text)] });
-        const form = await Packer.toBuffer(
-          new Document({
-            sections: [
-              {
-                children: [
-                  new Paragraph('Section 1: Staff services'),
-                  new Table({
-                    rows: [
-                      new TableRow({ children: [cell('Question'), cell('Answer')] }),
-                      ...part.map((q) => new TableRow({ children: [cell(q.question), cell('')] })),
-                    ],
-                  }),
-                ],
-              },
-            ],
-          }),
-        );
+        const form = await questionForm(part.map((q) => q.question));
         const id = randomUUID();
         await enqueueJob(target.db, {
           id,

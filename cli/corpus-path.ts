@@ -1,7 +1,8 @@
 // The corpus directory `ingest walk` and `ingest watch` are given. On the command line a
 // mistyped path is a mistake to say, not idle mode (the sidecar's answer to an unset or missing
-// ENGINE_SOURCE_PATH, SPEC.md 1 rule 4): a path that is not a directory, or neither a PATH nor
-// ENGINE_SOURCE_PATH, exits 2 before anything is opened or created (docs/DECISIONS.md).
+// ENGINE_SOURCE_PATH, docs/behaviour/stages.md#idle-mode): a path that is not a directory, or
+// neither a PATH nor ENGINE_SOURCE_PATH, exits 2 before anything is opened or created
+// (docs/DECISIONS.md).
 
 import { statSync } from 'node:fs';
 import path from 'node:path';

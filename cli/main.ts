@@ -77,7 +77,7 @@ const COMMANDS: Record<string, Command> = {
     usage: 'ingest nightly --tier mock|gateway|vendor [--sidecar URL] [--timeout S] [--full-reprocess] [--json]',
     summary: 'the nightly lane against a running sidecar: tier check, preflight or mock health, a walk, rows landed',
     run: lazy(
-      () => import('./nightly.ts'),
+      () => import('./nightly/index.ts'),
       (m) => m.nightlyCommand,
     ),
   },

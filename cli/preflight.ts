@@ -1,8 +1,8 @@
 // `ingest preflight`: one cheap message with no system block to the configured model endpoint
-// (SPEC.md 8 rule 6; lib/llm/preflight.ts), so a dead key fails at minute one instead of mid-walk.
-// With no model variable set there is no endpoint: a walk starts the in-process mock (tier 1),
-// so there is nothing to check. With ANTHROPIC_BASE_URL and no credential (a mock of one's
-// own), its /health is what can be checked (docs/DECISIONS.md).
+// (docs/behaviour/tiers.md#credential-preflight; lib/llm/preflight.ts), so a dead key fails at
+// minute one instead of mid-walk. With no model variable set there is no endpoint: a walk starts
+// the in-process mock (tier 1), so there is nothing to check. With ANTHROPIC_BASE_URL and no
+// credential (a mock of one's own), its /health is what can be checked (docs/DECISIONS.md).
 
 import type { Config } from '../lib/config.ts';
 import { LLM_VARIABLES } from '../lib/llm/client.ts';

@@ -1,4 +1,4 @@
-// Tier 1 by default (docs/ARCHITECTURE.md "Models"): when no model endpoint or credential is
+// Tier 1 by default (docs/behaviour/tiers.md#the-tiers): when no model endpoint or credential is
 // configured, the command starts the bundled mock model server in process and points the SDKs'
 // variables at it, saying so in the log. Closing the handle stops the mock and takes the
 // variables back. The environment stays the only redirect seam of the model clients: the engine

@@ -1,6 +1,6 @@
 // `ingest worker [--concurrency N]`: the bid-worker, a pure poller of processing_queue with no
-// HTTP server (SPEC.md 1 rule 8). SIGTERM or SIGINT stops it gracefully (worker/loop.ts).
-// `ingest worker health`: the container's health check, from the heartbeat file.
+// HTTP server (docs/behaviour/stages.md#the-bid-worker). SIGTERM or SIGINT stops it gracefully
+// (worker/loop.ts). `ingest worker health`: the container's health check, from the heartbeat file.
 
 import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';

@@ -5,16 +5,14 @@
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 
-/** A failure pinned to the stage where it happened, for the walk's tally. */
-export class StageError extends Error {
+import { codeOf, IngestError } from '../lib/errors.ts';
+
+/** A failure pinned to the stage where it happened, for the walk's tally: the cause's code and message. */
+export class StageError extends IngestError {
   readonly stage: string;
-  readonly code: string;
   constructor(stage: string, cause: unknown) {
-    const code = (cause as { code?: unknown })?.code;
-    super(cause instanceof Error ? cause.message : String(cause), { cause });
-    this.name = 'StageError';
+    super(codeOf(cause), cause instanceof Error ? cause.message : String(cause), { cause });
     this.stage = stage;
-    this.code = typeof code === 'string' ? code : cause instanceof Error ? cause.name : 'error';
   }
 }
 

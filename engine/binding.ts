@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { realpath } from 'node:fs/promises';
 import type { Database } from '../lib/db/database.ts';
 import type { StateStore } from '../lib/state/store.ts';
+import { IngestError } from '../lib/errors.ts';
 
 /** The database's engine id, created on first use (a row write, not DDL). */
 export async function databaseInstanceId(db: Database): Promise<string> {
@@ -32,15 +33,14 @@ export async function bindStoreToDatabase(store: StateStore, db: Database): Prom
 }
 
 /** The walk's corpus is not the one the state store's memos describe. */
-export class CorpusRootChangedError extends Error {
-  readonly code = 'corpus_root_changed';
+export class CorpusRootChangedError extends IngestError {
   constructor(bound: string, root: string) {
     super(
+      'corpus_root_changed',
       `the state store describes the corpus at ${bound}, and this walk's corpus is ${root}; walking it would remove ` +
         `the rows of every document not in it. If the corpus really moved, walk once with --rebind-corpus ` +
         `(POST /walk {"rebind_corpus": true}) to bind the store to it`,
     );
-    this.name = 'CorpusRootChangedError';
   }
 }
 

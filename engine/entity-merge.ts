@@ -6,12 +6,11 @@ import { embedTexts } from '../stages/embed.ts';
 import { mergeEntities, type MergeRequest, type MergeResult } from '../stages/resolve/merge.ts';
 import { tryAcquireFence } from './fence.ts';
 import type { Lifespan } from './lifespan.ts';
+import { IngestError } from '../lib/errors.ts';
 
-export class WriterFenceBusyError extends Error {
-  readonly code = 'fence_busy';
+export class WriterFenceBusyError extends IngestError {
   constructor(stateDir: string) {
-    super(`another corpus writer holds the writer fence in ${stateDir}; try again when its walk ends`);
-    this.name = 'WriterFenceBusyError';
+    super('fence_busy', `another corpus writer holds the writer fence in ${stateDir}; try again when its walk ends`);
   }
 }
 

@@ -1,7 +1,7 @@
-// The writer fence (SPEC.md 4 rule 1, DESIGN.md 11): mutual exclusion of corpus writers across
-// processes (the sidecar, watch mode, a CLI walk, a second container on the same volume). A
-// lease file in the engine state directory, which every writer shares, renewed while held: a
-// holder killed in any way frees it within `staleMs` (lib/lease.ts).
+// The writer fence (docs/behaviour/states.md#writer-fence-and-single-flight): mutual exclusion of
+// corpus writers across processes (the sidecar, watch mode, a CLI walk, a second container on the
+// same volume). A lease file in the engine state directory, which every writer shares, renewed
+// while held: a holder killed in any way frees it within `staleMs` (lib/lease.ts).
 
 import path from 'node:path';
 import { tryAcquireLease, type LeaseHold } from '../lib/lease.ts';

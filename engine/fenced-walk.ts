@@ -1,8 +1,8 @@
-// A walk as POST /walk and `ingest walk` run it (SPEC.md 4 rule 1): the writer fence, then
-// pull-sync of the corpus from its bucket, then one pass, all inside the one fence hold, which
-// the pass never takes again. A busy fence skips the pass: the caller reports fence_busy (the
-// sidecar) or says who holds it (the command). Either way, and when pull-sync fails, the
-// invocation leaves its one pipeline_runs row (run-record.ts); the pass records its own.
+// A walk as POST /walk and `ingest walk` run it (docs/behaviour/routes.md#post-walk): the writer
+// fence, then pull-sync of the corpus from its bucket, then one pass, all inside the one fence
+// hold, which the pass never takes again. A busy fence skips the pass: the caller reports
+// fence_busy (the sidecar) or says who holds it (the command). Either way, and when pull-sync
+// fails, the invocation leaves its one pipeline_runs row (run-record.ts); the pass records its own.
 
 import { mkdir } from 'node:fs/promises';
 import { syncCorpus, type SyncReport } from '../lib/bucket/pull-sync.ts';

@@ -13,7 +13,7 @@
 // ends with exactly the rows of an unbroken walk.
 //
 // `ingestFile` is the middle, (item, bytes, run context) -> batches of rows: the seam along
-// which items can later fan out to other machines (DESIGN.md 15).
+// which items can later fan out to other machines (docs/ARCHITECTURE.md "The walk").
 
 import type { ConversionWarning, Converter, MediaType } from '../stages/convert/index.ts';
 import type { FileItem } from '../lib/corpus/files.ts';
@@ -260,8 +260,9 @@ export async function* ingestFile(
     const found = await current.found;
     names.add(found.entities, found.relationships);
     const chunkRows = chunkRowsOf(owner, span.chunks, opId);
-    // The blank-form gate (SPEC.md 1 rule 7): no row for a blank answer, but its idx is spent,
-    // so answered pairs keep their keys when a blank one is filled in or emptied.
+    // The blank-form gate (docs/behaviour/stages.md#blank-form-gate): no row for a blank answer,
+    // but its idx is spent, so answered pairs keep their keys when a blank one is filled in or
+    // emptied.
     const qaRows = found.qa
       .map((pair) => ({ idx: qaIdx++, ...pair }))
       .filter((pair) => isAnswered(pair.answer))

@@ -1,7 +1,7 @@
-// source_documents identity (SPEC.md 2, DESIGN.md 7): content hash first (the same bytes at a
-// new path are the same document), then the file's own document (an edited file keeps its id),
-// else a new id is minted and stored. Items of one walk that carry the same bytes share the
-// resolution in flight, so two copies admitted together cannot mint two ids.
+// source_documents identity (docs/behaviour/tables.md#source_documents): content hash first (the
+// same bytes at a new path are the same document), then the file's own document (an edited file
+// keeps its id), else a new id is minted and stored. Items of one walk that carry the same bytes
+// share the resolution in flight, so two copies admitted together cannot mint two ids.
 //
 // Several live files may hold one document (byte-identical copies). An edit to one of them
 // must not take the document with it: the others still hold its old content, and would lose

@@ -1,8 +1,9 @@
-// The engine lifespan (SPEC.md 1 rule 6): everything a walk needs, opened once from the
-// configuration and kept across walks: the database pool, the entity-alias snapshot (generated
-// here, refreshed by every walk), the state store, the converter pool, the model clients (read
-// from the environment as it stands: whoever opens a lifespan starts tier 1 first where it wants
-// one, cli/tier1.ts) and the run recorder. Opening it never walks (SPEC.md 1 rule 5).
+// The engine lifespan (docs/behaviour/stages.md#lifespan): everything a walk needs, opened once
+// from the configuration and kept across walks: the database pool, the entity-alias snapshot
+// (generated here, refreshed by every walk), the state store, the converter pool, the model clients
+// (read from the environment as it stands: whoever opens a lifespan starts tier 1 first where it
+// wants one, cli/tier1.ts) and the run recorder. Opening it never walks
+// (docs/behaviour/stages.md#boot-never-walks).
 
 import type { Config } from '../lib/config.ts';
 import type { Database } from '../lib/db/database.ts';
@@ -49,7 +50,7 @@ export async function openLifespan(
   options: { db?: Database; passes?: FlowPass[] } = {},
 ): Promise<Lifespan> {
   if (config.imageSha === null) {
-    log.warn('IMAGE_SHA is not set: no run of this process will carry result.extractor_version (SPEC.md 6)');
+    log.warn('IMAGE_SHA is not set: no run of this process will carry result.extractor_version');
   }
   requireStore(config, config.stateStorePath, 'engine state store');
   const db = options.db ?? (await openDatabase(config));

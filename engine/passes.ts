@@ -1,11 +1,11 @@
-// The flow-scope passes (SPEC.md 1 stage 5, DESIGN.md 5): after the settle barrier, in order,
-// each contained: a failure is logged and recorded in the walk's tally, and the walk goes on
-// with the next pass and ends with its own status. Stage 5 (entity resolution, then the Q&A
-// dedup proposer) comes as passes given to the lifespan; the URL backlink reconciliation and
-// the stale-row cleanup always run last.
+// The flow-scope passes (docs/behaviour/stages.md#stage-5-flow-scope-passes): after the settle
+// barrier, in order, each contained: a failure is logged and recorded in the walk's tally, and the
+// walk goes on with the next pass and ends with its own status. Stage 5 (entity resolution, then
+// the Q&A dedup proposer) comes as passes given to the lifespan; the URL backlink reconciliation
+// and the stale-row cleanup always run last.
 //
-// A consumed failStage5 directive (SPEC.md 4 rule 4) breaks the named credentials for exactly
-// these passes and is restored in every outcome (lib/failure-directive.ts).
+// A consumed failStage5 directive (docs/behaviour/states.md#failure-directive) breaks the named
+// credentials for exactly these passes and is restored in every outcome (lib/failure-directive.ts).
 
 import type { Database } from '../lib/db/database.ts';
 import { withFailureInjection, type FailStage5Mode } from '../lib/failure-directive.ts';
@@ -31,7 +31,7 @@ export interface PassContext {
   db: Database;
   log: Logger;
   run: RunContext;
-  /** The failStage5 directive this walk consumed, if any: stage 5 fails with it (SPEC.md 4 rule 4). */
+  /** The failStage5 directive this walk consumed, if any: stage 5 fails with it (docs/behaviour/states.md). */
   failStage5: FailStage5Mode | null;
 }
 

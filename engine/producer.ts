@@ -1,4 +1,4 @@
-// The producer as a flow of its own (SPEC.md 1 rule 2, SPEC.md 4 rule 6, DESIGN.md 12): one run
+// The producer as a flow of its own (docs/behaviour/stages.md#producer): one run
 // at a time under its own lock (in this process, and across processes by a lease in the bundle
 // directory), independent of the walk's; each run recorded like a walk's (a pipeline_runs row of
 // flow 'producer', or the webhook), its failure logged and recorded, never a walk's.
@@ -28,12 +28,11 @@ import type PQueue from 'p-queue';
 import { produceBundle, type BundleMirror, type ProducerReport } from '../stages/producer/index.ts';
 import { runRecord } from './run-record.ts';
 import type { ItemCounts } from './tally.ts';
+import { IngestError } from '../lib/errors.ts';
 
-export class ProducerBusyError extends Error {
-  readonly code = 'producer_in_progress';
+export class ProducerBusyError extends IngestError {
   constructor(where: string) {
-    super(`a producer run is already going ${where}`);
-    this.name = 'ProducerBusyError';
+    super('producer_in_progress', `a producer run is already going ${where}`);
   }
 }
 
@@ -93,11 +92,11 @@ export class Producer {
   }
 
   /**
-   * After a walk (SPEC.md 1 rule 2), in the background (idle() waits for it): a clean walk runs
-   * the producer while it is owed a run (this walk's changes, or an earlier walk's that no run
-   * has produced). A failed walk chains none; what it changed stays owed. A walk that changed
-   * something incurs the debt once more as it ends: a run that began during the walk settled
-   * only what was owed when it began.
+   * After a walk (docs/behaviour/stages.md#producer-chaining), in the background (idle() waits for
+   * it): a clean walk runs the producer while it is owed a run (this walk's changes, or an earlier
+   * walk's that no run has produced). A failed walk chains none; what it changed stays owed. A walk
+   * that changed something incurs the debt once more as it ends: a run that began during the walk
+   * settled only what was owed when it began.
    */
   chainAfter(summary: { opId: string; status: 'completed' | 'failed'; items: ItemCounts }): void {
     const { log } = this.#deps;

@@ -1,4 +1,4 @@
-// The pipeline_runs record of one invocation (SPEC.md 3 "pipeline_runs row", SPEC.md 6), built in
+// The pipeline_runs record of one invocation (docs/behaviour/states.md#pipeline_runs-row), built in
 // one place for a walk and for an invocation that never reached its pass: a busy writer fence
 // (status fence_busy) or a pull-sync that failed (status failed). pipeline_runs is the ledger,
 // so every accepted invocation leaves exactly one row with one terminal status.

@@ -1,10 +1,12 @@
-// The engine worker thread of `ingest serve` (DESIGN.md 4): it owns the database pool, the
-// state store, the converters and the model clients, so a heavy walk never stalls /health or
-// /extract on the main thread. Boot only enters the lifespan (SPEC.md 1 rules 5 and 6): it
-// opens the lifespan and waits; walks start only when the main thread asks.
+// The engine worker thread of `ingest serve` (docs/ARCHITECTURE.md#layers): it owns the database
+// pool, the state store, the converters and the model clients, so a heavy walk never stalls /health
+// or /extract on the main thread. Boot only enters the lifespan
+// (docs/behaviour/stages.md#boot-never-walks): it opens the lifespan and waits; walks start only
+// when the main thread asks.
 //
-// Each walk is the fenced walk of SPEC.md 4 rule 1 (fenced-walk.ts): a busy fence ends the
-// request as fence_busy with no pass; a fence that cannot be read fails it, with the reason.
+// Each walk is the fenced walk (fenced-walk.ts, docs/behaviour/routes.md#post-walk): a busy fence
+// ends the request as fence_busy with no pass; a fence that cannot be read fails it, with the
+// reason.
 
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../lib/config.ts';
@@ -21,6 +23,7 @@ import type { MergeRequest, MergeResult } from '../stages/resolve/merge.ts';
 import { metrics, registry } from '../lib/metrics.ts';
 import type { StageObserver } from './at-stage.ts';
 import { WriteTurns } from './write-turns.ts';
+import { IngestError } from '../lib/errors.ts';
 
 export type ToEngine =
   | { type: 'walk'; requestId: string; flags: WalkFlags; failStage5: FailStage5Mode | null }
@@ -80,7 +83,8 @@ port.on('message', (message: ToEngine) => {
       .finally(() => port.close());
     return;
   }
-  // The producer runs beside the walks, under its own lock (SPEC.md 4 rule 6).
+  // The producer runs beside the walks, under its own lock
+  // (docs/behaviour/states.md#writer-fence-and-single-flight).
   if (message.type === 'produce') return void produceOnRequest(message);
   // A scrape is answered while a walk runs, never queued behind it.
   if (message.type === 'metrics') return void metricsOnRequest(message.requestId);
@@ -92,12 +96,13 @@ async function mergeOnRequest({ requestId, request }: Extract<ToEngine, { type: 
   try {
     post({ type: 'merge-done', requestId, result: await mergeUnderFence(lifespan, request) });
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (typeof code !== 'string') log.error({ err: error, requestId }, 'entity merge failed');
+    // A named refusal (mention_not_found, fence_busy, ...) is the client's answer; anything else is logged.
+    const named = error instanceof IngestError;
+    if (!named) log.error({ err: error, requestId }, 'entity merge failed');
     post({
       type: 'merge-done',
       requestId,
-      error: { ...(typeof code === 'string' ? { code } : {}), message: (error as Error).message },
+      error: { ...(named ? { code: error.code } : {}), message: (error as Error).message },
     });
   }
 }
@@ -142,7 +147,8 @@ async function walkOnRequest({ requestId, flags, failStage5 }: Extract<ToEngine,
       { sourcePath: config.sourcePath, log, runs: lifespan.runs, onHeld },
       (sync) => walk(lifespan, { ...flags, failStage5, sync, observeStage }),
     );
-    // A walk consumes an armed directive whatever becomes of it (SPEC.md 3), and says so.
+    // A walk consumes an armed directive whatever becomes of it
+    // (docs/behaviour/states.md#failure-directive), and says so.
     const consumed = failStage5 === null ? {} : { stage5DirectiveConsumed: failStage5 };
     if (summary === null) {
       metrics.walks.inc({ state: 'fence_busy' });

@@ -40,17 +40,16 @@ import { urlIdentity } from '../lib/state/keys.ts';
 import { countEvent, currentRunContext } from '../lib/run-context.ts';
 import type { WalkDebt } from '../lib/state/producer-debt.ts';
 import type { StateStore } from '../lib/state/store.ts';
+import { IngestError } from '../lib/errors.ts';
 
 /** The extractors a feed article gets: what it is about and who it names (docs/DECISIONS.md). */
 export const URL_EXTRACTORS: readonly ExtractorName[] = Object.freeze(['classification', 'entities']);
 
 /** A fetched page the cleaner found nothing in: one item fails, by name. */
-export class UnusablePageError extends Error {
-  readonly code: 'empty_page' | 'not_html';
+export class UnusablePageError extends IngestError {
+  declare readonly code: 'empty_page' | 'not_html';
   constructor(code: 'empty_page' | 'not_html', message: string) {
-    super(message);
-    this.name = 'UnusablePageError';
-    this.code = code;
+    super(code, message);
   }
 }
 

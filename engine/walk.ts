@@ -1,4 +1,4 @@
-// The walk, top to bottom as the data flows (SPEC.md 1, DESIGN.md 5):
+// The walk, top to bottom as the data flows (docs/behaviour/stages.md#the-flow):
 //
 //   single-flight -> earlier walks' run records settled -> run record (in_progress) -> idle
 //   check -> bind the state store to the database -> refresh the entity-alias snapshot -> for
@@ -47,6 +47,7 @@ import { runFlowPasses } from './passes.ts';
 import { walkCounts, WalkTally, type ItemCounts, type ItemFailure, type PassOutcome } from './tally.ts';
 import { UnlistedDirectories } from './unlisted.ts';
 import { ingestUrl } from './url.ts';
+import { IngestError } from '../lib/errors.ts';
 
 export interface WalkOptions {
   /** Overrides ENGINE_SOURCE_PATH. */
@@ -91,7 +92,7 @@ export interface WalkSummary {
   passes: PassOutcome[];
   /** What the operator must hear although the walk completed (a refused mass removal, an unlisted folder). */
   warnings: RunWarning[];
-  /** The failStage5 mode stage 5 ran under (SPEC.md 4 rule 4); absent when it ran clean or did not run. */
+  /** The failStage5 mode stage 5 ran under, if any (docs/behaviour/states.md#failure-directive). */
   stage5FailureInjected?: FailStage5Mode;
   error?: string;
   durationMs: number;
@@ -100,15 +101,14 @@ export interface WalkSummary {
 }
 
 /** The database could not be reached during the walk. */
-export class DatabaseLostError extends Error {
-  readonly code = 'database_unavailable';
+export class DatabaseLostError extends IngestError {
   constructor(cause: unknown) {
     super(
+      'database_unavailable',
       `the database could not be reached during the walk (${(cause as Error).message}); ` +
         'the items it had not committed are redone by the next walk',
       { cause },
     );
-    this.name = 'DatabaseLostError';
   }
 }
 

@@ -1,7 +1,7 @@
-// Watch mode (SPEC.md 1 rule 5; stage 1 walks the corpus "live"): an initial walk, then one
-// walk per burst of changes. The watcher only says *that* something changed under the corpus;
-// what changed is found by the walk itself, the same incremental walk as `ingest walk` (an
-// unchanged file costs a stat), so whatever the kernel reported, merged or dropped, each walk
+// Watch mode (docs/behaviour/stages.md#watch-mode; stage 1 walks the corpus "live"): an initial
+// walk, then one walk per burst of changes. The watcher only says *that* something changed under
+// the corpus; what changed is found by the walk itself, the same incremental walk as `ingest walk`
+// (an unchanged file costs a stat), so whatever the kernel reported, merged or dropped, each walk
 // leaves the database matching the folder as it was when that walk listed it.
 //
 // - A burst is coalesced: a walk starts once events have been quiet for `quietMs`, and at the
@@ -83,152 +83,192 @@ async function anyFolder(paths: Set<string>): Promise<boolean> {
   return false;
 }
 
-export async function watchCorpus(
+/** The watch's state: the burst being gathered, the walk in progress, the timers. */
+class CorpusWatch implements Watch {
+  readonly #options: WatchOptions;
+  readonly #walkOnce: (burst: Burst) => Promise<WalkSummary | null>;
+  readonly #onWalk: (walk: WatchedWalk) => void;
+  readonly #log: Logger;
+  #subscription: watcher.AsyncSubscription | null = null;
+  #walks = 0;
+  #walking: Promise<void> | null = null;
+  #stopped = false;
+  /** When the first event of the burst not walked yet came; null: no burst. */
+  #burstStartedAt: number | null = null;
+  #lastEventAt = 0;
+  #quietTimer: NodeJS.Timeout | null = null;
+  #reconcileTimer: NodeJS.Timeout | null = null;
+  /** Corpus-relative paths the burst's events named. */
+  #named = new Set<string>();
+  /** Paths the burst's events created: a folder among them asks for one more walk. */
+  #created = new Set<string>();
+  #deletionsSeen = false;
+  #settledWaiters: (() => void)[] = [];
+
+  constructor(
+    options: WatchOptions,
+    walkOnce: (burst: Burst) => Promise<WalkSummary | null>,
+    onWalk: (walk: WatchedWalk) => void,
+    log: Logger,
+  ) {
+    this.#options = options;
+    this.#walkOnce = walkOnce;
+    this.#onWalk = onWalk;
+    this.#log = log;
+  }
+
+  get walks(): number {
+    return this.#walks;
+  }
+
+  /** Subscribes, then starts the initial walk. */
+  async start(): Promise<this> {
+    // Subscribed before the initial walk, so that nothing saved during it is missed.
+    this.#subscription = await watcher.subscribe(this.#options.sourcePath, (error, events) =>
+      this.#onEvents(error, events),
+    );
+    this.#startWalk('initial');
+    return this;
+  }
+
+  settled(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.#settledWaiters.push(resolve);
+      // Quiet is a span of time, not an event: look again once it may have passed.
+      const check = () => {
+        if (!this.#settledWaiters.includes(resolve)) return;
+        if (this.#idle()) this.#wakeSettled();
+        else setTimeout(check, this.#options.quietMs);
+      };
+      check();
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#quietTimer !== null) clearTimeout(this.#quietTimer);
+    if (this.#reconcileTimer !== null) clearTimeout(this.#reconcileTimer);
+    // Watches of folders deleted meanwhile are gone already; the kernel says EINVAL for them.
+    await this.#subscription
+      ?.unsubscribe()
+      .catch((error: unknown) => this.#log.debug({ err: error }, 'watch: unsubscribed'));
+    await this.#walking;
+  }
+
+  #idle(): boolean {
+    return (
+      this.#walking === null && this.#burstStartedAt === null && Date.now() - this.#lastEventAt >= this.#options.quietMs
+    );
+  }
+
+  #wakeSettled(): void {
+    if (!this.#idle()) return;
+    const waiters = this.#settledWaiters;
+    this.#settledWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  #armReconcile(): void {
+    if (this.#reconcileTimer !== null) clearTimeout(this.#reconcileTimer);
+    this.#reconcileTimer = this.#stopped
+      ? null
+      : setTimeout(() => this.#startWalk('reconcile'), this.#options.reconcileMs);
+  }
+
+  /** A walk becomes due after `delayMs` (a burst's quiet period or deadline, a fence retry). */
+  #schedule(delayMs: number, reason: 'changes' | 'new_folder' = 'changes'): void {
+    if (this.#quietTimer !== null) clearTimeout(this.#quietTimer);
+    this.#quietTimer = setTimeout(() => {
+      this.#quietTimer = null;
+      if (this.#walking === null) this.#startWalk(reason);
+      // During a walk the burst waits; the walk's end starts the one follow-up.
+    }, delayMs);
+  }
+
+  #onEvents(error: Error | null, events: watcher.Event[]): void {
+    if (this.#stopped) return;
+    const { sourcePath, quietMs, maxDelayMs } = this.#options;
+    if (error !== null) {
+      // The watcher lost track (a watch limit, a vanished root): the reconcile walk covers it.
+      this.#log.warn({ err: error }, 'watch: the file watcher reported an error; walking to catch up');
+    }
+    const relevant = events.filter((event) => {
+      const rel = path.relative(sourcePath, event.path);
+      return rel !== '' && !rel.startsWith('..') && !hidden(rel);
+    });
+    if (relevant.length === 0 && error === null) return;
+    for (const event of relevant) {
+      this.#named.add(path.relative(sourcePath, event.path).split(path.sep).join('/'));
+      if (event.type === 'create') this.#created.add(event.path);
+      if (event.type === 'delete') this.#deletionsSeen = true;
+    }
+    const now = Date.now();
+    this.#lastEventAt = now;
+    this.#burstStartedAt ??= now;
+    this.#schedule(Math.min(quietMs, Math.max(0, this.#burstStartedAt + maxDelayMs - now)));
+  }
+
+  /** Takes the burst gathered so far and walks for it, unless a walk runs or the watch stopped. */
+  #startWalk(reason: WatchReason): void {
+    if (this.#stopped || this.#walking !== null) return;
+    if (this.#reconcileTimer !== null) clearTimeout(this.#reconcileTimer);
+    if (this.#quietTimer !== null) clearTimeout(this.#quietTimer);
+    this.#quietTimer = null;
+    const named = [...this.#named];
+    const created = this.#created;
+    const burst: Burst = { deletionsSeen: reason !== 'reconcile' && this.#deletionsSeen };
+    this.#named = new Set();
+    this.#created = new Set();
+    this.#deletionsSeen = false;
+    this.#burstStartedAt = null;
+    this.#walking = this.#walk(reason, named, created, burst);
+  }
+
+  async #walk(reason: WatchReason, named: string[], created: Set<string>, burst: Burst): Promise<void> {
+    const newFolder = await anyFolder(created);
+    const walked: WatchedWalk = { reason, named: named.slice(0, NAMED_KEPT), namedCount: named.length, summary: null };
+    try {
+      walked.summary = await this.#walkOnce(burst);
+    } catch (error) {
+      walked.error = error as Error;
+    }
+    this.#walks += 1;
+    try {
+      this.#onWalk(walked);
+    } catch (error) {
+      this.#log.error({ err: error }, 'watch: reporting a walk failed');
+    }
+    this.#walking = null;
+    if (this.#stopped) return;
+    this.#scheduleAfter(walked, named, burst, newFolder);
+    this.#armReconcile();
+    this.#wakeSettled();
+  }
+
+  /** What a walk's end makes due: the burst again, a follow-up, or the new folder's second walk. */
+  #scheduleAfter(walked: WatchedWalk, named: string[], burst: Burst, newFolder: boolean): void {
+    if (walked.summary === null && walked.error === undefined) {
+      // The fence was busy: this burst is not walked yet.
+      for (const rel of named) this.#named.add(rel);
+      this.#deletionsSeen ||= burst.deletionsSeen;
+      this.#burstStartedAt ??= Date.now();
+      this.#schedule(FENCE_RETRY_MS);
+    } else if (this.#burstStartedAt !== null) {
+      // Events came during the walk: one follow-up, once they are quiet.
+      this.#schedule(Math.max(0, this.#lastEventAt + this.#options.quietMs - Date.now()));
+    } else if (newFolder) {
+      // Files may still have landed in the new folder without an event of their own.
+      this.#burstStartedAt = Date.now();
+      this.#schedule(this.#options.quietMs, 'new_folder');
+    }
+  }
+}
+
+export function watchCorpus(
   options: WatchOptions,
   walkOnce: (burst: Burst) => Promise<WalkSummary | null>,
   onWalk: (walk: WatchedWalk) => void,
   log: Logger,
 ): Promise<Watch> {
-  let walks = 0;
-  let walking: Promise<void> | null = null;
-  let stopped = false;
-  let burstStartedAt: number | null = null;
-  let lastEventAt = 0;
-  let quietTimer: NodeJS.Timeout | null = null;
-  let reconcileTimer: NodeJS.Timeout | null = null;
-  let named = new Set<string>();
-  /** Paths the burst's events created: a folder among them asks for one more walk. */
-  let created = new Set<string>();
-  let deletionsSeen = false;
-  let settledWaiters: (() => void)[] = [];
-
-  const idle = () => walking === null && burstStartedAt === null && Date.now() - lastEventAt >= options.quietMs;
-  const wakeSettled = () => {
-    if (!idle()) return;
-    const waiters = settledWaiters;
-    settledWaiters = [];
-    for (const resolve of waiters) resolve();
-  };
-
-  const armReconcile = () => {
-    if (reconcileTimer !== null) clearTimeout(reconcileTimer);
-    reconcileTimer = stopped ? null : setTimeout(() => startWalk('reconcile'), options.reconcileMs);
-  };
-
-  /** A burst's walk becomes due: after the quiet period, or at its deadline. */
-  const schedule = (delayMs: number) => {
-    if (quietTimer !== null) clearTimeout(quietTimer);
-    quietTimer = setTimeout(() => {
-      quietTimer = null;
-      if (walking === null) startWalk('changes');
-      // During a walk the burst waits; the walk's end starts the one follow-up.
-    }, delayMs);
-  };
-
-  const onEvents = (error: Error | null, events: watcher.Event[]) => {
-    if (stopped) return;
-    if (error !== null) {
-      // The watcher lost track (a watch limit, a vanished root): the reconcile walk covers it.
-      log.warn({ err: error }, 'watch: the file watcher reported an error; walking to catch up');
-    }
-    const relevant = events.filter((event) => {
-      const rel = path.relative(options.sourcePath, event.path);
-      return rel !== '' && !rel.startsWith('..') && !hidden(rel);
-    });
-    if (relevant.length === 0 && error === null) return;
-    for (const event of relevant) {
-      named.add(path.relative(options.sourcePath, event.path).split(path.sep).join('/'));
-      if (event.type === 'create') created.add(event.path);
-      if (event.type === 'delete') deletionsSeen = true;
-    }
-    const now = Date.now();
-    lastEventAt = now;
-    burstStartedAt ??= now;
-    schedule(Math.min(options.quietMs, Math.max(0, burstStartedAt + options.maxDelayMs - now)));
-  };
-
-  function startWalk(reason: WatchReason): void {
-    if (stopped || walking !== null) return;
-    if (reconcileTimer !== null) clearTimeout(reconcileTimer);
-    if (quietTimer !== null) clearTimeout(quietTimer);
-    quietTimer = null;
-    const took = [...named];
-    const createdNow = created;
-    const burst: Burst = { deletionsSeen: reason !== 'reconcile' && deletionsSeen };
-    named = new Set();
-    created = new Set();
-    deletionsSeen = false;
-    burstStartedAt = null;
-    walking = (async () => {
-      const newFolder = await anyFolder(createdNow);
-      const walked: WatchedWalk = {
-        reason,
-        named: took.slice(0, NAMED_KEPT),
-        namedCount: took.length,
-        summary: null,
-      };
-      try {
-        walked.summary = await walkOnce(burst);
-      } catch (error) {
-        walked.error = error as Error;
-      }
-      walks += 1;
-      try {
-        onWalk(walked);
-      } catch (error) {
-        log.error({ err: error }, 'watch: reporting a walk failed');
-      }
-      walking = null;
-      if (stopped) return;
-      if (walked.summary === null && walked.error === undefined) {
-        // The fence was busy: this burst is not walked yet.
-        for (const rel of took) named.add(rel);
-        deletionsSeen ||= burst.deletionsSeen;
-        burstStartedAt ??= Date.now();
-        schedule(FENCE_RETRY_MS);
-      } else if (burstStartedAt !== null) {
-        // Events came during the walk: one follow-up, once they are quiet.
-        schedule(Math.max(0, lastEventAt + options.quietMs - Date.now()));
-      } else if (newFolder) {
-        // Files may still have landed in the new folder without an event of their own.
-        burstStartedAt = Date.now();
-        quietTimer = setTimeout(() => {
-          quietTimer = null;
-          if (walking === null) startWalk('new_folder');
-        }, options.quietMs);
-      }
-      armReconcile();
-      wakeSettled();
-    })();
-  }
-
-  // Subscribed before the initial walk, so that nothing saved during it is missed.
-  const subscription = await watcher.subscribe(options.sourcePath, onEvents);
-  startWalk('initial');
-
-  return {
-    get walks() {
-      return walks;
-    },
-    settled() {
-      return new Promise<void>((resolve) => {
-        settledWaiters.push(resolve);
-        // Quiet is a span of time, not an event: look again once it may have passed.
-        const check = () => {
-          if (!settledWaiters.includes(resolve)) return;
-          if (idle()) wakeSettled();
-          else setTimeout(check, options.quietMs);
-        };
-        check();
-      });
-    },
-    async stop() {
-      stopped = true;
-      if (quietTimer !== null) clearTimeout(quietTimer);
-      if (reconcileTimer !== null) clearTimeout(reconcileTimer);
-      // Watches of folders deleted meanwhile are gone already; the kernel says EINVAL for them.
-      await subscription.unsubscribe().catch((error: unknown) => log.debug({ err: error }, 'watch: unsubscribed'));
-      await walking;
-    },
-  };
+  return new CorpusWatch(options, walkOnce, onWalk, log).start();
 }

@@ -1,5 +1,5 @@
-// The sidecar's routes (SPEC.md 4) on polka: each route file holds its handler; this file
-// puts auth and rate limits in front of them and turns every thrown HttpError into the one
+// The sidecar's routes (docs/behaviour/routes.md) on polka: each route file holds its handler; this
+// file puts auth and rate limits in front of them and turns every thrown HttpError into the one
 // error body. Anything else thrown is logged and answered 500 without its message.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';

@@ -1,5 +1,6 @@
-// Bearer checks (SPEC.md 5): constant-time comparison, fail closed when the secret is unset.
-// Both sides are hashed first so the comparison takes the same time whatever the lengths.
+// Bearer checks (docs/behaviour/routes.md#authentication): constant-time comparison, fail closed
+// when the secret is unset. Both sides are hashed first so the comparison takes the same time
+// whatever the lengths.
 
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';

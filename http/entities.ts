@@ -1,4 +1,4 @@
-// POST /entities/merge: the admin merge (SPEC.md 3 "Curation pinning") for the platform's
+// POST /entities/merge: the admin merge (docs/behaviour/states.md#curation-pins) for the platform's
 // curation screens. Not publicly routed: loopback peers only, like /stage, and the bearer of
 // PIPELINE_TRIGGER_SECRET. Body {"into": <mention id>, "mentions": [<mention id>, ...]}. It runs
 // on the engine thread after any walk in progress, inside the writer fence.

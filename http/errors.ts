@@ -1,9 +1,12 @@
-// One error body everywhere (DESIGN.md 10): {"error": "<snake_case_name>", "message": "..."},
-// plus named extra fields where a route documents them (valid_modes on /stage directives).
+// One error body everywhere (docs/behaviour/routes.md#the-error-body): {"error":
+// "<snake_case_name>", "message": "..."}, plus named extra fields where a route documents them
+// (valid_modes on /stage directives).
 
 import type { ServerResponse } from 'node:http';
+import { IngestError } from '../lib/errors.ts';
 
-export class HttpError extends Error {
+/** `code` is the body's `error` name. */
+export class HttpError extends IngestError {
   readonly status: number;
   readonly error: string;
   readonly extra: Readonly<Record<string, unknown>>;
@@ -15,8 +18,7 @@ export class HttpError extends Error {
     extra: Record<string, unknown> = {},
     headers: Record<string, string> = {},
   ) {
-    super(message);
-    this.name = 'HttpError';
+    super(error, message);
     this.status = status;
     this.error = error;
     this.extra = extra;

@@ -1,7 +1,7 @@
-// POST /extract (SPEC.md 4): HTML in, {text, verdict, warnings} out, through the same cleaner
-// as the walk. Accepts raw text/html (bytes, so a meta charset is honoured) or JSON
-// {"html": "...", "url"?: "..."}. No fetch is ever performed. 20 MB cap. The cleaning runs in
-// the extract thread pool, never on the main thread.
+// POST /extract (docs/behaviour/routes.md#post-extract): HTML in, {text, verdict, warnings} out,
+// through the same cleaner as the walk. Accepts raw text/html (bytes, so a meta charset is
+// honoured) or JSON {"html": "...", "url"?: "..."}. No fetch is ever performed. 20 MB cap. The
+// cleaning runs in the extract thread pool, never on the main thread.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody } from './body.ts';

@@ -1,5 +1,5 @@
-// GET /health (SPEC.md 4): 200 while the engine worker thread is alive, 503 after it died.
-// No data is returned.
+// GET /health (docs/behaviour/routes.md#get-health): 200 while the engine worker thread is alive,
+// 503 after it died. No data is returned.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EngineThread } from '../engine/thread-handle.ts';

@@ -1,4 +1,4 @@
-// GET /metrics: Prometheus metrics (docs/OPERATIONS.md "Metrics"), never publicly routed.
+// GET /metrics: Prometheus metrics (docs/OPERATIONS.md "Read the metrics"), never publicly routed.
 // Loopback peers are answered as they are (a scraper beside the container, the health
 // tooling); any other peer needs INGEST_METRICS_TOKEN as its bearer, and with no token set it
 // is refused. The text is this thread's process figures and the engine thread's own registry.

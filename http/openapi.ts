@@ -1,11 +1,11 @@
-// The sidecar's HTTP surface as an OpenAPI 3.1 document (SPEC.md 4, 5, 7; DESIGN.md 10), served
-// at GET /openapi.json. It is built from what the routes themselves use, so it cannot quietly
-// drift from them: the body fields of /walk and /producer-run are the routes' own field maps,
-// the size caps and the failStage5 modes are the routes' constants, and each success body is a
-// TypeBox schema whose static type must equal the type the route answers with (the `satisfies
-// Same<...>` lines fail the typecheck otherwise). test/openapi.test.ts then holds the document
-// to the running sidecar: every registered route documented and nothing else, every error name
-// the code throws listed under its status, and every answer it can provoke valid against it.
+// The sidecar's HTTP surface as an OpenAPI 3.1 document (docs/behaviour/routes.md, errors.md),
+// served at GET /openapi.json. It is built from what the routes themselves use, so it cannot
+// quietly drift from them: the body fields of /walk and /producer-run are the routes' own field
+// maps, the size caps and the failStage5 modes are the routes' constants, and each success body is
+// a TypeBox schema whose static type must equal the type the route answers with (the `satisfies
+// Same<...>` lines fail the typecheck otherwise). test/openapi.test.ts then holds the document to
+// the running sidecar: every registered route documented and nothing else, every error name the
+// code throws listed under its status, and every answer it can provoke valid against it.
 //
 // Each refusal is listed once per route (status, error name, when); the document groups them by
 // status into one response whose body schema enumerates the error names that status carries.
@@ -198,7 +198,7 @@ const MergeResultSchema = Type.Object(
 );
 true satisfies Same<Static<typeof MergeResultSchema>, MergeResult>;
 
-/** The one error body (DESIGN.md 10), its `error` limited to `names`. */
+/** The one error body (docs/behaviour/routes.md#the-error-body), its `error` limited to `names`. */
 function errorBody(names: readonly string[], validModes: boolean): TSchema {
   return Type.Object(
     {
@@ -661,7 +661,7 @@ function buildDocument(): Json {
       title: 'ingest sidecar',
       version: API_VERSION,
       description: [
-        'The ingestion sidecar of `ingest serve` (SPEC.md 4, 5, 7; DESIGN.md 10).',
+        'The ingestion sidecar of `ingest serve` (docs/behaviour/routes.md).',
         '',
         'Every error is one body, `{"error": "<snake_case_name>", "message": "..."}` (plus `valid_modes` on the /stage directive errors); each response lists the names it can carry. The name is stable, the message is for people. Every JSON answer is sent with `Cache-Control: no-store`.',
         '',

@@ -1,7 +1,7 @@
-// POST /producer-run (SPEC.md 4 rule 6): a producer run over every concept, bypassing the
-// post-walk delta gate, under the producer's own lock (independent of the walk's). The run
-// starts on the engine thread; the answer comes once it holds its locks: 202 with its op_id
-// (its pipeline_runs row, flow producer, records how it ends), or 409 while another runs.
+// POST /producer-run (docs/behaviour/routes.md#post-producer-run): a producer run over every
+// concept, bypassing the post-walk delta gate, under the producer's own lock (independent of the
+// walk's). The run starts on the engine thread; the answer comes once it holds its locks: 202 with
+// its op_id (its pipeline_runs row, flow producer, records how it ends), or 409 while another runs.
 // Body: empty, or {"redraft": true} to ask the model again even where the memo holds a draft.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';

@@ -1,6 +1,6 @@
-// Per-client rate limits (SPEC.md 5), each counted per client over a one-minute window; over the
-// limit is 429 with Retry-After in seconds. Failed authentications have a limit of their own,
-// checked before the bearer, so guessing tokens is as limited as using them.
+// Per-client rate limits (docs/behaviour/routes.md#authentication), each counted per client over a
+// one-minute window; over the limit is 429 with Retry-After in seconds. Failed authentications have
+// a limit of their own, checked before the bearer, so guessing tokens is as limited as using them.
 //
 // The client is the socket's peer, unless INGEST_TRUSTED_PROXY_HEADER names the header a proxy in
 // front (the tunnel, the edge) sets to the address it saw: behind one, every client would

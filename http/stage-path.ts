@@ -1,7 +1,7 @@
-// POST /stage destPath rules (SPEC.md 4 rule 3, DESIGN.md 10): a corpus-relative file path.
-// A "?" suffix is refused unless it is the one allowlisted directive ?failStage5=<mode>,
-// which is stripped and returned; "#" and other punctuation are part of the file name. Paths
-// that could leave the corpus are refused. Every refusal is a named 400; nothing is written.
+// POST /stage destPath rules (docs/behaviour/routes.md#stage-destpath-rules): a corpus-relative
+// file path. A "?" suffix is refused unless it is the one allowlisted directive ?failStage5=<mode>,
+// which is stripped and returned; "#" and other punctuation are part of the file name. Paths that
+// could leave the corpus are refused. Every refusal is a named 400; nothing is written.
 
 import { FAIL_STAGE5_MODES, type FailStage5Mode } from '../lib/failure-directive.ts';
 import { corpusPathProblem } from '../lib/corpus/path.ts';

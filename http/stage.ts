@@ -1,11 +1,11 @@
-// POST /stage (SPEC.md 4 rule 3, DESIGN.md 10): a multipart byte-drop from loopback peers only.
-// Fields: destPath (corpus-relative; the ?failStage5=<mode> directive allowed) and one file
+// POST /stage (docs/behaviour/routes.md#post-stage): a multipart byte-drop from loopback peers
+// only. Fields: destPath (corpus-relative; the ?failStage5=<mode> directive allowed) and one file
 // part. The bytes land atomically (a dot-prefixed temp file in the target directory, then a
-// rename), and the answer echoes the path written. With a corpus bucket configured, the bytes
-// go to the bucket first (it is authoritative): a failed upload is a 502 with nothing written
-// locally, and pull-sync will not fetch what was staged again.
+// rename), and the answer echoes the path written. With a corpus bucket configured, the bytes go to
+// the bucket first (it is authoritative): a failed upload is a 502 with nothing written locally,
+// and pull-sync will not fetch what was staged again.
 //
-// Staging does not wait for a walk (SPEC.md 9 rule 1 speaks of stage-while-walking load): the
+// Staging does not wait for a walk (stage-while-walking is the load the service is built for): the
 // writer fence keeps walkers apart, and a staged file cannot hurt one. The walk never reads a
 // half-written file (the temp file is a dot-file, which the walk skips, until the rename), reads
 // a file replaced under it as either version (its memo then holds the hash of what it read, and

@@ -1,6 +1,6 @@
-// The walk registry (SPEC.md 3): bounded observability of accepted walks, not a ledger
-// (pipeline_runs is the ledger). At most `capacity` entries; the oldest are evicted. Each
-// accepted walk moves accepted -> running -> exactly one terminal state.
+// The walk registry (docs/behaviour/states.md#walk-registry-entry): bounded observability of
+// accepted walks, not a ledger (pipeline_runs is the ledger). At most `capacity` entries; the
+// oldest are evicted. Each accepted walk moves accepted -> running -> exactly one terminal state.
 
 import { randomUUID } from 'node:crypto';
 import type { RunWarning } from '../lib/runs/record.ts';

@@ -1,7 +1,8 @@
-// The scheduled walk (SPEC.md 5): on INGEST_WALK_SCHEDULE (a cron expression, read in UTC) the
-// sidecar calls its own POST /walk on loopback with the trigger bearer, exactly as the platform
-// would, so a scheduled walk takes the same fence, registry and single-flight. A tick that finds a
-// walk running gets 409: it is logged and skipped, never queued up behind it.
+// The scheduled walk (docs/behaviour/stages.md#boot-never-walks): on INGEST_WALK_SCHEDULE (a cron
+// expression, read in UTC) the sidecar calls its own POST /walk on loopback with the trigger
+// bearer, exactly as the platform would, so a scheduled walk takes the same fence, registry and
+// single-flight. A tick that finds a walk running gets 409: it is logged and skipped, never queued
+// up behind it.
 
 import { Cron } from 'croner';
 import type { Logger } from '../lib/log.ts';

@@ -1,7 +1,7 @@
-// POST /walk and GET /walk-status/{requestId} (SPEC.md 4, 3 "Walk registry entry").
-// Order: auth -> rate limit -> single-flight (409) -> accepted (202 + requestId); then, in the
-// background: the writer fence, one non-live pass, idle. The registry records exactly one
-// terminal state per accepted walk.
+// POST /walk and GET /walk-status/{requestId} (docs/behaviour/routes.md#post-walk,
+// docs/behaviour/states.md#walk-registry-entry). Order: auth -> rate limit -> single-flight (409)
+// -> accepted (202 + requestId); then, in the background: the writer fence, one non-live pass,
+// idle. The registry records exactly one terminal state per accepted walk.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FailStage5Mode, FailureDirective } from '../lib/failure-directive.ts';

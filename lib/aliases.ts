@@ -1,11 +1,12 @@
-// The entity-alias snapshot (SPEC.md 1 rule 6; 3 "Curation pinning"). Generated in the engine
-// lifespan and refreshed at the start of every walk (an admin merge may land between walks):
-// for each admin-curated (pinned) entity mention, its surface form, its canonical name and any
-// metadata.aliases, each mapped to the curated canonical name. Fresh extractions pass through
-// it, so a new mention of a curated entity chains under the curated canonical (and key)
-// instead of minting a rival one.
+// The entity-alias snapshot (docs/behaviour/stages.md#lifespan,
+// docs/behaviour/states.md#curation-pins). Generated in the engine lifespan and refreshed at the
+// start of every walk (an admin merge may land between walks): for each admin-curated (pinned)
+// entity mention, its surface form, its canonical name and any metadata.aliases, each mapped to the
+// curated canonical name. Fresh extractions pass through it, so a new mention of a curated entity
+// chains under the curated canonical (and key) instead of minting a rival one.
 
 import type { Queryable } from './db/database.ts';
+import { pinnedMention } from './db/tables.ts';
 
 /** Case, width and spacing variants of one name meet on one key. */
 const normalise = (name: string) => name.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim();
@@ -33,7 +34,7 @@ export class AliasSnapshot {
     }>(
       `SELECT entity_type, canonical_name, surface_form, metadata -> 'aliases' AS aliases
          FROM entity_mentions
-        WHERE (metadata ->> 'curation_pinned')::boolean
+        WHERE ${pinnedMention()}
         ORDER BY updated_at, id`,
     );
     const next = new Map<string, string>();

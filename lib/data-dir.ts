@@ -6,16 +6,17 @@
 
 import { existsSync } from 'node:fs';
 import type { Config } from './config.ts';
+import { IngestError } from './errors.ts';
 
-export class DataDirectoryMissingError extends Error {
+export class DataDirectoryMissingError extends IngestError {
   readonly directory: string;
   constructor(directory: string, what: string) {
     super(
+      'data_dir_missing',
       `no ${what} at ${directory}, and this command creates none. The data directory is INGEST_DATA_DIR ` +
         '(default: .ingest in the current folder): run the command from the folder where `ingest walk` ran, set ' +
         'INGEST_DATA_DIR (or ENGINE_DB_DSN) to where the data is, or walk a corpus first with `ingest walk PATH`',
     );
-    this.name = 'DataDirectoryMissingError';
     this.directory = directory;
   }
 }

@@ -1,5 +1,5 @@
-// The one-shot stage-5 failure directive (SPEC.md 3, SPEC.md 4 rule 4): for exactly one walk,
-// the credentials of the chosen mode are replaced by a non-empty invalid sentinel (empty
+// The one-shot stage-5 failure directive (docs/behaviour/states.md#failure-directive): for exactly
+// one walk, the credentials of the chosen mode are replaced by a non-empty invalid sentinel (empty
 // values would be scrubbed before the client is built), and restored in every outcome.
 
 export const FAIL_STAGE5_MODES = Object.freeze(['embedder', 'pair_resolver'] as const);

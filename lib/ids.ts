@@ -1,7 +1,8 @@
-// Row identity (SPEC.md 2, DESIGN.md 7). Derived rows are keyed by uuid5 over a seed text in
-// one frozen namespace, so the same document always yields the same keys and a re-walk lands
-// as idempotent ON CONFLICT (id) upserts. The seed texts and the namespace are frozen once a
-// bundle is published: changing either orphans every citation (SPEC.md 9 rule 4).
+// Row identity (docs/behaviour/tables.md#row-keys). Derived rows are keyed by uuid5 over a seed
+// text in one frozen namespace, so the same document always yields the same keys and a re-walk
+// lands as idempotent ON CONFLICT (id) upserts. The seed texts and the namespace are frozen once a
+// bundle is published: changing either orphans every citation
+// (docs/behaviour/versioning.md#frozen-keys-and-citations).
 
 import { randomUUID } from 'node:crypto';
 import { v5 as uuidv5 } from 'uuid';

@@ -1,7 +1,7 @@
-// The service's Prometheus metrics (GET /metrics, docs/OPERATIONS.md "Metrics"). Each thread
-// has its own module instance and so its own registry: in `ingest serve` the engine thread
-// counts what walks, model calls, converters and the sink do, and the main thread serves its
-// own process figures with the engine's text beside them. Other commands count too, unread.
+// The service's Prometheus metrics (GET /metrics, docs/OPERATIONS.md "Read the metrics"). Each
+// thread has its own module instance and so its own registry: in `ingest serve` the engine thread
+// counts what walks, model calls, converters and the sink do, and the main thread serves its own
+// process figures with the engine's text beside them. Other commands count too, unread.
 
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 

@@ -1,4 +1,4 @@
-// The run context (docs/ARCHITECTURE.md "SPEC index", row 3 memo 4): a walk's op_id, its
+// The run context (docs/behaviour/states.md#memo-and-stamping): a walk's op_id, its
 // full_reprocess flag and its four observability counters. Ingest bodies read it here rather
 // than taking it as an argument, so it can never become part of a memo key.
 //

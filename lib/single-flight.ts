@@ -1,6 +1,7 @@
-// One run at a time, refused rather than queued (SPEC.md 8: one walk at a time, one producer
-// pass at a time, each under its own lock). The refusal is thrown synchronously, before any of
-// the work starts, so a route can answer 409 while the accepted run goes on in the background.
+// One run at a time, refused rather than queued (docs/behaviour/limits.md#walk-limits: one walk at
+// a time, one producer pass at a time, each under its own lock). The refusal is thrown
+// synchronously, before any of the work starts, so a route can answer 409 while the accepted run
+// goes on in the background.
 
 export class SingleFlight {
   #running = false;

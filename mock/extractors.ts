@@ -1,7 +1,8 @@
 // Canned answers for the registered extractor prompts, built from the request's text so
 // they vary plausibly per document, and revalidated against the real schemas when this
 // module loads: a schema change that the mock no longer satisfies fails at boot, not mid-walk.
-// Canned output exercises the wiring; it does not judge extraction quality (SPEC.md 8).
+// Canned output exercises the wiring; it does not judge extraction quality
+// (docs/behaviour/tiers.md#mock-server-contract).
 
 import { PROMPTS, type PromptName } from '../lib/llm/prompts.ts';
 import {

@@ -1,8 +1,8 @@
-// The mock's /v1/messages (SPEC.md 8 "Mock server contract"): a request's system text must
-// equal a registered prompt exactly (else 400 naming the mock); a request without a system
-// block gets the text "pong" (the credential preflight). The answer is a tool_use block when
-// the request forces a tool, else text; streamed answers use the vendor's full event grammar
-// and end with stop_reason end_turn.
+// The mock's /v1/messages (docs/behaviour/tiers.md#mock-server-contract): a request's system text
+// must equal a registered prompt exactly (else 400 naming the mock); a request without a system
+// block gets the text "pong" (the credential preflight). The answer is a tool_use block when the
+// request forces a tool, else text; streamed answers use the vendor's full event grammar and end
+// with stop_reason end_turn.
 
 import type { ServerResponse } from 'node:http';
 

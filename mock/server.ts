@@ -1,6 +1,6 @@
-// The bundled mock model server of tier 1 (SPEC.md 8, DESIGN.md 9): /v1/messages and
-// /v1/embeddings at zero cost, deterministic, and the load and fault generator of tests and
-// benchmarks. It listens on loopback only.
+// The bundled mock model server of tier 1 (docs/behaviour/tiers.md#mock-server-contract):
+// /v1/messages and /v1/embeddings at zero cost, deterministic, and the load and fault generator of
+// tests and benchmarks. It listens on loopback only.
 //
 // Knobs: a fixed latency per call; a fault rate with the kinds of fault to inject (429 with
 // Retry-After, 529 overloaded, a slow answer, a dropped connection), drawn from a seeded
@@ -13,6 +13,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { mockEmbedding, toBase64 } from './embeddings.ts';
 import { FAILURE_SENTINEL } from '../lib/failure-directive.ts';
 import { EXTRACTOR_RESPONDERS } from './extractors.ts';
@@ -110,13 +111,17 @@ function credential(req: IncomingMessage): string | null {
   return typeof auth === 'string' ? auth.replace(/^Bearer\s+/i, '') : null;
 }
 
-export async function startMockServer(
-  options: MockOptions = {},
-  listen: { host?: string; port?: number } = {},
-): Promise<MockServer> {
-  const prompts = options.prompts ?? EXTRACTOR_RESPONDERS;
-  const random = seeded(options.seed ?? 1);
-  const stats: MockStats = {
+type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
+interface Route {
+  /** Answered whatever the credential: the tier-1 liveness gate, which carries no model output. */
+  open?: true;
+  handle: Handler;
+}
+
+/** The mock's answers: its routes, its counters and the seeded draws of its faults. */
+class MockModel {
+  readonly stats: MockStats = {
     messages: 0,
     embeddings: 0,
     embeddedTexts: 0,
@@ -124,16 +129,66 @@ export async function startMockServer(
     rejected: 0,
     unauthorized: 0,
   };
-  let ids = 0;
-  const nextId = () => String(++ids).padStart(8, '0');
+  readonly #options: MockOptions;
+  readonly #prompts: ReadonlyMap<string, PromptResponder>;
+  readonly #random: () => number;
+  /** The last message id handed out. */
+  #lastId = 0;
+  /** `${method} ${path}` -> its route. */
+  readonly #routes: ReadonlyMap<string, Route> = new Map<string, Route>([
+    ['GET /health', { open: true, handle: async (_req, res) => sendJson(res, 200, { ok: true, stats: this.stats }) }],
+    ['POST /v1/messages', { handle: (req, res) => this.#messages(req, res) }],
+    ['POST /v1/embeddings', { handle: (req, res) => this.#embeddings(req, res) }],
+  ]);
+
+  constructor(options: MockOptions) {
+    this.#options = options;
+    this.#prompts = options.prompts ?? EXTRACTOR_RESPONDERS;
+    this.#random = seeded(options.seed ?? 1);
+  }
+
+  /** Answers one request: its route, behind the credential check unless the route is open. */
+  serve(req: IncomingMessage, res: ServerResponse): void {
+    const path = (req.url ?? '/').split('?')[0];
+    const route = this.#routes.get(`${req.method} ${path}`);
+    if (route === undefined) {
+      return sendError(res, 404, 'not_found_error', `mock model server: no route ${req.method} ${path}`);
+    }
+    const refusal = route.open ? null : this.#refusal(credential(req));
+    if (refusal !== null) {
+      // Like the vendor's answer to a bad key; the credential presented is never echoed.
+      this.stats.rejected += 1;
+      this.stats.unauthorized += 1;
+      return sendError(res, 401, 'authentication_error', `mock model server: ${refusal}`);
+    }
+    route.handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent)
+        sendError(res, 400, 'invalid_request_error', `mock model server: ${(error as Error).message}`);
+    });
+  }
+
+  /** Why the credential presented is refused; null when it is accepted. */
+  #refusal(presented: string | null): string | null {
+    if (presented === FAILURE_SENTINEL) return 'the failure-injection sentinel credential is refused';
+    const { authToken } = this.#options;
+    if (authToken === undefined) return null;
+    if (presented === null) return 'no credential (x-api-key or Authorization: Bearer) was sent';
+    return sameSecret(presented, authToken) ? null : 'invalid credential';
+  }
+
+  #nextId(): string {
+    this.#lastId += 1;
+    return String(this.#lastId).padStart(8, '0');
+  }
 
   /** Applies the latency and maybe a fault; true when the request was answered by the fault. */
-  const disturb = async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
+  async #disturb(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+    const options = this.#options;
     if (options.latencyMs) await sleep(options.latencyMs);
     const faults = options.faults ?? ['429', '529'];
-    if (!options.faultRate || faults.length === 0 || random() >= options.faultRate) return false;
-    stats.faultsInjected += 1;
-    switch (faults[Math.floor(random() * faults.length)]!) {
+    if (!options.faultRate || faults.length === 0 || this.#random() >= options.faultRate) return false;
+    this.stats.faultsInjected += 1;
+    switch (faults[Math.floor(this.#random() * faults.length)]!) {
       case '429':
         sendError(res, 429, 'rate_limit_error', 'mock model server: injected rate limit', { 'retry-after': '0' });
         return true;
@@ -147,14 +202,14 @@ export async function startMockServer(
         req.socket.destroy();
         return true;
     }
-  };
+  }
 
-  const messages = async (req: IncomingMessage, res: ServerResponse) => {
+  async #messages(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const request = (await readJson(req)) as MessagesRequest;
-    if (await disturb(req, res)) return;
-    const reply = answer(request, prompts, nextId);
+    if (await this.#disturb(req, res)) return;
+    const reply = answer(request, this.#prompts, () => this.#nextId());
     if (reply.status !== 200 || !('content' in reply)) {
-      stats.rejected += 1;
+      this.stats.rejected += 1;
       sendError(
         res,
         reply.status,
@@ -163,20 +218,20 @@ export async function startMockServer(
       );
       return;
     }
-    stats.messages += 1;
-    const id = nextId();
+    this.stats.messages += 1;
+    const id = this.#nextId();
     if (request.stream) streamMessage(res, request, reply.content, id);
     else sendJson(res, 200, messageBody(request, reply.content, id));
-  };
+  }
 
-  const embeddings = async (req: IncomingMessage, res: ServerResponse) => {
+  async #embeddings(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const request = (await readJson(req)) as {
       input?: unknown;
       model?: string;
       dimensions?: number;
       encoding_format?: string;
     };
-    if (await disturb(req, res)) return;
+    if (await this.#disturb(req, res)) return;
     const inputs = typeof request.input === 'string' ? [request.input] : request.input;
     if (
       !Array.isArray(inputs) ||
@@ -184,7 +239,7 @@ export async function startMockServer(
       inputs.length > MAX_EMBEDDING_INPUTS ||
       !inputs.every((i) => typeof i === 'string' && i !== '')
     ) {
-      stats.rejected += 1;
+      this.stats.rejected += 1;
       sendError(
         res,
         400,
@@ -194,8 +249,8 @@ export async function startMockServer(
       return;
     }
     const dimensions = request.dimensions ?? 3072;
-    stats.embeddings += 1;
-    stats.embeddedTexts += inputs.length;
+    this.stats.embeddings += 1;
+    this.stats.embeddedTexts += inputs.length;
     const base64 = request.encoding_format === 'base64';
     sendJson(res, 200, {
       object: 'list',
@@ -209,43 +264,15 @@ export async function startMockServer(
         total_tokens: 0,
       },
     });
-  };
+  }
+}
 
-  const server: Server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
-    const route =
-      req.method === 'GET' && path === '/health'
-        ? null
-        : req.method === 'POST' && path === '/v1/messages'
-          ? messages
-          : req.method === 'POST' && path === '/v1/embeddings'
-            ? embeddings
-            : undefined;
-    if (route === null) return sendJson(res, 200, { ok: true, stats });
-    if (route === undefined)
-      return sendError(res, 404, 'not_found_error', `mock model server: no route ${req.method} ${path}`);
-    const presented = credential(req);
-    const refusal =
-      presented === FAILURE_SENTINEL
-        ? 'the failure-injection sentinel credential is refused'
-        : options.authToken === undefined
-          ? null
-          : presented === null
-            ? 'no credential (x-api-key or Authorization: Bearer) was sent'
-            : sameSecret(presented, options.authToken)
-              ? null
-              : 'invalid credential';
-    if (refusal !== null) {
-      // Like the vendor's answer to a bad key; the credential presented is never echoed.
-      stats.rejected += 1;
-      stats.unauthorized += 1;
-      return sendError(res, 401, 'authentication_error', `mock model server: ${refusal}`);
-    }
-    route(req, res).catch((error: unknown) => {
-      if (!res.headersSent)
-        sendError(res, 400, 'invalid_request_error', `mock model server: ${(error as Error).message}`);
-    });
-  });
+export async function startMockServer(
+  options: MockOptions = {},
+  listen: { host?: string; port?: number } = {},
+): Promise<MockServer> {
+  const model = new MockModel(options);
+  const server: Server = createServer((req, res) => model.serve(req, res));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(listen.port ?? 0, listen.host ?? '127.0.0.1', () => resolve());
@@ -253,7 +280,7 @@ export async function startMockServer(
   const { address, port } = server.address() as AddressInfo;
   return {
     url: `http://${address.includes(':') ? `[${address}]` : address}:${port}`,
-    stats,
+    stats: model.stats,
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
@@ -261,5 +288,3 @@ export async function startMockServer(
       }),
   };
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

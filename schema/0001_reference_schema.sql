@@ -1,6 +1,6 @@
--- The platform's reference schema: every table SPEC.md 2 names. In production these
--- migrations belong to the platform; this copy serves embedded mode and the tests.
--- Columns SPEC.md does not show are listed and explained in docs/DECISIONS.md.
+-- The platform's reference schema: every table docs/behaviour/tables.md names. In production
+-- these migrations belong to the platform; this copy serves embedded mode and the tests.
+-- Columns docs/behaviour/tables.md does not show are listed and explained in docs/DECISIONS.md.
 
 CREATE EXTENSION IF NOT EXISTS vector;
 
@@ -54,7 +54,8 @@ CREATE INDEX content_chunks_source_document_id_idx ON content_chunks (source_doc
 CREATE INDEX content_chunks_reference_item_id_idx ON content_chunks (reference_item_id, idx);
 
 -- Raw Q&A extractions; id is uuid5 of qa:{source_document_id}:{idx}. answer_text may be NULL
--- as an extraction result, but the walk writes no row for a blank answer (SPEC.md 1 rule 7).
+-- as an extraction result, but the walk writes no row for a blank answer
+-- (docs/behaviour/stages.md#blank-form-gate).
 CREATE TABLE q_a_extractions (
   id                  uuid PRIMARY KEY,
   source_document_id  uuid NOT NULL REFERENCES source_documents (id) ON DELETE CASCADE,
@@ -70,7 +71,8 @@ CREATE INDEX q_a_extractions_source_document_id_idx ON q_a_extractions (source_d
 CREATE INDEX q_a_extractions_op_id_idx ON q_a_extractions (op_id);
 
 -- id is uuid5 of em:{source_document_id}:{canonical_name}:{entity_type}. Nothing references
--- this table by foreign key (SPEC.md 2 rule 3). metadata.curation_pinned marks curated rows.
+-- this table by foreign key (docs/behaviour/tables.md#row-keys). metadata.curation_pinned marks
+-- curated rows.
 CREATE TABLE entity_mentions (
   id                  uuid PRIMARY KEY,
   source_document_id  uuid NOT NULL REFERENCES source_documents (id) ON DELETE CASCADE,

@@ -1,6 +1,7 @@
--- The answered predicate of SPEC.md 1 rule 7, in one place: an answer counts when it holds at
--- least one non-whitespace character. Whitespace is the set JavaScript's \s matches, spelled
--- out so that the walk's blank-form gate and this function agree on every character.
+-- The answered predicate of docs/behaviour/stages.md#blank-form-gate, in one place: an answer
+-- counts when it holds at least one non-whitespace character. Whitespace is the set JavaScript's
+-- \s matches, spelled out so that the walk's blank-form gate and this function agree on every
+-- character.
 CREATE FUNCTION q_a_is_answered(answer_text text) RETURNS boolean
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
   AS $$ SELECT answer_text IS NOT NULL AND answer_text ~ '[^\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]' $$;

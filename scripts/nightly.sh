@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The nightly lane for the platform's scheduler (SPEC.md 8 rules 5-7; docs/OPERATIONS.md
-# "The nightly lane"):
+# The nightly lane for the platform's scheduler (docs/behaviour/tiers.md#nightly-lane;
+# docs/OPERATIONS.md "The nightly lane"):
 #
 #   scripts/nightly.sh [mock|gateway|vendor] [ingest nightly options: --sidecar URL --timeout S ...]
 #

@@ -1,31 +1,31 @@
 // Runs the uvu suite and ends with the plain line "N passed, N failed" that CI counts.
-// Arguments pass through to uvu (a directory and a file pattern).
+// Arguments pass through to uvu (a directory and a file pattern); without a pattern, the files
+// of OWN_STEP_FILES are left to their own CI step.
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isEngineTest, OWN_STEP_FILES, testFiles } from './test-files.ts';
 
 // uvu's package exports do not include its CLI, so it is addressed by path.
 const uvuBin = fileURLToPath(new URL('../node_modules/uvu/bin.js', import.meta.url));
 const args = process.argv.slice(2);
-const [dir, pattern] = args.length > 0 ? args : ['test', '\\.test\\.ts$'];
+const [dir, pattern] = args.length > 0 ? args : ['test', undefined];
 const uvuArgs = [
   dir!,
-  ...(pattern === undefined ? [] : [pattern]),
-  ...engineFreeFiles(dir!).flatMap((name) => ['--ignore', `^${name.replace(/[.]/g, '\\.')}$`]),
+  pattern ?? '\\.test\\.ts$',
+  ...ignored(dir!).flatMap((name) => ['--ignore', `^${name.replace(/[.]/g, '\\.')}$`]),
   ...(process.stdout.isTTY ? [] : ['--no-color']),
 ];
 
 /**
- * On PostgreSQL (ENGINE_DB_DSN set), the test files that never reach the engine under test: a
- * file naming none of the ways in (ENGINE_DB_DSN, openTestDatabase, walkFixture) tests code
- * that holds no database, or always starts the embedded PGlite, and the PGlite suite runs it.
+ * The files this run leaves out: on PostgreSQL (ENGINE_DB_DSN set) those without the engine
+ * marker, which the PGlite suite runs; in a whole suite (no pattern) those of their own CI step.
  */
-function engineFreeFiles(root: string): string[] {
-  if (!process.env.ENGINE_DB_DSN) return [];
-  return readdirSync(root, { recursive: true, encoding: 'utf8' })
-    .filter((name) => name.endsWith('.test.ts'))
-    .filter((name) => !/ENGINE_DB_DSN|openTestDatabase|walkFixture/.test(readFileSync(path.join(root, name), 'utf8')));
+function ignored(root: string): string[] {
+  const files = testFiles(root);
+  return [
+    ...(process.env.ENGINE_DB_DSN ? files.filter((file) => !isEngineTest(file.source)).map((file) => file.name) : []),
+    ...(pattern === undefined ? OWN_STEP_FILES : []),
+  ];
 }
 
 const child = spawn(process.execPath, [uvuBin, ...uvuArgs], { stdio: ['ignore', 'pipe', 'inherit'] });

@@ -1,5 +1,6 @@
-// The feed_articles backlink (SPEC.md 2 feed_articles, SPEC.md 3 "URL backlink
-// reconciliation"): a passed feed row points at the reference_items row its URL landed in.
+// The feed_articles backlink (docs/behaviour/tables.md#feed_articles,
+// docs/behaviour/states.md#url-backlink-reconciliation): a passed feed row points at the
+// reference_items row its URL landed in.
 //
 // Each URL item links its own rows as soon as its reference item is durable; that link may
 // defer (the row not visible yet on a first walk, or any fault), and is never an item

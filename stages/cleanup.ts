@@ -1,8 +1,8 @@
 // Flow-scope pass after the walk: derived rows of documents gone from the corpus are removed
-// (DESIGN.md 5). A document is gone when no item seen in this walk resolves to it: a file
-// deleted while a byte-identical copy lives elsewhere keeps its rows, since the copy owns the
-// same keys, and its rel_path moves to that copy. source_documents rows stay (permanent
-// provenance).
+// (docs/behaviour/stages.md#stale-row-cleanup). A document is gone when no item seen in this walk
+// resolves to it: a file deleted while a byte-identical copy lives elsewhere keeps its rows, since
+// the copy owns the same keys, and its rel_path moves to that copy. source_documents rows stay
+// (permanent provenance).
 //
 // Feed URLs are items too (identity url:{url}): a URL still passed is enumerated by every
 // walk, fetched or not, so its rows are never touched here; a URL no longer passed loses its

@@ -1,6 +1,7 @@
-// Stage 4, embedding (SPEC.md 1): text-embedding-3-large at 1024 dimensions into
-// record_embeddings, keyed (owner_kind, owner_id). What is embedded: each content chunk's
-// text, each answered Q&A pair as "Q: ... A: ...", and each entity mention's canonical name.
+// Stage 4, embedding (docs/behaviour/stages.md#stage-4-embedding): text-embedding-3-large at 1024
+// dimensions into record_embeddings, keyed (owner_kind, owner_id). What is embedded: each content
+// chunk's text, each answered Q&A pair as "Q: ... A: ...", and each entity mention's canonical
+// name.
 //
 // The table is the memo, keyed by (model, dimensions, text hash): an owner whose row already
 // holds the vector of its text is only restamped (its item changed); an owner whose text some

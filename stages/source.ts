@@ -1,6 +1,7 @@
-// Stage 1, the source walk (SPEC.md 1): every file under ENGINE_SOURCE_PATH, recursively and
-// live (lib/corpus/files.ts says how: byte names, links kept inside the corpus, dot-files and
-// the service's own data directories skipped, unlisted directories reported), then every passed URL of the feed_articles ledger. One async iterable, read at the
+// Stage 1, the source walk (docs/behaviour/stages.md#stage-1-source-walk): every file under
+// ENGINE_SOURCE_PATH, recursively and live (lib/corpus/files.ts says how: byte names, links kept
+// inside the corpus, dot-files and the service's own data directories skipped, unlisted directories
+// reported), then every passed URL of the feed_articles ledger. One async iterable, read at the
 // consumer's pace, so memory stays flat on any corpus or ledger size.
 //
 // The ledger is read in keyset pages of distinct URLs. Rows already linked are enumerated too:

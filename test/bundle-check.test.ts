@@ -1,3 +1,4 @@
+// @engine
 // `ingest bundle check` on bundles made by hand: a conformant one passes; each breach of OKF 0.1
 // (a concept without frontmatter or type, frontmatter in a non-root index, the root without its
 // version stamp, a log out of order or with a bad date), an index that misses or invents an

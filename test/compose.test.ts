@@ -1,3 +1,4 @@
+// @engine
 // The compose files, which cannot run here (no Docker engine): parsed, interpolated as compose
 // interpolates them against a deploy environment, and checked for what the deployment relies
 // on: the services, one image for all roles, ports on loopback only, the model tier each deploy

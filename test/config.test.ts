@@ -1,3 +1,4 @@
+// @engine
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import path from 'node:path';

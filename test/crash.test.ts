@@ -1,3 +1,4 @@
+// @engine
 // Crash safety: a walk killed with SIGKILL at any point, then run again, ends with exactly the
 // rows of an uninterrupted walk in every table: none missing, none twice, no embedding without
 // its owner, and every killed walk's ledger row closed as abandoned. Real `ingest walk`

@@ -1,3 +1,4 @@
+// @engine
 // `ingest entities list | show | merge` as an operator runs them: the real CLI in child
 // processes, after a real `ingest walk` on the mock tier.
 

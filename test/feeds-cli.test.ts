@@ -1,3 +1,4 @@
+// @engine
 // `ingest feeds add | list | pass | unpass` as an operator runs them, with real `ingest walk`s
 // between: URLs added by the command are fetched from a real HTTP server on loopback (reached
 // only through the fetch allowlist) and linked back; an unpassed URL's derived rows are

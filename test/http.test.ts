@@ -1,3 +1,4 @@
+// @engine
 // The sidecar as the platform sees it: the real server on an ephemeral loopback port, the
 // engine in its worker thread, requests from a real HTTP client (fetch).
 
@@ -211,7 +212,8 @@ test('a busy writer fence ends the walk as fence_busy with no pass', async () =>
   const status = await walkToEnd();
   assert.is(status.state, 'fence_busy');
   assert.is(status.opId, undefined);
-  // The directive goes with the request that consumed it (SPEC.md 3), and the entry says so.
+  // The directive goes with the request that consumed it
+  // (docs/behaviour/states.md#failure-directive), and the entry says so.
   assert.equal([status.stage5DirectiveConsumed, status.stage5FailureInjected], ['embedder', undefined]);
   await (await import('node:fs/promises')).unlink(path.join(stateDir, 'writer.fence'));
   const after = await walkToEnd();

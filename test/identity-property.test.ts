@@ -1,3 +1,4 @@
+// @engine
 // Byte-identical copies and document identity, as a property: any sequence of copy, edit,
 // rename, delete and re-copy on a handful of files, walked after each step, ends with each
 // live file's content present exactly once (one document with rows per distinct content, whose

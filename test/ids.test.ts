@@ -14,7 +14,7 @@ import {
 
 const DOC = '3f1c8a52-8a8e-4a43-9a1f-1d2a6b9c0e11';
 
-test('keys are uuid5 over the seed texts exactly as SPEC.md 2 writes them', () => {
+test('keys are uuid5 over the seed texts exactly as docs/behaviour/tables.md lists them', () => {
   assert.is(qaKey(DOC, 3), uuidv5(`qa:${DOC}:3`, RECORD_NAMESPACE));
   assert.is(
     entityMentionKey(DOC, 'Acme Corp', 'organization'),

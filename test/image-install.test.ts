@@ -1,3 +1,4 @@
+// @engine
 // The image's install, tested without a Docker engine (none runs where the tests do): the files
 // laid out exactly as the Dockerfile's COPY lines lay them out, its production install run in a
 // temporary directory, then its entrypoint started there as serve, worker and mock. A runtime

@@ -1,3 +1,4 @@
+// @engine
 // Warnings about one document reach the walk's summary, its text and its pipeline_runs record
 // beside the document's path, on the engine the run targets: text files in other encodings land
 // as written, those read in a guessed encoding say so, and a scanned PDF says it has no text layer.

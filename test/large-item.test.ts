@@ -1,3 +1,4 @@
+// @engine
 // A large file is written in batches (engine/file.ts): its rows land in several transactions
 // and end exactly as one batch would have written them; a walk killed with SIGKILL half-way
 // through it, then run again, ends with exactly the rows of an unbroken walk, whether the file

@@ -1,8 +1,12 @@
-// The layout's arrows (docs/ARCHITECTURE.md "Layers", DESIGN.md 3) and the dependency facades
-// (SPEC.md 9 rule 1), checked over every runtime module's imports, type-only imports included:
+// The layout's arrows (docs/ARCHITECTURE.md#layers) and the dependency facades
+// (docs/behaviour/versioning.md#dependency-pins), checked over every runtime module's imports,
+// type-only imports included:
 //   bin -> cli -> {http, worker, engine, stages, lib, mock, bench}; http -> {engine, stages, lib};
-//   worker -> {engine, stages, lib}; engine -> {stages, lib}; stages -> lib; mock -> lib;
-//   lib -> nothing outside lib.
+//   bench -> {http, worker, engine, stages, lib, mock}; worker -> {engine, stages, lib};
+//   engine -> {stages, lib}; stages -> lib; mock -> lib; lib -> nothing outside lib.
+// bench/ sits under cli/ (`ingest bench corpus` writes its corpus) and so never imports cli/; it
+// drives the layers below as a caller would, and imports nothing from test/ (test/ is no layer:
+// the tests may import anything, bench/ included).
 // No file-level cycle either: where two modules share a type, it lives in a file of its own.
 
 import { test } from 'uvu';
@@ -15,6 +19,7 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 export const LAYERS: Readonly<Record<string, readonly string[]>> = {
   bin: ['cli'],
   cli: ['http', 'worker', 'engine', 'stages', 'lib', 'mock', 'bench'],
+  bench: ['http', 'worker', 'engine', 'stages', 'lib', 'mock'],
   http: ['engine', 'stages', 'lib'],
   worker: ['engine', 'stages', 'lib'],
   engine: ['stages', 'lib'],
@@ -153,12 +158,14 @@ test('the checker reads every kind of import and ignores comments', () => {
   assert.equal(importsOf(source), ['./a.ts', '../lib/b.ts', './c.ts', './side-effect.ts', './d.ts', 'pg']);
 });
 
-test('a wrong import is caught: lib reaching up into the engine, a stage into http, mock into the engine', () => {
+test('a wrong import is caught: lib reaching up into the engine, a stage into http, mock into the engine, bench into test/ or cli/', () => {
   const wrong = graphOf(
     new Map([
       ['lib/config.ts', "import { walk } from '../engine/walk.ts';"],
       ['stages/chunk.ts', "import type { WalkRegistry } from '../http/walk-registry.ts';"],
       ['mock/server.ts', "import { fencedWalk } from '../engine/fenced-walk.ts';"],
+      ['bench/walk.ts', "import { startMockTier } from '../test/helpers/mock-tier.ts';"],
+      ['bench/report.ts', "import { main } from '../cli/main.ts';"],
       ['engine/walk.ts', "import { Sink } from '../lib/db/sink.ts';\nimport { chunkText } from '../stages/chunk.ts';"],
     ]),
   );
@@ -166,6 +173,8 @@ test('a wrong import is caught: lib reaching up into the engine, a stage into ht
     'lib/config.ts -> engine/walk.ts',
     'stages/chunk.ts -> http/walk-registry.ts',
     'mock/server.ts -> engine/fenced-walk.ts',
+    'bench/walk.ts -> test/helpers/mock-tier.ts',
+    'bench/report.ts -> cli/main.ts',
   ]);
 });
 

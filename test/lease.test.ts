@@ -1,8 +1,10 @@
+// @engine
 // Leases (lib/lease.ts), the writer fence's and the embedded database's lock: a live holder
 // keeps one by renewing it; a holder that stopped renewing loses it whatever its pid and
 // hostname say, because after a kill -9 a pid may be another process's and a hostname may be
 // gone with its container.
 
+import { mock } from 'node:test';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
@@ -37,15 +39,46 @@ const leaseOf = (fields: { pid: number; hostname: string; renewedAgoMs: number }
   });
 
 test('a holder that renews keeps its lease past the stale time; released, it is free', async () => {
-  const hold = await tryAcquireLease(file, { staleMs: STALE_MS });
-  assert.ok(hold !== null);
-  await sleep(STALE_MS * 2.5);
-  assert.is(await tryAcquireLease(file, { staleMs: STALE_MS }), null, 'still held: it was renewed');
-  assert.is((await leaseHolder(file, STALE_MS))?.pid, process.pid);
-  await hold.release();
-  const next = await tryAcquireLease(file, { staleMs: STALE_MS });
-  assert.ok(next !== null);
-  await next.release();
+  // The renewal timer and the clock are fake (node:test's mock.timers), so a loaded machine
+  // cannot make a renewal late; each renewal's file write is real and awaited as it lands.
+  mock.timers.enable({ apis: ['setInterval', 'Date'], now: Date.now() });
+  try {
+    const hold = await tryAcquireLease(file, { staleMs: STALE_MS });
+    assert.ok(hold !== null);
+    for (let elapsed = 0; elapsed < STALE_MS * 2.5; elapsed += STALE_MS / 4) {
+      mock.timers.tick(STALE_MS / 4);
+      const now = new Date().toISOString();
+      const giveUp = performance.now() + 5_000;
+      while (JSON.parse(await readFile(file, 'utf8')).renewedAt !== now) {
+        assert.ok(performance.now() < giveUp, `renewed at ${now}`);
+        await new Promise(setImmediate);
+      }
+    }
+    assert.is(await tryAcquireLease(file, { staleMs: STALE_MS }), null, 'still held: it was renewed');
+    assert.is((await leaseHolder(file, STALE_MS))?.pid, process.pid);
+    await hold.release();
+    const next = await tryAcquireLease(file, { staleMs: STALE_MS });
+    assert.ok(next !== null);
+    await next.release();
+  } finally {
+    mock.timers.reset();
+  }
+});
+
+test('a holder that stops renewing loses its lease once the stale time has passed', async () => {
+  mock.timers.enable({ apis: ['setInterval', 'Date'], now: Date.now() });
+  try {
+    const hold = await tryAcquireLease(file, { staleMs: STALE_MS });
+    assert.ok(hold !== null);
+    // No tick fires the renewal: the clock alone moves past the stale time.
+    mock.timers.setTime(Date.now() + STALE_MS - 1);
+    assert.is(await tryAcquireLease(file, { staleMs: STALE_MS }), null, 'held until the stale time');
+    mock.timers.setTime(Date.now() + 1);
+    assert.is(await leaseHolder(file, STALE_MS), null, 'stale at the stale time');
+    await hold.release();
+  } finally {
+    mock.timers.reset();
+  }
 });
 
 test('a lease not renewed is taken over though its pid is alive on this host (a pid reused)', async () => {

@@ -1,6 +1,8 @@
-// pipeline_runs is the ledger (SPEC.md 3): every invocation leaves exactly one row with one
-// terminal status, also when it never reached its pass: a busy writer fence (fence_busy), a
-// pull-sync that failed (failed, with the reason). The real fenced walk, recorder and database.
+// @engine
+// pipeline_runs is the ledger (docs/behaviour/states.md#pipeline_runs-row): every invocation leaves
+// exactly one row with one terminal status, also when it never reached its pass: a busy writer
+// fence (fence_busy), a pull-sync that failed (failed, with the reason). The real fenced walk,
+// recorder and database.
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

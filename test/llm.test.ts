@@ -1,5 +1,6 @@
 // The model-client factories and the service's retry wrapper, against the mock's fault knobs.
 
+import { mock } from 'node:test';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readdir, readFile } from 'node:fs/promises';
@@ -200,17 +201,28 @@ test('attempts are bounded', async () => {
 });
 
 test('the deadline aborts a call that hangs, and ends with the call that finishes', async () => {
-  const hung = await withRetry(
-    (signal) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
-    { ...fast, deadlineMs: 30 },
-  ).catch((e: unknown) => e);
-  assert.instance(hung, ModelCallError);
-  assert.match((hung as Error).message, /deadline passed/);
-  // A finished call's signal must not stay armed (and referenced) until the deadline.
-  let given: AbortSignal | undefined;
-  assert.is(await withRetry(async (signal) => ((given = signal), 'ok'), { ...fast, deadlineMs: 30 }), 'ok');
-  await new Promise((resolve) => setTimeout(resolve, 60));
-  assert.is(given!.aborted, false);
+  // Fake timers and clock (node:test's mock.timers): the test moves time, and waits for none.
+  mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+  try {
+    let aborted = false;
+    const hung = withRetry(
+      (signal) =>
+        new Promise((_, reject) => signal.addEventListener('abort', () => ((aborted = true), reject(signal.reason)))),
+      { ...fast, deadlineMs: 30 },
+    ).catch((e: unknown) => e);
+    mock.timers.tick(29);
+    assert.is(aborted, false, 'still waiting 1 ms before the deadline');
+    mock.timers.tick(1);
+    assert.instance(await hung, ModelCallError);
+    assert.match(((await hung) as Error).message, /deadline passed/);
+    // A finished call's signal must not stay armed (and referenced) until the deadline.
+    let given: AbortSignal | undefined;
+    assert.is(await withRetry(async (signal) => ((given = signal), 'ok'), { ...fast, deadlineMs: 30 }), 'ok');
+    mock.timers.tick(60);
+    assert.is(given!.aborted, false);
+  } finally {
+    mock.timers.reset();
+  }
 });
 
 test('retryable statuses and Retry-After parsing', () => {

@@ -1,3 +1,4 @@
+// @engine
 // GET /metrics as a Prometheus scraper sees it: the real sidecar on loopback after a real walk
 // of the example corpus and a real bid-worker job on the same database, read with fetch.
 

@@ -1,6 +1,11 @@
+// @engine
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { loadMigrations, migrate, MigrationError } from '../lib/db/migrate.ts';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { loadMigrations, migrate, MigrationError, SCHEMA_DIR, type Migration } from '../lib/db/migrate.ts';
+import { RELEASED_FILE_CHECKSUMS } from '../lib/db/released-checksums.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
 
 const PLATFORM_TABLES = [
@@ -70,17 +75,86 @@ test('no foreign key points into entity_mentions or entity_relationships', async
   assert.is(rows[0]?.n, 0);
 });
 
-test('an applied migration that was edited afterwards is refused', async () => {
-  const all = await loadMigrations();
-  await migrate(t.db, all);
-  const edited = all.map((m, i) => (i === 0 ? { ...m, checksum: 'different' } : m));
+/** A copy of schema/ with one file's text edited, as a later release might ship it. */
+async function editedSchema(file: string, edit: (text: string) => string): Promise<Migration[]> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'schema-'));
+  try {
+    await cp(SCHEMA_DIR, dir, { recursive: true });
+    const target = path.join(dir, file);
+    const text = await readFile(target, 'utf8');
+    const edited = edit(text);
+    assert.is.not(edited, text, `the edit changed ${file}`);
+    await writeFile(target, edited);
+    return await loadMigrations(dir);
+  } finally {
+    await rm(dir, { recursive: true });
+  }
+}
+
+/** Makes the schema_migrations rows what a release that checksummed whole files recorded. */
+async function recordReleasedFileChecksums(): Promise<void> {
+  for (const [version, released] of RELEASED_FILE_CHECKSUMS) {
+    await t.db.query('UPDATE schema_migrations SET checksum = $2 WHERE version = $1', [version, released.file]);
+  }
+}
+
+async function recordedChecksums(): Promise<string[]> {
+  const { rows } = await t.db.query<{ checksum: string }>('SELECT checksum FROM schema_migrations ORDER BY version');
+  return rows.map((r) => r.checksum);
+}
+
+const SQL_EDIT = (text: string) => text.replace('LANGUAGE sql STABLE', 'LANGUAGE sql VOLATILE');
+
+test("a change to an applied migration's SQL is refused by name", async () => {
+  await migrate(t.db);
+  const edited = await editedSchema('0002_answered_predicate.sql', SQL_EDIT);
   try {
     await migrate(t.db, edited);
     assert.unreachable('expected a MigrationError');
   } catch (error) {
     assert.instance(error, MigrationError);
-    assert.match((error as Error).message, /changed after it was applied/);
+    assert.match((error as Error).message, /0002_answered_predicate\.sql changed after it was applied/);
   }
+});
+
+test("a change to an applied migration's comments and layout is accepted", async () => {
+  const all = await loadMigrations();
+  await migrate(t.db, all);
+  const edited = await editedSchema(
+    '0003_engine_instance.sql',
+    (text) =>
+      `/* A new note, /* nested */ in a block. */\n-- And one more line.\n${text.replace(/\n/g, '\n\n')}  -- trailing\n`,
+  );
+  const report = await migrate(t.db, edited);
+  assert.is(report.applied.length, 0);
+  assert.is(report.alreadyApplied, all.length);
+});
+
+test('a database migrated when checksums covered the whole file migrates cleanly and keeps its rows', async () => {
+  const all = await loadMigrations();
+  await migrate(t.db, all);
+  await recordReleasedFileChecksums();
+  const released = all.map((m) => RELEASED_FILE_CHECKSUMS.get(m.version)?.file ?? m.checksum);
+  assert.equal(await recordedChecksums(), released);
+  const report = await migrate(t.db, all);
+  assert.is(report.applied.length, 0);
+  assert.is(report.alreadyApplied, all.length);
+  assert.equal(await recordedChecksums(), released, 'the earlier release, rolled back to, still finds its checksums');
+});
+
+test('on a database migrated when checksums covered the whole file, a change to the SQL is still refused by name', async () => {
+  await migrate(t.db);
+  await recordReleasedFileChecksums();
+  const edited = await editedSchema('0002_answered_predicate.sql', SQL_EDIT);
+  try {
+    await migrate(t.db, edited);
+    assert.unreachable('expected a MigrationError');
+  } catch (error) {
+    assert.instance(error, MigrationError);
+    assert.match((error as Error).message, /0002_answered_predicate\.sql changed after it was applied/);
+  }
+  const { rows } = await t.db.query<{ checksum: string }>('SELECT checksum FROM schema_migrations WHERE version = 2');
+  assert.is(rows[0]?.checksum, RELEASED_FILE_CHECKSUMS.get(2)?.file, 'the refused row is left as it was');
 });
 
 test('a failing migration rolls back whole and names itself', async () => {

@@ -1,3 +1,4 @@
+// @engine
 // The walk with its model stages, on tier 1: a mock model server of the test's own, so the
 // calls it serves can be counted and faults injected.
 

@@ -1,3 +1,4 @@
+// @engine
 // .github/workflows/nightly.yml cannot run here, so it is read: the schedule and the manual
 // dispatch with its `llm_tier` choice, the job calling scripts/nightly.sh with that input, and
 // the environment each tier gets. The `${{ }}` expressions of the job's env are evaluated (the

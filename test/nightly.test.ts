@@ -1,9 +1,10 @@
-// The nightly lane (SPEC.md 8 rules 5-7) as the scheduler runs it: scripts/nightly.sh and
-// `ingest nightly` in child processes, against real sidecars (`ingest serve`) and real mock model
-// servers on loopback. One sidecar runs tier 1 on the plain mock; the other tier 2 on a second
-// mock that accepts one token only (`ingest mock --auth-token`), as a gateway would. A
-// recording proxy in front of each sidecar shows which requests the lane made, so "before any
-// walk" is what the sidecar saw, not what the lane says.
+// @engine
+// The nightly lane (docs/behaviour/tiers.md#nightly-lane) as the scheduler runs it:
+// scripts/nightly.sh and `ingest nightly` in child processes, against real sidecars (`ingest
+// serve`) and real mock model servers on loopback. One sidecar runs tier 1 on the plain mock; the
+// other tier 2 on a second mock that accepts one token only (`ingest mock --auth-token`), as a
+// gateway would. A recording proxy in front of each sidecar shows which requests the lane made, so
+// "before any walk" is what the sidecar saw, not what the lane says.
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -13,7 +14,7 @@ import { cp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startMockServer, type MockServer } from '../mock/server.ts';
-import { judgeRun } from '../lib/nightly/rows-landed.ts';
+import { judgeRun } from '../cli/nightly/rows-landed.ts';
 import { BIN, runIngest } from './helpers/cli.ts';
 import { openTestDatabase, targetEngine, type TestDatabase } from './helpers/db.ts';
 import { seedDataDir } from './helpers/embedded.ts';
@@ -225,7 +226,8 @@ test.before(async () => {
       OPENAI_BASE_URL: `${mock.url}/v1`,
       OPENAI_API_KEY: MOCK_KEY,
     }),
-    // Tier 2: the gateway's address and token, the API key empty (SPEC.md 8 rule 3).
+    // Tier 2: the gateway's address and token, the API key empty
+    // (docs/behaviour/tiers.md#the-tiers).
     startSidecar('tier2', {
       ENGINE_SOURCE_PATH: path.join(root, 'corpus-2'),
       ANTHROPIC_BASE_URL: gateway.url,
@@ -260,7 +262,8 @@ test('a tier the model environment contradicts is refused by name, before anythi
     ],
     [['--tier', 'gateway'], tier1Env(), /tier_mismatch: tier gateway needs ANTHROPIC_AUTH_TOKEN/],
     [['--tier', 'mock'], tier2Env(TOKEN), /tier_mismatch: tier mock takes no ANTHROPIC_AUTH_TOKEN/],
-    // Blank means unset (SPEC.md 8 rule 2): a base URL passed through as '' is no base URL.
+    // Blank means unset (docs/behaviour/tiers.md#blank-means-unset): a base URL passed through as
+    // '' is no base URL.
     [['--tier', 'mock'], tier1Env({ ANTHROPIC_BASE_URL: '  ' }), /tier mock needs ANTHROPIC_BASE_URL at the mock/],
     [['--tier', 'mock'], tier1Env({ PIPELINE_TRIGGER_SECRET: '' }), /trigger_secret_missing: PIPELINE_TRIGGER_SECRET/],
   ];
@@ -480,7 +483,8 @@ test('what "rows landed" refuses, fact by fact', () => {
   assert.equal(codes({ ...ledger, counts: { ...counts, rows_source_documents: 0 } }), ['no_rows_written']);
   assert.equal(codes({ ...ledger, rowsOfRun: { source_documents: 0 } }), ['rows_missing']);
   assert.equal(codes({ ...ledger, documents: 0 }), ['rows_missing']);
-  // Some items failed while others landed: the walk tolerates it (SPEC.md 1 rule 1), so does the lane.
+  // Some items failed while others landed: the walk tolerates it
+  // (docs/behaviour/stages.md#per-item-isolation), so does the lane.
   assert.equal(codes({ ...ledger, counts: { ...counts, failed: 3, unchanged: 3 } }), []);
   // The walk-status answer has no extractor_version to check: not a failure there.
   assert.equal(codes({ source: 'walk-status', status: 'completed', counts }), []);

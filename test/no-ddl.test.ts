@@ -1,5 +1,6 @@
-// The walk writes rows only (SPEC.md 1): DDL lives in schema/ and is issued only by the
-// migration runner. This scans every runtime module for schema-changing statements.
+// The walk writes rows only (docs/behaviour/stages.md#rows-only): DDL lives in schema/ and is
+// issued only by the migration runner. This scans every runtime module for schema-changing
+// statements.
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

@@ -1,3 +1,4 @@
+// @engine
 // The OpenAPI document (http/openapi.ts, served at GET /openapi.json) held to the sidecar:
 //  (a) it is valid OpenAPI 3.1 (the official JSON Schema), every schema in it compiles under a
 //      strict JSON Schema 2020-12 validator, and every error name the code throws is listed

@@ -1,3 +1,4 @@
+// @engine
 // A producer killed with SIGKILL in the middle of a run (real `ingest` processes, the model slow
 // enough to be caught drafting): the published bundle stays the one before it, readable and
 // conformant with every citation resolving; the next run finishes, closes the killed run's

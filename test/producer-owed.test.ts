@@ -1,3 +1,4 @@
+// @engine
 // What the producer owes survives a kill (issue 41 point 16): a walk killed with SIGKILL after
 // its items committed, in stage 5, before it could chain a producer run, or killed during the
 // chained run itself, is followed by a walk of the unchanged corpus that changes nothing and

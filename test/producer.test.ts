@@ -1,3 +1,4 @@
+// @engine
 // The producer (issue 24) over real walks on tier 1 (the mock model server over HTTP): a clean
 // walk chains a run whose bundle is conformant with every citation resolving; an unchanged walk
 // runs none and touches no file; an edit redrafts only the concepts it feeds; a concept whose

@@ -1,3 +1,4 @@
+// @engine
 // `ingest qa proposals | decide` as an operator runs them: the real CLI in child processes,
 // after a real `ingest walk` on the mock tier, and a decision that the next walks keep.
 

@@ -1,3 +1,4 @@
+// @engine
 // Stage 5 (ii), the Q&A dedup proposer, over real walks on tier 1 (the mock model server over
 // HTTP, its trigram embeddings): repeats across documents proposed once per pair, a repeat
 // inside one document not, unanswered pairs never; the Q&A rows untouched; decisions standing

@@ -1,3 +1,4 @@
+// @engine
 // The walk never empties the database because its corpus looks empty or moved (issue: "an empty
 // or wrong corpus wipes the database"): the state store is bound to its corpus root, and a walk
 // that would remove most of the known documents keeps every row unless the operator allows it.

@@ -1,3 +1,4 @@
+// @engine
 // Stage 5 (i), entity resolution, over real walks on tier 1: alias variants across documents
 // chain under one root canonical, mentions and relationships re-keyed, embeddings moved with
 // them, item memos following, and an unchanged walk spends nothing.

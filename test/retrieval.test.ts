@@ -1,3 +1,4 @@
+// @engine
 // The retrieval template_fill and `ingest search` share (worker/retrieval.ts), on the engine the
 // run targets, over Q&A pairs walked into rows on the mock tier: a question asked in other words
 // finds its pair over pairs of the neighbouring subject asked in the question's own words.

@@ -1,3 +1,4 @@
+// @engine
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -7,7 +8,7 @@ import { pino } from 'pino';
 import { Writable } from 'node:stream';
 import { createRunRecorder } from '../lib/runs/index.ts';
 import type { RunRecord } from '../lib/runs/record.ts';
-import { parseRetryAfter, webhookUrl } from '../lib/runs/webhook.ts';
+import { webhookUrl } from '../lib/runs/webhook.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
 
 const SECRET = 'trigger-secret-for-tests';
@@ -220,13 +221,9 @@ test('webhook: with the secret unset nothing is sent (fail closed)', async () =>
   }
 });
 
-test('webhook URL and Retry-After parsing', () => {
+test('webhook URL', () => {
   assert.is(webhookUrl('https://app.example'), 'https://app.example/api/internal/pipeline-runs/record');
   assert.is(webhookUrl('https://app.example/base/'), 'https://app.example/base/api/internal/pipeline-runs/record');
-  assert.is(parseRetryAfter('3'), 3000);
-  assert.is(parseRetryAfter('Thu, 01 Jan 1970 00:00:10 GMT', 4000), 6000);
-  assert.is(parseRetryAfter('soon'), null);
-  assert.is(parseRetryAfter(null), null);
 });
 
 test.run();

@@ -1,3 +1,4 @@
+// @engine
 // The catalog check of lib/db/schema-check.ts on the engine under test: the shape read from
 // schema/ is what migrating leaves, and a database that lacks some of it is refused by name,
 // with the migration file that adds each missing part, however it was (or was not) migrated.

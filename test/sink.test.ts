@@ -1,3 +1,4 @@
+// @engine
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { fromSql } from 'pgvector';
@@ -7,6 +8,7 @@ import { CopyValueError } from '../lib/db/copy-binary.ts';
 import {
   contentChunks,
   entityMentions,
+  isPinnedMention,
   recordEmbeddings,
   referenceItems,
   sourceDocuments,
@@ -270,6 +272,55 @@ if (strategiesFor(targetEngine).includes('binary-bind')) {
       assert.match((error as Error).message, /record_embeddings\.embedding \(vector\): .* is not an array of numbers/);
     }
     assert.is(await count('record_embeddings'), 0);
+  });
+}
+
+for (const strategy of strategiesFor(targetEngine)) {
+  test(`${strategy}: a conflict merge sets only the columns it names; a pinned row is never updated`, async () => {
+    const op = randomUUID();
+    const doc = randomUUID();
+    await upsertRows(t.db, sourceDocuments, [documentRow(doc, op)], strategy);
+    const mention = (id: string, surface: string, confidence: number, pinned: boolean) => ({
+      id,
+      source_document_id: doc,
+      canonical_name: 'Ada Lovelace',
+      entity_type: 'person',
+      surface_form: surface,
+      confidence,
+      metadata: { curation_pinned: pinned },
+      op_id: op,
+    });
+    const [open, pinned] = [randomUUID(), randomUUID()];
+    await upsertRows(
+      t.db,
+      entityMentions,
+      [mention(open, 'Ada', 0.5, false), mention(pinned, 'Ada', 0.5, true)],
+      strategy,
+    );
+    const keepHigher = { confidence: 'GREATEST(entity_mentions.confidence, EXCLUDED.confidence)' };
+    await upsertRows(
+      t.db,
+      entityMentions,
+      [mention(open, 'Countess', 0.75, false), mention(pinned, 'Countess', 0.75, false)],
+      strategy,
+      keepHigher,
+    );
+    const { rows } = await t.db.query<{ id: string; surface_form: string; confidence: number; pinned: boolean }>(
+      `SELECT id::text, surface_form, confidence, ${isPinnedMention()} AS pinned FROM entity_mentions`,
+    );
+    assert.equal(
+      new Map(rows.map((r) => [r.id, r])),
+      new Map([
+        [open, { id: open, surface_form: 'Ada', confidence: 0.75, pinned: false }],
+        [pinned, { id: pinned, surface_form: 'Ada', confidence: 0.5, pinned: true }],
+      ]),
+    );
+    try {
+      await upsertRows(t.db, entityMentions, [mention(open, 'Ada', 1, false)], strategy, { nickname: "'x'" });
+      assert.unreachable('expected a named error');
+    } catch (error) {
+      assert.instance(error, UnknownColumnError);
+    }
   });
 }
 

@@ -1,4 +1,4 @@
-// docs/ARCHITECTURE.md's SPEC index sends a reader from a behaviour to a file and a function:
+// docs/ARCHITECTURE.md's behaviour index sends a reader from a behaviour to a file and a function:
 // each file it names exists and declares each function it names there, so a move or a rename
 // that forgets the index fails here.
 
@@ -9,7 +9,7 @@ import path from 'node:path';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const architecture = readFileSync(path.join(ROOT, 'docs', 'ARCHITECTURE.md'), 'utf8');
-const index = architecture.slice(architecture.indexOf('## SPEC index'));
+const index = architecture.slice(architecture.indexOf('## Behaviour index'));
 
 /** Every `path/file.ts: name, Class.method / other` reference in the index's third column. */
 export function references(markdown: string): { file: string; names: string[] }[] {
@@ -37,7 +37,7 @@ test('the reader of the index: files and function names from a row', () => {
   ]);
 });
 
-test('every file and function the SPEC index names exists', () => {
+test('every file and function the behaviour index names exists', () => {
   const refs = references(index);
   assert.ok(refs.length > 40, `the index was read (${refs.length} references)`);
   const missing: string[] = [];

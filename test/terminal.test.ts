@@ -1,3 +1,4 @@
+// @engine
 // What a person at a terminal sees: `ingest walk` and `ingest watch` run on a pseudo-terminal,
 // their bytes played into a terminal emulator, and the lines it then holds read as a person
 // reads them. Log records pass above the progress bar, the bar is gone before the summary,

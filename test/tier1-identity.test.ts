@@ -1,3 +1,4 @@
+// @engine
 // Tier 1's memos outlive the process (issue 41 point 17): every `ingest walk` with no model
 // configured starts the in-process mock on a new port, yet an edit to a long document
 // re-extracts only the window it touched, as on any endpoint at a fixed address. Real `ingest`

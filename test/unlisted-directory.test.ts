@@ -1,3 +1,4 @@
+// @engine
 // What a walk cannot list is not gone (issue: "an unreadable folder loses its documents' rows"):
 // a folder that cannot be read keeps its documents' rows and memos and is named by a warning,
 // and the first walk that lists it again removes what really went. Also what the listing leaves

@@ -1,3 +1,4 @@
+// @engine
 // The URL source end to end (issue 8 acceptance): passed feed_articles rows fetched through
 // the safe fetch from a real HTTP server on loopback (reached only through the allowlist
 // knob), cleaned, extracted (classification, entities), chunked, embedded, upserted into

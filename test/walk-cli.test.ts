@@ -1,3 +1,4 @@
+// @engine
 // `ingest walk` as a user runs it: a real process, its summary, and poisoned documents that
 // must fail alone while the walk completes and its process memory stays bounded.
 

@@ -1,7 +1,8 @@
-// The scheduled walk (SPEC.md 5) as a container runs it: `ingest serve` in a child process with
-// INGEST_WALK_SCHEDULE set walks on its own through its loopback POST /walk, and a tick that
-// finds a walk running is logged and skipped, never queued. The model tier is the real mock on
-// loopback, slowed so that one walk spans several ticks.
+// @engine
+// The scheduled walk (docs/behaviour/stages.md#boot-never-walks) as a container runs it: `ingest
+// serve` in a child process with INGEST_WALK_SCHEDULE set walks on its own through its loopback
+// POST /walk, and a tick that finds a walk running is logged and skipped, never queued. The model
+// tier is the real mock on loopback, slowed so that one walk spans several ticks.
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

@@ -1,3 +1,4 @@
+// @engine
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rm, copyFile, utimes, writeFile } from 'node:fs/promises';

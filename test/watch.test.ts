@@ -1,3 +1,4 @@
+// @engine
 // Watch mode: the real watcher on a real folder, the real walk on the target database, and
 // random file operations as a developer's tools make them. The database must end equal to a
 // fresh walk of the folder, with no document missed and none left behind.

@@ -1,3 +1,4 @@
+// @engine
 // `ingest jobs`, `ingest worker`, `ingest worker health` and `ingest search` as an operator runs
 // them: the real CLI in child processes on the engine the run targets, after a real
 // `ingest walk` on the mock tier (started in process by each command, as with no endpoint set).

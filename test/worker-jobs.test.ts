@@ -1,3 +1,4 @@
+// @engine
 // The bid-worker's jobs end to end on the engine the run targets, with the real converters, the
 // mock model server on loopback and a corpus walked into rows first: a form of each type
 // analysed into its questions at their places; template_fill answering from the corpus with

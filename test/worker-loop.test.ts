@@ -1,3 +1,4 @@
+// @engine
 // The bid-worker's poll loop on the engine the run targets (PGlite, or PostgreSQL under
 // scripts/pg-with-vector.sh): claims under a lease, re-claims after expiry, max_attempts with
 // backoff, a final error failing at once, SIGTERM's grace and give-back, two workers never

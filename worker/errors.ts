@@ -4,6 +4,7 @@
 // failed at once instead of spending its remaining attempts.
 
 import { ConversionError } from '../stages/convert/index.ts';
+import { IngestError } from '../lib/errors.ts';
 
 export type JobErrorCode =
   | 'bad_payload'
@@ -15,13 +16,11 @@ export type JobErrorCode =
   | 'output_failed'
   | 'job_failed';
 
-export class JobError extends Error {
-  readonly code: JobErrorCode | string;
+export class JobError extends IngestError {
+  declare readonly code: JobErrorCode | string;
   readonly final: boolean;
   constructor(code: JobErrorCode | string, message: string, options: { final: boolean; cause?: unknown }) {
-    super(message, { cause: options.cause });
-    this.name = 'JobError';
-    this.code = code;
+    super(code, message, { cause: options.cause });
     this.final = options.final;
   }
 }

@@ -1,4 +1,4 @@
-// The bid-worker's statements on processing_queue (SPEC.md 1 rule 8, DESIGN.md 12 and 15). The
+// The bid-worker's statements on processing_queue (docs/behaviour/states.md#bid-worker-job). The
 // table is the platform's own, so it is claimed directly: FOR UPDATE SKIP LOCKED in one short
 // statement that also sets the lease, never a transaction held while a job works.
 //

@@ -8,9 +8,10 @@
 // alike. LEXICAL_WEIGHT was chosen on the benchmark's seed 1 and checked on seed 2
 // (bench/README.md "bid-worker").
 //
-// Every piece of evidence carries a record:// citation of what SPEC.md 2 allows as a target:
-// the source_document (or reference_item) it came from, and that document's corpus-relative
-// path (or the item's URL), which is what a person can look up.
+// Every piece of evidence carries a record:// citation of what
+// docs/behaviour/tables.md#bundle-citations allows as a target: the source_document (or
+// reference_item) it came from, and that document's corpus-relative path (or the item's URL), which
+// is what a person can look up.
 //
 // A caller may exclude documents: template_fill excludes the form's own (docs/DECISIONS.md
 // "A form is never its own evidence"). They are left out of every query, before the nearest

@@ -19,6 +19,8 @@
 // option every document is exactly what it was; with it, only these pairs are added (their own
 // random stream), so every other part of the document stays the same.
 
+import { IngestError } from '../../lib/errors.ts';
+
 export type CorpusType = 'md' | 'pdf' | 'docx' | 'xlsx' | 'html';
 export const CORPUS_TYPES: readonly CorpusType[] = ['md', 'pdf', 'docx', 'xlsx', 'html'];
 export const DEFAULT_MIX = 'md:70,pdf:10,docx:10,xlsx:5,html:5';
@@ -60,10 +62,9 @@ export interface QaPair {
   repeat?: { family: number; wording: number; answer: number };
 }
 
-export class CorpusMixError extends Error {
+export class CorpusMixError extends IngestError {
   constructor(message: string) {
-    super(message);
-    this.name = 'CorpusMixError';
+    super('corpus_mix_invalid', message);
   }
 }
 

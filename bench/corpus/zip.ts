@@ -1,11 +1,11 @@
 // Rewrites a zip container (DOCX, XLSX) without entry timestamps, so that the same document
 // always gives the same bytes. The OOXML libraries stamp the current time into each entry,
 // which is the only thing that would make the generated corpus differ between runs. The
-// writer is the tests' (it leaves the date fields zero).
+// writer is zip-writer.ts (it leaves the date fields zero).
 
 import { crc32, deflateRawSync } from 'node:zlib';
 import yauzl from 'yauzl';
-import { zip } from '../../test/helpers/documents.ts';
+import { zip } from './zip-writer.ts';
 
 async function readEntries(bytes: Buffer): Promise<{ name: string; data: Buffer }[]> {
   const zip = await yauzl.fromBufferPromise(bytes, { lazyEntries: true });

@@ -1,5 +1,7 @@
 // What every corpus bucket is, whatever stores it (index.ts opens the configured one).
 
+import { IngestError } from '../errors.ts';
+
 export interface BucketObject {
   key: string;
   /** Changes whenever the object's bytes may have changed (an ETag, or size and mtime). */
@@ -21,9 +23,8 @@ export interface CorpusBucket {
   close(): void;
 }
 
-export class BucketError extends Error {
+export class BucketError extends IngestError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'BucketError';
+    super('bucket_failed', message, options);
   }
 }

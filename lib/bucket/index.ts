@@ -1,4 +1,4 @@
-// The durable corpus bucket (SPEC.md 4 rule 1, DESIGN.md 11): the authoritative copy of the
+// The durable corpus bucket (docs/behaviour/routes.md#post-walk): the authoritative copy of the
 // corpus, of which ENGINE_SOURCE_PATH is a rebuildable working copy. INGEST_CORPUS_BUCKET
 // names it: file:///dir (a directory, e.g. a mounted volume) or s3://bucket/prefix (any
 // S3-compatible store). Keys are corpus-relative paths.

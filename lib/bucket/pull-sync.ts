@@ -1,6 +1,6 @@
-// Pull-sync (SPEC.md 4 rule 1): before a walk's pass, inside the writer fence, the corpus
-// directory is made a copy of the bucket: new and changed objects are downloaded (each to a
-// hidden temp file, then renamed into place, so a walk never sees half a file), and files the
+// Pull-sync (docs/behaviour/routes.md#post-walk): before a walk's pass, inside the writer fence,
+// the corpus directory is made a copy of the bucket: new and changed objects are downloaded (each
+// to a hidden temp file, then renamed into place, so a walk never sees half a file), and files the
 // bucket no longer has are deleted. Keys that could leave the corpus are refused one by one.
 
 import { randomBytes } from 'node:crypto';

@@ -7,6 +7,7 @@
 // checked here, since the server cannot report a malformed field of a binary row by name.
 
 import type { Column, ColumnType, Row } from './tables.ts';
+import { IngestError } from '../errors.ts';
 
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 /** Flags word and header-extension length, both zero. */
@@ -19,11 +20,10 @@ const UUID = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$
 const JSONB_VERSION = Buffer.from([1]);
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
-export class CopyValueError extends Error {
+export class CopyValueError extends IngestError {
   constructor(table: string, column: Column, value: unknown, expected: string) {
     const shown = typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : typeof value;
-    super(`${table}.${column.name} (${column.type}): ${shown} is not ${expected}`);
-    this.name = 'CopyValueError';
+    super('copy_value_invalid', `${table}.${column.name} (${column.type}): ${shown} is not ${expected}`);
   }
 }
 

@@ -1,12 +1,13 @@
 // The feed_articles ledger as the platform keeps it: one row per article a feed delivered, and
-// `passed` set on the ones approved for ingestion (SPEC.md 2). The walk reads the passed URLs
-// (stages/source.ts) and links each row to its reference item (stages/backlink.ts); an URL no
-// longer passed has its derived rows retracted by the cleanup pass. These are the writes an
-// operator makes where no platform does (embedded mode): rows are added or have `passed`
-// changed, never deleted, so the walk's rules apply to them as to the platform's.
+// `passed` set on the ones approved for ingestion (docs/behaviour/tables.md#feed_articles). The
+// walk reads the passed URLs (stages/source.ts) and links each row to its reference item
+// (stages/backlink.ts); an URL no longer passed has its derived rows retracted by the cleanup pass.
+// These are the writes an operator makes where no platform does (embedded mode): rows are added or
+// have `passed` changed, never deleted, so the walk's rules apply to them as to the platform's.
 
 import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from './database.ts';
+import { IngestError } from '../errors.ts';
 
 export interface FeedRow {
   id: string;
@@ -18,13 +19,13 @@ export interface FeedRow {
   createdAt: string;
 }
 
-export class FeedUrlNotListedError extends Error {
+export class FeedUrlNotListedError extends IngestError {
   readonly urls: readonly string[];
   constructor(urls: readonly string[]) {
     super(
+      'feed_url_not_listed',
       `not in the feed_articles ledger (nothing was changed): ${urls.join(', ')}; add them with \`ingest feeds add\``,
     );
-    this.name = 'FeedUrlNotListedError';
     this.urls = urls;
   }
 }

@@ -1,11 +1,16 @@
-// Applies the reference platform schema (schema/NNNN_name.sql) in version order, each file in
-// its own transaction, and records what it applied in schema_migrations. Applying twice is a
+// Applies the reference platform schema (schema/ files NNNN_name.sql) in version order, each file
+// in its own transaction, and records what it applied in schema_migrations. Applying twice is a
 // no-op. This module and schema/ are the only places allowed to issue DDL; the walk writes rows.
+// A migration's checksum is taken over its SQL without comments (lib/db/sql-without-comments.ts),
+// so a comment may be edited after release; an edit of the SQL is refused.
 
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { sha256Hex } from '../hash.ts';
+import { isReleasedFileChecksum } from './released-checksums.ts';
+import { sqlWithoutComments } from './sql-without-comments.ts';
 import type { Database } from './database.ts';
+import { IngestError } from '../errors.ts';
 
 export const SCHEMA_DIR = fileURLToPath(new URL('../../schema/', import.meta.url));
 const MIGRATION_FILE = /^(\d{4})_([a-z0-9_]+)\.sql$/;
@@ -16,6 +21,7 @@ export interface Migration {
   version: number;
   name: string;
   sql: string;
+  /** sha256 of the SQL without comments: what schema_migrations records. */
   checksum: string;
 }
 
@@ -24,10 +30,9 @@ export interface MigrationReport {
   alreadyApplied: number;
 }
 
-export class MigrationError extends Error {
+export class MigrationError extends IngestError {
   constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'MigrationError';
+    super('migration_failed', message, options);
   }
 }
 
@@ -41,7 +46,7 @@ export async function loadMigrations(dir: string = SCHEMA_DIR): Promise<Migratio
     const version = Number(match[1]);
     if (migrations.some((m) => m.version === version))
       throw new MigrationError(`two schema files share version ${version}`);
-    migrations.push({ version, name: match[2]!, sql, checksum: sha256Hex(sql) });
+    migrations.push({ version, name: match[2]!, sql, checksum: sha256Hex(sqlWithoutComments(sql)) });
   }
   return migrations;
 }
@@ -65,7 +70,9 @@ export async function migrate(db: Database, migrations?: Migration[]): Promise<M
       );
       const recorded = rows[0];
       if (recorded !== undefined) {
-        if (recorded.checksum !== migration.checksum) {
+        // A checksum a release recorded over the whole file is accepted and left as it is, so that
+        // release, rolled back to, still accepts it (docs/DECISIONS.md "The repository explains itself").
+        if (recorded.checksum !== migration.checksum && !isReleasedFileChecksum(migration, recorded.checksum)) {
           throw new MigrationError(
             `schema file ${String(migration.version).padStart(4, '0')}_${migration.name}.sql changed after it was applied; ` +
               'add a new migration instead of editing an applied one',

@@ -7,12 +7,12 @@
 
 import { accessSync, constants, existsSync, lstatSync, readdirSync } from 'node:fs';
 import path from 'node:path';
+import { IngestError } from '../errors.ts';
 
-export class DataDirOwnershipError extends Error {
+export class DataDirOwnershipError extends IngestError {
   readonly dataDir: string;
   constructor(dataDir: string, message: string) {
-    super(`the embedded database directory ${dataDir} ${message}`);
-    this.name = 'DataDirOwnershipError';
+    super('data_dir_not_owned', `the embedded database directory ${dataDir} ${message}`);
     this.dataDir = dataDir;
   }
 }

@@ -1,6 +1,8 @@
 // What the ingest process (pglite.ts) and the embedded database's process (pglite-process.ts)
 // say to each other over IPC, and the errors of ours that cross between them by name.
 
+import { IngestError } from '../errors.ts';
+
 export type PgliteRequest =
   | { id: number; op: 'query'; sql: string; params: readonly unknown[]; blob?: string | Uint8Array }
   | { id: number; op: 'exec'; sql: string }
@@ -18,20 +20,19 @@ export interface SerializedError {
   fields: Record<string, unknown>;
 }
 
-export class DatabaseBusyError extends Error {
+export class DatabaseBusyError extends IngestError {
   constructor(dataDir: string, holder: string) {
     super(
+      'database_busy',
       `the embedded database at ${dataDir} is open in another process (${holder}); stop that process ` +
         `(an ingest serve, walk or watch) or give each its own INGEST_DATA_DIR`,
     );
-    this.name = 'DatabaseBusyError';
   }
 }
 
 /** The embedded database's process ended while statements were outstanding, or before it opened. */
-export class EmbeddedDatabaseGoneError extends Error {
+export class EmbeddedDatabaseGoneError extends IngestError {
   constructor(dataDir: string, detail: string) {
-    super(`the embedded database at ${dataDir} is no longer running: ${detail}`);
-    this.name = 'EmbeddedDatabaseGoneError';
+    super('embedded_database_gone', `the embedded database at ${dataDir} is no longer running: ${detail}`);
   }
 }

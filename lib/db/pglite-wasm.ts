@@ -1,5 +1,6 @@
 // PGlite (PostgreSQL as WebAssembly) with the pgvector extension: the one module that imports
-// either package, so a bump of their pinned pair stays here (SPEC.md 9 rule 1, DESIGN.md 8).
+// either package, so a bump of their pinned pair stays here
+// (docs/behaviour/versioning.md#dependency-pins).
 
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';

@@ -1,6 +1,6 @@
 // Embedded engine: PGlite with the pgvector extension, used through its own API. Its socket
 // adapter is not used: COPY FROM STDIN breaks the socket session and every socket connection
-// shares one backend (DESIGN.md 8).
+// shares one backend (docs/ARCHITECTURE.md#the-data-layer).
 //
 // PGlite runs in a process of its own (lib/db/pglite-process.ts, which says why), and this is
 // its client. PGlite is one session, so statements are sent one operation at a time: a

@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { describeDsn } from '../config.ts';
 import { copyStatement, inTransaction, type Database, type Queryable, type QueryResult } from './database.ts';
+import { IngestError } from '../errors.ts';
 
 type PgQueryable = pg.Pool | pg.PoolClient;
 
@@ -52,12 +53,13 @@ function wrap(
   };
 }
 
-export class DatabaseUnavailableError extends Error {
+export class DatabaseUnavailableError extends IngestError {
   constructor(location: string, cause: unknown) {
-    super(`cannot connect to PostgreSQL at ${location}: ${cause instanceof Error ? cause.message : String(cause)}`, {
-      cause,
-    });
-    this.name = 'DatabaseUnavailableError';
+    super(
+      'database_unavailable',
+      `cannot connect to PostgreSQL at ${location}: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
   }
 }
 

@@ -7,13 +7,14 @@
 import type { Database, Queryable } from './database.ts';
 import { loadMigrations } from './migrate.ts';
 import { schemaShape, type SchemaShape } from './schema-shape.ts';
+import { IngestError } from '../errors.ts';
 
 export interface MissingSchema {
   /** Migration file -> what it adds that the database lacks ("table t", "column t.c"). */
   readonly byFile: ReadonlyMap<string, readonly string[]>;
 }
 
-export class SchemaMissingError extends Error {
+export class SchemaMissingError extends IngestError {
   readonly missing: MissingSchema;
   constructor(db: Pick<Database, 'kind' | 'location'>, missing: MissingSchema) {
     const lines = [...missing.byFile].map(([file, items]) => `  ${file}: ${items.join(', ')}`);
@@ -23,11 +24,11 @@ export class SchemaMissingError extends Error {
           'platform’s step: it may apply the same schema/ files with its own migration tool)'
         : '`ingest db migrate` with the same INGEST_DATA_DIR';
     super(
+      'schema_missing',
       `the ${db.kind === 'postgres' ? 'PostgreSQL' : 'embedded'} database at ${db.location} lacks tables or ` +
         `columns this command uses (read from its catalog):\n${lines.join('\n')}\n` +
         `Apply schema/ with ${apply}; opening a database never changes its schema.`,
     );
-    this.name = 'SchemaMissingError';
     this.missing = missing;
   }
 }

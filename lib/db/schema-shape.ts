@@ -7,7 +7,7 @@
 import type { Migration } from './migrate.ts';
 
 export interface SchemaShape {
-  /** Table name -> column name -> the migration file (schema/NNNN_name.sql) that adds it. */
+  /** Table name -> column name -> the migration file (a schema/ file, NNNN_name.sql) that adds it. */
   readonly tables: ReadonlyMap<string, ReadonlyMap<string, string>>;
   /** Table name -> the migration file that creates it. */
   readonly createdBy: ReadonlyMap<string, string>;

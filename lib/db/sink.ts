@@ -1,6 +1,6 @@
-// The batched UPSERT writer (DESIGN.md 5 "Sink"). Callers hand it one item's rows for a table
-// and await the returned promise, which settles only once those rows are durable: that is what
-// lets the walk commit an item's memo entry strictly after its rows landed.
+// The batched UPSERT writer (docs/ARCHITECTURE.md#the-sink). Callers hand it one item's rows for a
+// table and await the returned promise, which settles only once those rows are durable: that is
+// what lets the walk commit an item's memo entry strictly after its rows landed.
 //
 // A write is one item's rows, every table at once: they land in one transaction or not at all,
 // so no row (an embedding above all, whose owner has no foreign key to keep it honest) is ever

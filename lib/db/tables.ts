@@ -18,7 +18,7 @@ export interface TableSpec {
   readonly key: readonly string[];
   /**
    * Rows matching this predicate are curated: a walk never updates or deletes them
-   * (SPEC.md 3 "Curation pinning"). Written against the table's own name.
+   * (docs/behaviour/states.md#curation-pins). Written against the table's own name.
    */
   readonly pinned?: string;
   /**
@@ -37,6 +37,24 @@ export class VectorCopy {
   constructor(text: string) {
     this.text = text;
   }
+}
+
+/** The metadata key that marks an entity_mentions row curated (an admin merge sets it). */
+export const CURATION_PIN = 'curation_pinned';
+
+/**
+ * "The mention row `alias` is pinned", as SQL: the very expression of the partial index
+ * entity_mentions_pinned_idx, so that a WHERE holding it reads that index (`... IS TRUE` does
+ * not match the index). It is NULL, not false, for a row never pinned: for a negation or a
+ * column, use isPinnedMention.
+ */
+export function pinnedMention(alias = 'entity_mentions'): string {
+  return `(${alias}.metadata ->> '${CURATION_PIN}')::boolean`;
+}
+
+/** pinnedMention as a plain true or false: for NOT (...) and for a column. */
+export function isPinnedMention(alias = 'entity_mentions'): string {
+  return `${pinnedMention(alias)} IS TRUE`;
 }
 
 function table(name: string, key: readonly string[], columns: Record<string, ColumnType>, pinned?: string): TableSpec {
@@ -104,7 +122,7 @@ export const entityMentions = table(
     metadata: 'jsonb',
     op_id: 'uuid',
   },
-  `(entity_mentions.metadata ->> 'curation_pinned')::boolean IS TRUE`,
+  isPinnedMention(),
 );
 
 export const entityRelationships = table('entity_relationships', ['id'], {

@@ -10,6 +10,9 @@
 //   binary-bind - unnest with each vector column bound as one binary vector[] parameter: no
 //                 float is printed or parsed, and no staging copy (PostgreSQL only: PGlite
 //                 cannot bind binary parameters)
+// On a key already held, every other column takes the new value, unless a ConflictMerge names
+// the columns to update and how (stage 5's moves keep the better of two rows). A table's pinned
+// rows (TableSpec.pinned) are never updated, whatever the merge.
 // A batch that holds one key twice would fail ("cannot affect row a second time"), so rows are
 // deduplicated first, the last one winning.
 
@@ -17,6 +20,7 @@ import { toSql as vectorToSql } from 'pgvector';
 import { encodeBinaryArray, encodeCopyBinary } from './copy-binary.ts';
 import { quoteIdent, type Database, type DatabaseKind, type Queryable } from './database.ts';
 import { rowKey, VectorCopy, type Column, type ColumnType, type Row, type TableSpec } from './tables.ts';
+import { IngestError } from '../errors.ts';
 
 export type UpsertStrategy = 'values' | 'unnest' | 'copy' | 'binary' | 'binary-bind';
 export const UPSERT_STRATEGIES: readonly UpsertStrategy[] = ['values', 'unnest', 'copy', 'binary', 'binary-bind'];
@@ -44,10 +48,9 @@ export function defaultStrategy(kind: DatabaseKind, spec: TableSpec): UpsertStra
 
 const MAX_PARAMETERS = 65_535;
 
-export class UnknownColumnError extends Error {
+export class UnknownColumnError extends IngestError {
   constructor(table: string, column: string) {
-    super(`table ${table} has no column ${column} the sink knows of`);
-    this.name = 'UnknownColumnError';
+    super('unknown_column', `table ${table} has no column ${column} the sink knows of`);
   }
 }
 
@@ -59,13 +62,20 @@ export function dedupeByKey(spec: TableSpec, rows: readonly Row[]): Row[] {
 }
 
 /** A row's vector was to be copied from another row, and no row holds that vector any more. */
-export class VectorSourceGoneError extends Error {
-  readonly code = 'vector_source_gone';
+export class VectorSourceGoneError extends IngestError {
   constructor(table: string, missing: number) {
-    super(`${missing} ${table} rows were to copy a vector that no row holds any more (deleted meanwhile)`);
-    this.name = 'VectorSourceGoneError';
+    super(
+      'vector_source_gone',
+      `${missing} ${table} rows were to copy a vector that no row holds any more (deleted meanwhile)`,
+    );
   }
 }
+
+/**
+ * What an upsert sets on a row already holding the key: column -> SQL expression over
+ * EXCLUDED (the new row) and the table's name (the row there). Columns not named keep their values.
+ */
+export type ConflictMerge = Readonly<Record<string, string>>;
 
 /**
  * Upserts rows (deduplicated by key) and returns how many distinct rows were written. Rows
@@ -76,14 +86,17 @@ export async function upsertRows(
   spec: TableSpec,
   rows: readonly Row[],
   strategy: UpsertStrategy,
+  merge?: ConflictMerge,
 ): Promise<number> {
   if (rows.length === 0) return 0;
   checkColumns(spec, rows);
+  if (merge !== undefined) checkColumns(spec, [merge]);
+  const conflict = conflictClause(spec, merge);
   const unique = dedupeByKey(spec, rows);
   const copies = unique.filter((row) => isCopy(spec, row));
   const plain = copies.length === 0 ? unique : unique.filter((row) => !isCopy(spec, row));
-  await upsertWith(db, spec, plain, strategy);
-  if (copies.length > 0) await upsertCopies(db, spec, copies);
+  await upsertWith(db, spec, plain, strategy, conflict);
+  if (copies.length > 0) await upsertCopies(db, spec, copies, conflict);
   return unique.length;
 }
 
@@ -94,31 +107,37 @@ function isCopy(spec: TableSpec, row: Row): boolean {
   return vector !== undefined && row[vector.name] instanceof VectorCopy;
 }
 
-async function upsertWith(db: Queryable, spec: TableSpec, unique: readonly Row[], strategy: UpsertStrategy) {
+async function upsertWith(
+  db: Queryable,
+  spec: TableSpec,
+  unique: readonly Row[],
+  strategy: UpsertStrategy,
+  conflict: string,
+) {
   if (unique.length === 0) return;
   switch (strategy) {
     case 'values':
       for (const batch of chunk(unique, Math.floor(MAX_PARAMETERS / spec.columns.length))) {
-        await upsertValues(db, spec, batch);
+        await upsertValues(db, spec, batch, conflict);
       }
       break;
     case 'unnest':
-      await upsertUnnest(db, spec, unique);
+      await upsertUnnest(db, spec, unique, conflict);
       break;
     case 'copy':
-      await upsertStaged(db, spec, copyPayload(spec, unique, 'text'));
+      await upsertStaged(db, spec, copyPayload(spec, unique, 'text'), conflict);
       break;
     case 'binary':
-      await upsertStaged(db, spec, copyPayload(spec, unique, 'binary'));
+      await upsertStaged(db, spec, copyPayload(spec, unique, 'binary'), conflict);
       break;
     case 'binary-bind':
-      await upsertUnnest(db, spec, unique, await vectorOid(db));
+      await upsertUnnest(db, spec, unique, conflict, await vectorOid(db));
       break;
   }
 }
 
 /** Rows whose vector is copied, inside the database, from a row matching them on spec.vectorSource. */
-async function upsertCopies(db: Queryable, spec: TableSpec, rows: readonly Row[]): Promise<void> {
+async function upsertCopies(db: Queryable, spec: TableSpec, rows: readonly Row[], conflict: string): Promise<void> {
   const vector = vectorColumn(spec)!;
   const source = spec.vectorSource;
   if (source === undefined) throw new Error(`table ${spec.name} has no vectorSource: its vectors cannot be copied`);
@@ -136,7 +155,7 @@ async function upsertCopies(db: Queryable, spec: TableSpec, rows: readonly Row[]
     `INSERT INTO ${quoteIdent(spec.name)} (${columnList(spec)})
      SELECT ${select} FROM unnest(${unnest}) AS u(${aliases.join(', ')})
      CROSS JOIN LATERAL (SELECT ${quoteIdent(vector.name)} AS v FROM ${quoteIdent(spec.name)} WHERE ${match} LIMIT 1) AS src
-     ${conflictClause(spec)} RETURNING 1`,
+     ${conflict} RETURNING 1`,
     params,
   );
   if (written.length < rows.length) throw new VectorSourceGoneError(spec.name, rows.length - written.length);
@@ -149,10 +168,13 @@ function checkColumns(spec: TableSpec, rows: readonly Row[]): void {
   }
 }
 
-function conflictClause(spec: TableSpec): string {
-  const updates = spec.columns
-    .filter((c) => !spec.key.includes(c.name))
-    .map((c) => `${quoteIdent(c.name)} = EXCLUDED.${quoteIdent(c.name)}`);
+function conflictClause(spec: TableSpec, merge: ConflictMerge | undefined): string {
+  const updates =
+    merge === undefined
+      ? spec.columns
+          .filter((c) => !spec.key.includes(c.name))
+          .map((c) => `${quoteIdent(c.name)} = EXCLUDED.${quoteIdent(c.name)}`)
+      : Object.entries(merge).map(([column, value]) => `${quoteIdent(column)} = ${value}`);
   updates.push('"updated_at" = now()');
   const keepPinned = spec.pinned === undefined ? '' : ` WHERE NOT (${spec.pinned})`;
   return `ON CONFLICT (${spec.key.map(quoteIdent).join(', ')}) DO UPDATE SET ${updates.join(', ')}${keepPinned}`;
@@ -181,7 +203,7 @@ function cast(column: Column): string {
   return column.type === 'vector' ? 'vector' : column.type;
 }
 
-async function upsertValues(db: Queryable, spec: TableSpec, rows: readonly Row[]): Promise<void> {
+async function upsertValues(db: Queryable, spec: TableSpec, rows: readonly Row[], conflict: string): Promise<void> {
   const params: (string | null)[] = [];
   const tuples = rows.map((row) => {
     const placeholders = spec.columns.map((column) => {
@@ -191,7 +213,7 @@ async function upsertValues(db: Queryable, spec: TableSpec, rows: readonly Row[]
     return `(${placeholders.join(', ')})`;
   });
   await db.query(
-    `INSERT INTO ${quoteIdent(spec.name)} (${columnList(spec)}) VALUES ${tuples.join(', ')} ${conflictClause(spec)}`,
+    `INSERT INTO ${quoteIdent(spec.name)} (${columnList(spec)}) VALUES ${tuples.join(', ')} ${conflict}`,
     params,
   );
 }
@@ -201,7 +223,13 @@ async function upsertValues(db: Queryable, spec: TableSpec, rows: readonly Row[]
  * except, given the vector type's oid, vector columns: those are bound as binary vector[],
  * which pgvector receives as raw float4s, with no cast left to do.
  */
-async function upsertUnnest(db: Queryable, spec: TableSpec, rows: readonly Row[], vectorOid?: number): Promise<void> {
+async function upsertUnnest(
+  db: Queryable,
+  spec: TableSpec,
+  rows: readonly Row[],
+  conflict: string,
+  vectorOid?: number,
+): Promise<void> {
   const binary = (column: Column) => vectorOid !== undefined && column.type === 'vector';
   const params = spec.columns.map((column) =>
     binary(column)
@@ -219,7 +247,7 @@ async function upsertUnnest(db: Queryable, spec: TableSpec, rows: readonly Row[]
     .map((column, i) => (binary(column) ? aliases[i] : `${aliases[i]}::${cast(column)}`))
     .join(', ');
   await db.query(
-    `INSERT INTO ${quoteIdent(spec.name)} (${columnList(spec)}) SELECT ${select} FROM unnest(${unnest}) AS u(${aliases.join(', ')}) ${conflictClause(spec)}`,
+    `INSERT INTO ${quoteIdent(spec.name)} (${columnList(spec)}) SELECT ${select} FROM unnest(${unnest}) AS u(${aliases.join(', ')}) ${conflict}`,
     params,
   );
 }
@@ -240,12 +268,17 @@ export function copyPayload(spec: TableSpec, rows: readonly Row[], format: 'text
 }
 
 /** COPY `data` (text or binary format) into a session staging table, then upsert from it. */
-async function upsertStaged(db: Queryable | Database, spec: TableSpec, data: string | Uint8Array): Promise<void> {
+async function upsertStaged(
+  db: Queryable | Database,
+  spec: TableSpec,
+  data: string | Uint8Array,
+  conflict: string,
+): Promise<void> {
   // The staging table lives in the session and is emptied at commit, so COPY and INSERT must
   // share one transaction (and, on a pool, one connection).
   // INCLUDING STORAGE keeps vectors inline in staging as in the target (schema/0006), instead
   // of writing each one to the staging table's TOAST table and reading it back.
-  if ('transaction' in db) return db.transaction((tx) => upsertStaged(tx, spec, data));
+  if ('transaction' in db) return db.transaction((tx) => upsertStaged(tx, spec, data, conflict));
   const staging = `ingest_stage_${spec.name}`;
   await db.exec(
     `CREATE TEMP TABLE IF NOT EXISTS ${quoteIdent(staging)} (LIKE ${quoteIdent(spec.name)} INCLUDING DEFAULTS INCLUDING STORAGE) ON COMMIT DELETE ROWS`,
@@ -256,7 +289,7 @@ async function upsertStaged(db: Queryable | Database, spec: TableSpec, data: str
     data,
   );
   await db.query(
-    `INSERT INTO ${quoteIdent(spec.name)} (${columnList(spec)}) SELECT ${columnList(spec)} FROM ${quoteIdent(staging)} ${conflictClause(spec)}`,
+    `INSERT INTO ${quoteIdent(spec.name)} (${columnList(spec)}) SELECT ${columnList(spec)} FROM ${quoteIdent(staging)} ${conflict}`,
   );
 }
 

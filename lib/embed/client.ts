@@ -1,6 +1,6 @@
-// The embedding client (SPEC.md 1 stage 4): the OpenAI SDK, zero arguments, configured by
-// OPENAI_BASE_URL and OPENAI_API_KEY only, blank values scrubbed first, its retries off (the
-// service owns retry).
+// The embedding client (docs/behaviour/stages.md#stage-4-embedding): the OpenAI SDK, zero
+// arguments, configured by OPENAI_BASE_URL and OPENAI_API_KEY only, blank values scrubbed first,
+// its retries off (the service owns retry).
 
 import OpenAI from 'openai';
 import { scrubBlankVariables } from '../llm/env.ts';

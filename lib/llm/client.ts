@@ -1,4 +1,4 @@
-// The model client of the extractors (SPEC.md 8 "Model-backend tiers", DESIGN.md 9). Zero
+// The model client of the extractors (docs/behaviour/tiers.md#the-tiers). Zero
 // arguments: the environment is the only redirect seam, read here at construction (the one
 // place besides lib/embed/client.ts allowed to read process.env).
 //
@@ -32,8 +32,8 @@ export function llmTier(env: NodeJS.ProcessEnv = process.env): LlmTier {
 /**
  * Whether the environment is the tier someone asked for (the nightly lane's `llm_tier`):
  * `mismatches`, one sentence per contradiction (none when it agrees), and `notes` on what it
- * holds that the tier ignores. Blank counts as unset (SPEC.md 8 rule 2). Names variables, never
- * their values.
+ * holds that the tier ignores. Blank counts as unset (docs/behaviour/tiers.md#blank-means-unset).
+ * Names variables, never their values.
  */
 export function checkTierEnvironment(
   expected: LlmTier,
@@ -52,8 +52,9 @@ export function checkTierEnvironment(
     case 'gateway':
       if (!base) mismatches.push("tier gateway needs ANTHROPIC_BASE_URL, the gateway's address; it is unset");
       if (!token) mismatches.push('tier gateway needs ANTHROPIC_AUTH_TOKEN, sent as the bearer; it is unset');
-      // SPEC.md 8 rule 3 is kept by createLlmClient, which builds the gateway's client without
-      // a key whatever the environment holds (a compose default may fill it).
+      // The tier-2 rule (docs/behaviour/tiers.md#the-tiers) is kept by createLlmClient, which
+      // builds the gateway's client without a key whatever the environment holds (a compose default
+      // may fill it).
       if (key) notes.push('ANTHROPIC_API_KEY is set and not sent: the gateway tier forces it empty');
       break;
     case 'vendor':
@@ -94,9 +95,10 @@ export const LLM_IDENTITY_VARIABLE = 'INGEST_LLM_IDENTITY';
 const withoutTrailingSlash = (url: string) => url.replace(/\/+$/, '');
 
 /**
- * The effective LLM identity `{base_url}:{model}` (SPEC.md 3 rule 6), computed in this one
- * place. The base URL is the client's resolved one, so tier 3 names the SDK's default without
- * this code spelling it; an endpoint named by LLM_IDENTITY_VARIABLE (tier 1) goes by its name.
+ * The effective LLM identity `{base_url}:{model}` (docs/behaviour/states.md#memo-and-stamping),
+ * computed in this one place. The base URL is the client's resolved one, so tier 3 names the SDK's
+ * default without this code spelling it; an endpoint named by LLM_IDENTITY_VARIABLE (tier 1) goes
+ * by its name.
  */
 export function llmIdentity(
   client: Pick<LlmClient, 'baseURL'>,

@@ -1,7 +1,7 @@
-// The credential preflight (SPEC.md 8 rule 6, DESIGN.md 9): one cheap message with no system
-// block (the mock answers "pong") to the configured model endpoint, built by the same factory as
-// the extractors' client, so a dead key or a dead endpoint fails at minute one instead of
-// mid-walk. `ingest preflight` prints it; the nightly lane runs it first on tiers 2 and 3.
+// The credential preflight (docs/behaviour/tiers.md#credential-preflight): one cheap message with
+// no system block (the mock answers "pong") to the configured model endpoint, built by the same
+// factory as the extractors' client, so a dead key or a dead endpoint fails at minute one instead
+// of mid-walk. `ingest preflight` prints it; the nightly lane runs it first on tiers 2 and 3.
 //
 // A refusal (401, 403, 404, any 4xx but 408/409/429) fails at once; what can heal by waiting
 // (429, 5xx, a dropped connection) is tried again within one minute, so an overloaded API at

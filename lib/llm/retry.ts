@@ -1,4 +1,4 @@
-// The service's own retry around a model call (SPEC.md 1 stage 3, DESIGN.md 9): exponential
+// The service's own retry around a model call (docs/behaviour/limits.md#model-calls): exponential
 // backoff with full jitter, Retry-After honoured, bounded attempts and one deadline for the
 // whole call. It retries what can heal by waiting (429, 5xx including 529 overloaded,
 // connection errors and timeouts) and never what cannot (400, 401, 403, 404, 422, ...).
@@ -6,6 +6,8 @@
 
 import { withDeadline } from '../deadline.ts';
 import { metrics } from '../metrics.ts';
+import { fullJitter, parseRetryAfter, retry, RetryGaveUp } from '../retry.ts';
+import { IngestError } from '../errors.ts';
 
 export interface RetryPolicy {
   attempts: number;
@@ -25,12 +27,11 @@ export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
   deadlineMs: 180_000,
 });
 
-export class ModelCallError extends Error {
+export class ModelCallError extends IngestError {
   readonly attempts: number;
   readonly status: number | undefined;
   constructor(message: string, attempts: number, cause: unknown) {
-    super(message, { cause });
-    this.name = 'ModelCallError';
+    super('model_call_failed', message, { cause });
     this.attempts = attempts;
     this.status = statusOf(cause);
   }
@@ -56,16 +57,14 @@ export function isRetryable(error: unknown): boolean {
 /** Retry-After (seconds or HTTP date) from an SDK error's headers, in milliseconds. */
 export function retryAfterMs(error: unknown, now = Date.now()): number | null {
   const headers = (error as { headers?: unknown })?.headers;
-  const value =
+  return parseRetryAfter(
     headers instanceof Headers
       ? headers.get('retry-after')
       : headers !== null && typeof headers === 'object'
-        ? ((headers as Record<string, string | undefined>)['retry-after'] ?? null)
-        : null;
-  if (value === null || value === undefined) return null;
-  if (/^\d+(\.\d+)?$/.test(value.trim())) return Number(value.trim()) * 1000;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? null : Math.max(0, date - now);
+        ? (headers as Record<string, string | undefined>)['retry-after']
+        : null,
+    now,
+  );
 }
 
 /**
@@ -80,27 +79,32 @@ export async function withRetry<T>(
   kind = 'unnamed',
 ): Promise<T> {
   const deadline = Date.now() + policy.deadlineMs;
-  return withDeadline(policy.deadlineMs, async (signal) => {
-    for (let attempt = 1; ; attempt++) {
-      try {
+  return withDeadline(policy.deadlineMs, (signal) =>
+    retry(
+      () => {
         metrics.modelCalls.inc({ kind });
-        return await call(signal);
-      } catch (error) {
-        const outOfTime = signal.aborted || Date.now() >= deadline;
-        if (!isRetryable(error) || attempt >= policy.attempts || outOfTime) {
-          const why = !isRetryable(error) ? 'not retryable' : outOfTime ? 'deadline passed' : 'attempts exhausted';
-          throw new ModelCallError(
-            `model call failed after ${attempt} attempt(s) (${why}): ${(error as Error)?.message ?? error}`,
-            attempt,
-            error,
-          );
-        }
-        const backoff = Math.random() * Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
-        const wait = Math.min(policy.maxDelayMs, retryAfterMs(error) ?? backoff, Math.max(0, deadline - Date.now()));
-        onRetry(attempt, error);
-        metrics.modelRetries.inc({ kind });
-        await new Promise((resolve) => setTimeout(resolve, wait));
-      }
-    }
-  });
+        return call(signal);
+      },
+      {
+        attempts: policy.attempts,
+        backoff: fullJitter(policy.baseDelayMs, policy.maxDelayMs),
+        maxDelayMs: policy.maxDelayMs,
+        retryable: isRetryable,
+        retryAfterMs: (error) => retryAfterMs(error),
+        deadline,
+        signal,
+        onRetry: (attempt, error) => {
+          onRetry(attempt, error);
+          metrics.modelRetries.inc({ kind });
+        },
+      },
+    ).catch((error: unknown) => {
+      if (!(error instanceof RetryGaveUp)) throw error;
+      throw new ModelCallError(
+        `model call failed after ${error.attempts} attempt(s) (${error.reason}): ${(error.cause as Error)?.message ?? error.cause}`,
+        error.attempts,
+        error.cause,
+      );
+    }),
+  );
 }

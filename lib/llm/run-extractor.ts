@@ -1,4 +1,4 @@
-// One memoised extractor call (SPEC.md 3 memo rules 5 and 6, DESIGN.md 6 and 9):
+// One memoised extractor call (docs/behaviour/states.md#memo-and-stamping):
 //
 //   memo key  = sha256 of (extractor, prompt version, LLM identity, input text); the identity
 //               is a required argument, so one identity's memo never serves another's
@@ -15,14 +15,16 @@ import { currentRunContext, type RunContext } from '../run-context.ts';
 import type { ExtractorPrompt } from './prompts.ts';
 import { withRetry, type RetryPolicy } from './retry.ts';
 import { validator, type Validator } from './schemas.ts';
+import { IngestError } from '../errors.ts';
 
 const MAX_OUTPUT_TOKENS = 4096;
 
-export class ExtractionError extends Error {
-  readonly code = 'invalid_output';
+export class ExtractionError extends IngestError {
   constructor(extractor: string, detail: string) {
-    super(`${extractor}: the model's output does not fit the schema after a corrective re-ask (${detail})`);
-    this.name = 'ExtractionError';
+    super(
+      'invalid_output',
+      `${extractor}: the model's output does not fit the schema after a corrective re-ask (${detail})`,
+    );
   }
 }
 

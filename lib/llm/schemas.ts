@@ -1,6 +1,6 @@
-// The extractors' output schemas (SPEC.md 1 stage 3). Each TypeBox schema is at once the
-// TypeScript type, the JSON Schema that ajv validates against, and the tool input_schema the
-// model is asked to fill, so the three can never drift apart.
+// The extractors' output schemas (docs/behaviour/stages.md#stage-3-llm-extraction). Each TypeBox
+// schema is at once the TypeScript type, the JSON Schema that ajv validates against, and the tool
+// input_schema the model is asked to fill, so the three can never drift apart.
 
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
@@ -38,7 +38,8 @@ export const QaSchema = Type.Object(
       Type.Object(
         {
           question: Type.String({ minLength: 1 }),
-          // NULL is a legal result: a form question left blank (SPEC.md 1 rule 7).
+          // NULL is a legal result: a form question left blank
+          // (docs/behaviour/stages.md#blank-form-gate).
           answer: Type.Union([Type.String(), Type.Null()]),
         },
         { additionalProperties: false },

@@ -1,4 +1,5 @@
-// The SSRF-safe fetch (DESIGN.md 13): every URL the service fetches goes through here.
+// The SSRF-safe fetch (docs/behaviour/stages.md#stage-1-source-walk): every URL the service fetches
+// goes through here.
 //
 // - Each hop (the URL, then every redirect target) passes validateUrl first; the socket then
 //   dials exactly the addresses that were checked, through a lookup function that answers
@@ -21,6 +22,7 @@ import zlib from 'node:zlib';
 import type { Config } from '../config.ts';
 import { withDeadline } from '../deadline.ts';
 import { validateUrl, type RefusalReason, type Resolver, type UrlVerdict } from './validate-url.ts';
+import { IngestError } from '../errors.ts';
 
 export type FetchPolicy = Config['fetch'];
 
@@ -35,8 +37,8 @@ export type FetchErrorCode =
   | 'timeout'
   | 'connection_failed';
 
-export class FetchError extends Error {
-  readonly code: FetchErrorCode;
+export class FetchError extends IngestError {
+  declare readonly code: FetchErrorCode;
   /** For url_refused: the named reason validateUrl gave. */
   readonly reason: RefusalReason | null;
   /** For http_status: the status the server answered. */
@@ -46,9 +48,7 @@ export class FetchError extends Error {
     message: string,
     extra: { reason?: RefusalReason; status?: number; cause?: unknown } = {},
   ) {
-    super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
-    this.name = 'FetchError';
-    this.code = code;
+    super(code, message, extra.cause === undefined ? undefined : { cause: extra.cause });
     this.reason = extra.reason ?? null;
     this.status = extra.status ?? null;
   }

@@ -1,9 +1,9 @@
-// validate_url (SPEC.md 1 stage 1, DESIGN.md 13): may this URL be fetched, and at which
-// addresses? Only http and https, no credentials in the URL, and every address the host
+// validate_url (docs/behaviour/stages.md#stage-1-source-walk): may this URL be fetched, and at
+// which addresses? Only http and https, no credentials in the URL, and every address the host
 // resolves to must be ordinary public unicast. The range logic is ipaddr.js's table of special
-// ranges (RFC 6890 and successors) plus the few names it lumps together or lacks; an address
-// it does not know as special is public only if it is IPv4, or IPv6 inside 2000::/3 (the rest
-// of the IPv6 space is unallocated or embeds an IPv4 address we cannot vouch for).
+// ranges (RFC 6890 and successors) plus the few names it lumps together or lacks; an address it
+// does not know as special is public only if it is IPv4, or IPv6 inside 2000::/3 (the rest of the
+// IPv6 space is unallocated or embeds an IPv4 address we cannot vouch for).
 //
 // Odd spellings of IPv4 (2130706433, 0x7f.1, 017700000001, 127.1) never reach this module
 // unnormalised: the WHATWG URL parser rewrites such hosts to dotted decimal, so the address

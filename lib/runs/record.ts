@@ -1,6 +1,7 @@
-// The pipeline_runs record of one walk (SPEC.md 3 "pipeline_runs row", SPEC.md 6): created
-// in_progress at flow start, updated to its terminal status at flow end, one row per
-// invocation. Without a web app configured the service writes the row itself.
+// The pipeline_runs record of one walk (docs/behaviour/states.md#pipeline_runs-row,
+// docs/behaviour/events.md#pipeline-run-webhook): created in_progress at flow start, updated to its
+// terminal status at flow end, one row per invocation. Without a web app configured the service
+// writes the row itself.
 
 import type { Database } from '../db/database.ts';
 import type { RunCounters } from '../run-context.ts';

@@ -1,7 +1,7 @@
-// The pipeline-run webhook (SPEC.md 6): the run record POSTed to the web app at flow start and
-// flow end, with Bearer PIPELINE_TRIGGER_SECRET. Delivery is bounded (attempts, per-attempt
-// timeout, backoff with full jitter honouring Retry-After) and best-effort: a webhook that
-// finally fails is logged and the walk goes on.
+// The pipeline-run webhook (docs/behaviour/events.md#pipeline-run-webhook): the run record POSTed
+// to the web app at flow start and flow end, with Bearer PIPELINE_TRIGGER_SECRET. Delivery is
+// bounded (attempts, per-attempt timeout, backoff with full jitter honouring Retry-After) and
+// best-effort: a webhook that finally fails is logged and the walk goes on.
 //
 // Body (snake_case, one shape for both calls):
 //   { "op_id", "flow", "status", "started_at", "finished_at", "result": { "extractor_version"?,
@@ -9,7 +9,9 @@
 
 import { withDeadline } from '../deadline.ts';
 import type { Logger } from '../log.ts';
+import { fullJitter, parseRetryAfter, retry, RetryGaveUp } from '../retry.ts';
 import type { RunRecord, RunRecorder } from './record.ts';
+import { IngestError } from '../errors.ts';
 
 export const WEBHOOK_PATH = '/api/internal/pipeline-runs/record';
 
@@ -41,7 +43,7 @@ export function webhookUrl(appUrl: string): string {
 }
 
 export function webhookRunRecorder(options: WebhookOptions): RunRecorder {
-  const retry = { ...DEFAULT_WEBHOOK_RETRY, ...options.retry };
+  const policy = { ...DEFAULT_WEBHOOK_RETRY, ...options.retry };
   const url = webhookUrl(options.appUrl);
   const headers: Record<string, string> = {
     'content-type': 'application/json',
@@ -58,35 +60,44 @@ export function webhookRunRecorder(options: WebhookOptions): RunRecorder {
       finished_at: record.finishedAt,
       result: record.result,
     });
-    for (let attempt = 1; attempt <= retry.attempts; attempt++) {
-      let retryAfterMs: number | null = null;
-      let reason: string;
-      try {
-        const response = await withDeadline(retry.timeoutMs, (signal) =>
-          fetch(url, { method: 'POST', headers, body, signal }),
-        );
-        await response.body?.cancel();
-        if (response.ok) return true;
-        reason = `HTTP ${response.status}`;
-        if (response.status !== 429 && response.status < 500) {
-          options.log.warn({ status: response.status, opId: record.opId }, 'pipeline-run webhook refused; not retried');
-          return true;
-        }
-        retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
-      } catch (error) {
-        reason = (error as Error).name === 'TimeoutError' ? 'timed out' : (error as Error).message;
-      }
-      if (attempt === retry.attempts) {
-        options.log.warn(
-          { opId: record.opId, status: record.status, attempts: attempt, reason },
-          'pipeline-run webhook failed; giving up',
-        );
-        return false;
-      }
-      const backoff = Math.random() * Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** (attempt - 1));
-      await sleep(Math.min(retry.maxDelayMs, retryAfterMs ?? backoff));
+    try {
+      return await retry(
+        async () => {
+          const response = await withDeadline(policy.timeoutMs, (signal) =>
+            fetch(url, { method: 'POST', headers, body, signal }),
+          );
+          await response.body?.cancel();
+          if (response.ok) return true;
+          if (response.status !== 429 && response.status < 500) {
+            options.log.warn(
+              { status: response.status, opId: record.opId },
+              'pipeline-run webhook refused; not retried',
+            );
+            return true;
+          }
+          throw new WebhookStatus(response.status, parseRetryAfter(response.headers.get('retry-after')));
+        },
+        {
+          attempts: policy.attempts,
+          backoff: fullJitter(policy.baseDelayMs, policy.maxDelayMs),
+          maxDelayMs: policy.maxDelayMs,
+          retryAfterMs: (error) => (error instanceof WebhookStatus ? error.retryAfterMs : null),
+        },
+      );
+    } catch (error) {
+      if (!(error instanceof RetryGaveUp)) throw error;
+      const last = error.cause as Error;
+      options.log.warn(
+        {
+          opId: record.opId,
+          status: record.status,
+          attempts: error.attempts,
+          reason: last.name === 'TimeoutError' ? 'timed out' : last.message,
+        },
+        'pipeline-run webhook failed; giving up',
+      );
+      return false;
     }
-    return false;
   };
   return {
     start: async (record) => void (await send(record)),
@@ -94,12 +105,11 @@ export function webhookRunRecorder(options: WebhookOptions): RunRecorder {
   };
 }
 
-/** Retry-After as seconds or an HTTP date, in milliseconds; null when absent or unreadable. */
-export function parseRetryAfter(value: string | null, now = Date.now()): number | null {
-  if (value === null) return null;
-  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? null : Math.max(0, date - now);
+/** A 429 or 5xx answer, retried: Retry-After, when the receiver sent one, is the wait. */
+class WebhookStatus extends IngestError {
+  readonly retryAfterMs: number | null;
+  constructor(status: number, retryAfterMs: number | null) {
+    super('webhook_status', `HTTP ${status}`);
+    this.retryAfterMs = retryAfterMs;
+  }
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

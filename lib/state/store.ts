@@ -1,7 +1,7 @@
-// The engine state store (ENGINE_DB, DESIGN.md 6): an LMDB environment in a directory. This is
-// the only module that imports lmdb.
+// The engine state store (ENGINE_DB, docs/behaviour/tiers.md#engine-state-store): an LMDB
+// environment in a directory. This is the only module that imports lmdb.
 //
-// It keeps four things:
+// It keeps five things:
 //   - meta: the store's format version, the database and corpus root its memos describe, and
 //     the run records not yet known to be in the ledger (a walk's own while it runs: one
 //     found in progress at the next walk is a walk that died);
@@ -21,6 +21,7 @@ import path from 'node:path';
 import { sha256Hex } from '../hash.ts';
 import type { RunRecord } from '../runs/record.ts';
 import { open, type Database as LmdbDatabase, type RootDatabase } from 'lmdb';
+import { IngestError } from '../errors.ts';
 
 export const STATE_FORMAT_VERSION = 3;
 /** The format whose item memos held their row keys inline; upgraded on open. */
@@ -76,13 +77,13 @@ export interface ItemMemo extends ItemStamp {
   rows: Record<string, string[]>;
 }
 
-export class StateStoreVersionError extends Error {
+export class StateStoreVersionError extends IngestError {
   constructor(storePath: string, found: unknown) {
     super(
+      'state_store_version',
       `the engine state store at ${storePath} has format version ${String(found)}, this build needs ${STATE_FORMAT_VERSION}. ` +
         'Run `ingest state verify` to inspect it, or `ingest state reset` to start over (the next walk then re-extracts everything).',
     );
-    this.name = 'StateStoreVersionError';
   }
 }
 
@@ -175,7 +176,7 @@ export async function openStateStore(dir: string): Promise<StateStore> {
       if (found === FORMAT_WITH_INLINE_ROWS) await splitInlineRows(root, dbs);
       await indexDocuments(root, dbs, docItems);
     } else if (found !== STATE_FORMAT_VERSION) throw new StateStoreVersionError(dir, found);
-    return facade(dir, root, dbs, docItems);
+    return new LmdbStateStore(dir, root, dbs, docItems);
   } catch (error) {
     await root.close();
     throw error;
@@ -251,14 +252,14 @@ async function splitInlineRows(root: RootDatabase, { meta, items, itemRows }: Db
     for (const { key, value } of items.getRange()) {
       const rows = (value as { rows?: unknown } | null)?.rows;
       if (isItemStamp(value) && isRowKeys(rows)) {
-        items.put(key, stampOf(value as ItemMemo));
-        itemRows.put(key, rows);
+        void items.put(key, stampOf(value as ItemMemo));
+        void itemRows.put(key, rows);
       } else {
         // Not a memo: it would have been healed on read; it goes now.
-        items.remove(key);
+        void items.remove(key);
       }
     }
-    meta.put('format_version', FORMAT_WITHOUT_DOCUMENT_INDEX);
+    void meta.put('format_version', FORMAT_WITHOUT_DOCUMENT_INDEX);
   });
 }
 
@@ -266,144 +267,196 @@ async function splitInlineRows(root: RootDatabase, { meta, items, itemRows }: Db
 async function indexDocuments(root: RootDatabase, { meta, items }: Dbs, docItems: DocumentIndex): Promise<void> {
   await root.transaction(() => {
     for (const { key, value } of items.getRange()) {
-      if (isItemStamp(value)) docItems.put(value.sourceDocumentId, key);
+      if (isItemStamp(value)) void docItems.put(value.sourceDocumentId, key);
     }
-    meta.put('format_version', STATE_FORMAT_VERSION);
+    void meta.put('format_version', STATE_FORMAT_VERSION);
   });
 }
 
-function facade(
-  dir: string,
-  root: RootDatabase,
-  { meta, items, itemRows, memos }: Dbs,
-  docItems: DocumentIndex,
-): StateStore {
-  // lmdb sets maxKeySize on every database it opens; its typings leave it out.
-  const itemKey = itemKeyOf((root as unknown as { maxKeySize: number }).maxKeySize);
-  /** Reads a value; bytes that no longer decode count as a value of the wrong shape. */
-  const read = (db: LmdbDatabase<unknown, string>, key: string): unknown => {
-    try {
-      return db.get(key);
-    } catch {
-      return null;
+// Inside a transaction callback lmdb applies each write at once; the promise a write returns only
+// repeats the transaction's, which is awaited, so the writes below are marked `void`.
+
+/** The store over an open lmdb environment: its named databases and the key an identity takes. */
+class LmdbStateStore implements StateStore {
+  readonly path: string;
+  readonly #root: RootDatabase;
+  readonly #meta: LmdbDatabase<unknown, string>;
+  readonly #items: LmdbDatabase<unknown, string>;
+  readonly #itemRows: LmdbDatabase<unknown, string>;
+  readonly #memos: LmdbDatabase<unknown, string>;
+  readonly #docItems: DocumentIndex;
+  readonly #itemKey: (identity: string) => string;
+
+  constructor(dir: string, root: RootDatabase, { meta, items, itemRows, memos }: Dbs, docItems: DocumentIndex) {
+    this.path = dir;
+    this.#root = root;
+    this.#meta = meta;
+    this.#items = items;
+    this.#itemRows = itemRows;
+    this.#memos = memos;
+    this.#docItems = docItems;
+    // lmdb sets maxKeySize on every database it opens; its typings leave it out.
+    this.#itemKey = itemKeyOf((root as unknown as { maxKeySize: number }).maxKeySize);
+  }
+
+  getItemStamp(identity: string): { stamp: ItemStamp | undefined; healed: boolean } {
+    return this.#stampAt(this.#itemKey(identity), identity);
+  }
+
+  getItem(identity: string): { memo: ItemMemo | undefined; healed: boolean } {
+    const key = this.#itemKey(identity);
+    const { stamp, healed } = this.#stampAt(key, identity);
+    if (stamp === undefined) return { memo: undefined, healed };
+    const rows = read(this.#itemRows, key);
+    if (isRowKeys(rows)) return { memo: { ...stamp, rows }, healed: false };
+    this.#drop(key);
+    return { memo: undefined, healed: true };
+  }
+
+  putItem(identity: string, memo: ItemMemo): Promise<void> {
+    return this.putItems([[identity, memo]]);
+  }
+
+  async putItems(entries: readonly (readonly [identity: string, memo: ItemMemo])[]): Promise<void> {
+    for (const part of byTransaction(entries)) await this.#putTogether(part);
+  }
+
+  async removeItem(identity: string): Promise<void> {
+    const key = this.#itemKey(identity);
+    await this.#root.transaction(() => {
+      const previous = read(this.#items, key);
+      if (isItemStamp(previous)) void this.#docItems.remove(previous.sourceDocumentId, key);
+      void this.#items.remove(key);
+      void this.#itemRows.remove(key);
+    });
+  }
+
+  *itemIdentities(): Iterable<string> {
+    for (const key of this.#items.getKeys()) {
+      if (!key.startsWith(DIGEST_KEY)) yield key;
+      else {
+        const { identity } = (read(this.#items, key) ?? {}) as { identity?: unknown };
+        yield typeof identity === 'string' ? identity : key;
+      }
     }
-  };
-  const drop = (key: string) => {
-    items.removeSync(key);
-    itemRows.removeSync(key);
-  };
+  }
+
+  itemsOfDocument(sourceDocumentId: string): string[] {
+    const identities: string[] = [];
+    for (const key of this.#docItems.getValues(sourceDocumentId)) {
+      // An entry whose stamp was healed away or moved on is stale: the stamp decides.
+      const stamp = read(this.#items, key);
+      if (!isItemStamp(stamp) || stamp.sourceDocumentId !== sourceDocumentId) continue;
+      const { identity } = stamp as ItemStamp & { identity?: unknown };
+      identities.push(typeof identity === 'string' ? identity : key);
+    }
+    return identities;
+  }
+
+  itemCount(): number {
+    return this.#items.getKeysCount();
+  }
+
+  async clearItems(): Promise<void> {
+    await this.#root.transaction(() => {
+      this.#items.clearSync();
+      this.#itemRows.clearSync();
+      this.#docItems.clearSync();
+    });
+  }
+
+  boundDatabaseId(): string | undefined {
+    const id = this.#meta.get('database_id');
+    return typeof id === 'string' ? id : undefined;
+  }
+
+  async bindDatabase(databaseId: string): Promise<void> {
+    await this.#meta.put('database_id', databaseId);
+  }
+
+  boundCorpusRoot(): string | undefined {
+    const root = this.#meta.get('corpus_root');
+    return typeof root === 'string' ? root : undefined;
+  }
+
+  async bindCorpusRoot(root: string): Promise<void> {
+    await this.#meta.put('corpus_root', root);
+  }
+
+  unsettledRuns(): RunRecord[] {
+    return [...this.#meta.getRange({ start: UNSETTLED_RUN, end: UNSETTLED_RUN_END })].map((e) => e.value as RunRecord);
+  }
+
+  async putUnsettledRun(record: RunRecord): Promise<void> {
+    await this.#meta.put(UNSETTLED_RUN + record.opId, record);
+  }
+
+  async removeUnsettledRun(opId: string): Promise<void> {
+    await this.#meta.remove(UNSETTLED_RUN + opId);
+  }
+
+  getMemo(key: string): unknown {
+    return this.#memos.get(key);
+  }
+
+  async putMemo(key: string, value: unknown): Promise<void> {
+    await this.#memos.put(key, value);
+  }
+
+  async removeMemo(key: string): Promise<void> {
+    await this.#memos.remove(key);
+  }
+
+  memoCount(): number {
+    return this.#memos.getKeysCount();
+  }
+
+  close(): Promise<void> {
+    return this.#root.close();
+  }
+
+  #drop(key: string): void {
+    this.#items.removeSync(key);
+    this.#itemRows.removeSync(key);
+  }
+
   /** The stamp under a key; one stored under a digest gives back the identity it carries. */
-  const stampAt = (key: string, identity: string) => {
-    const value = read(items, key);
+  #stampAt(key: string, identity: string): { stamp: ItemStamp | undefined; healed: boolean } {
+    const value = read(this.#items, key);
     if (value === undefined) return { stamp: undefined, healed: false };
     if (isItemStamp(value)) {
       if (key === identity) return { stamp: value, healed: false };
       const { identity: _identity, ...stamp } = value as ItemStamp & { identity?: string };
       return { stamp, healed: false };
     }
-    drop(key);
+    this.#drop(key);
     return { stamp: undefined, healed: true };
-  };
-  const putItems: StateStore['putItems'] = async (entries) => {
-    for (const part of byTransaction(entries)) await putTogether(part);
-  };
-  const putTogether = async (entries: readonly (readonly [string, ItemMemo])[]) => {
-    await root.transaction(() => {
+  }
+
+  /** Memos in one transaction: each lands whole, with its document index entry. */
+  async #putTogether(entries: readonly (readonly [string, ItemMemo])[]): Promise<void> {
+    await this.#root.transaction(() => {
       for (const [identity, memo] of entries) {
-        const key = itemKey(identity);
-        const previous = read(items, key);
+        const key = this.#itemKey(identity);
+        const previous = read(this.#items, key);
         if (isItemStamp(previous) && previous.sourceDocumentId !== memo.sourceDocumentId) {
-          docItems.remove(previous.sourceDocumentId, key);
+          void this.#docItems.remove(previous.sourceDocumentId, key);
         }
-        items.put(key, key === identity ? stampOf(memo) : { ...stampOf(memo), identity });
-        itemRows.put(key, memo.rows);
-        docItems.put(memo.sourceDocumentId, key);
+        void this.#items.put(key, key === identity ? stampOf(memo) : { ...stampOf(memo), identity });
+        void this.#itemRows.put(key, memo.rows);
+        void this.#docItems.put(memo.sourceDocumentId, key);
       }
     });
-  };
-  return {
-    path: dir,
-    getItemStamp: (identity) => stampAt(itemKey(identity), identity),
-    getItem(identity) {
-      const key = itemKey(identity);
-      const { stamp, healed } = stampAt(key, identity);
-      if (stamp === undefined) return { memo: undefined, healed };
-      const rows = read(itemRows, key);
-      if (isRowKeys(rows)) return { memo: { ...stamp, rows }, healed: false };
-      drop(key);
-      return { memo: undefined, healed: true };
-    },
-    putItem: (identity, memo) => putItems([[identity, memo]]),
-    putItems,
-    async removeItem(identity) {
-      const key = itemKey(identity);
-      await root.transaction(() => {
-        const previous = read(items, key);
-        if (isItemStamp(previous)) docItems.remove(previous.sourceDocumentId, key);
-        items.remove(key);
-        itemRows.remove(key);
-      });
-    },
-    *itemIdentities() {
-      for (const key of items.getKeys()) {
-        if (!key.startsWith(DIGEST_KEY)) yield key;
-        else {
-          const { identity } = (read(items, key) ?? {}) as { identity?: unknown };
-          yield typeof identity === 'string' ? identity : key;
-        }
-      }
-    },
-    itemsOfDocument(sourceDocumentId) {
-      const identities: string[] = [];
-      for (const key of docItems.getValues(sourceDocumentId)) {
-        // An entry whose stamp was healed away or moved on is stale: the stamp decides.
-        const stamp = read(items, key);
-        if (!isItemStamp(stamp) || stamp.sourceDocumentId !== sourceDocumentId) continue;
-        const { identity } = stamp as ItemStamp & { identity?: unknown };
-        identities.push(typeof identity === 'string' ? identity : key);
-      }
-      return identities;
-    },
-    itemCount: () => items.getKeysCount(),
-    async clearItems() {
-      await root.transaction(() => {
-        items.clearSync();
-        itemRows.clearSync();
-        docItems.clearSync();
-      });
-    },
-    boundDatabaseId() {
-      const id = meta.get('database_id');
-      return typeof id === 'string' ? id : undefined;
-    },
-    async bindDatabase(databaseId) {
-      await meta.put('database_id', databaseId);
-    },
-    boundCorpusRoot() {
-      const root = meta.get('corpus_root');
-      return typeof root === 'string' ? root : undefined;
-    },
-    async bindCorpusRoot(root) {
-      await meta.put('corpus_root', root);
-    },
-    unsettledRuns: () =>
-      [...meta.getRange({ start: UNSETTLED_RUN, end: UNSETTLED_RUN_END })].map((e) => e.value as RunRecord),
-    async putUnsettledRun(record) {
-      await meta.put(UNSETTLED_RUN + record.opId, record);
-    },
-    async removeUnsettledRun(opId) {
-      await meta.remove(UNSETTLED_RUN + opId);
-    },
-    getMemo: (key) => memos.get(key),
-    async putMemo(key, value) {
-      await memos.put(key, value);
-    },
-    async removeMemo(key) {
-      await memos.remove(key);
-    },
-    memoCount: () => memos.getKeysCount(),
-    close: () => root.close(),
-  };
+  }
+}
+
+/** Reads a value; bytes that no longer decode count as a value of the wrong shape. */
+function read(db: LmdbDatabase<unknown, string>, key: string): unknown {
+  try {
+    return db.get(key);
+  } catch {
+    return null;
+  }
 }
 
 export interface StateStoreReport {

@@ -1,6 +1,8 @@
 // The named failures of stage 2. Every error a converter raises reaches the walk as one of
 // these, so an item's failure always says which limit or defect stopped it.
 
+import { IngestError } from '../../lib/errors.ts';
+
 export type ConversionErrorCode =
   | 'too_large'
   | 'zip_bomb'
@@ -13,11 +15,9 @@ export type ConversionErrorCode =
   | 'encrypted'
   | 'converter_crashed';
 
-export class ConversionError extends Error {
-  readonly code: ConversionErrorCode;
+export class ConversionError extends IngestError {
+  declare readonly code: ConversionErrorCode;
   constructor(code: ConversionErrorCode, message: string) {
-    super(message);
-    this.name = 'ConversionError';
-    this.code = code;
+    super(code, message);
   }
 }

@@ -1,9 +1,9 @@
-// The in-process HTML cleaner (SPEC.md 1 stage 2; POST /extract and the URL path use it too):
-// HTML in, the main content as readable plain text out, with a verdict and warnings that say
-// how much to trust it. The steps live in stages/convert/html/: decode (bytes to text by BOM
-// or declared charset), tree (one tokenizer pass into a light element tree, dropping what is
-// never content and measuring text and link characters), content (choosing the main block by
-// prose and link density and boilerplate markup) and render (blocks to text). The rules for
+// The in-process HTML cleaner (docs/behaviour/stages.md#stage-2-conversion; POST /extract and the
+// URL path use it too): HTML in, the main content as readable plain text out, with a verdict and
+// warnings that say how much to trust it. The steps live in stages/convert/html/: decode (bytes to
+// text by BOM or declared charset), tree (one tokenizer pass into a light element tree, dropping
+// what is never content and measuring text and link characters), content (choosing the main block
+// by prose and link density and boilerplate markup) and render (blocks to text). The rules for
 // verdicts and warnings are in docs/DECISIONS.md ("HTML cleaner").
 //
 // It never throws: any input, however malformed, yields a verdict.

@@ -1,9 +1,11 @@
-// Stage 2, conversion (SPEC.md 1): bytes of a recognised document type -> text.
+// Stage 2, conversion (docs/behaviour/stages.md#stage-2-conversion): bytes of a recognised document
+// type -> text.
 //
 // Markdown and plain text pass through and HTML goes through the in-process cleaner; PDF,
 // DOCX and XLSX are converted in isolated child processes under a hard timeout and memory
-// cap (pool.ts), after size, page, zip-inflation and cell limits (DESIGN.md 14). Every
-// failure is a ConversionError with a code naming what stopped it.
+// cap (pool.ts), after size, page, zip-inflation and cell limits
+// (docs/behaviour/limits.md#conversion-limits). Every failure is a ConversionError with a code
+// naming what stopped it.
 
 import { ConversionError } from './errors.ts';
 import { cleanHtml } from './html.ts';

@@ -2,10 +2,10 @@
 //
 // Why child processes and not worker threads: a worker's resourceLimits cap only the JS heap,
 // not the buffers a zip or PDF inflates into, and a V8 out-of-memory in mammoth aborts the
-// whole process (DESIGN.md 14). Why not a pool library: the cap we need is on the child's
-// resident memory, watched from outside (a hung child cannot report on itself), and ended by
-// SIGKILL; the pools we looked at (workerpool, piscina) expose neither the child's pid per job
-// nor a memory kill.
+// whole process (docs/behaviour/limits.md#conversion-limits). Why not a pool library: the cap we
+// need is on the child's resident memory, watched from outside (a hung child cannot report on
+// itself), and ended by SIGKILL; the pools we looked at (workerpool, piscina) expose neither the
+// child's pid per job nor a memory kill.
 //
 // Each child runs one job at a time. The parent reads the child's VmRSS from /proc while the
 // job runs and kills it past `memoryMb`; a timer kills it past `timeoutMs`; a killed or

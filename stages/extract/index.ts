@@ -1,4 +1,5 @@
-// Stage 3, LLM extraction (SPEC.md 1): the four memoised extractors over one document.
+// Stage 3, LLM extraction (docs/behaviour/stages.md#stage-3-llm-extraction): the four memoised
+// extractors over one document.
 //
 // A long document is read in extraction windows (stages/chunk.ts with window sizes), each
 // window a separate memoised call, so an edit re-extracts only the windows it touched. A large
@@ -34,7 +35,7 @@ export interface DocumentExtraction {
 
 export type ExtractDeps = ExtractorContext;
 
-/** The answered predicate of SPEC.md 1 rule 7, as schema/0002 spells it in SQL. */
+/** The answered predicate (docs/behaviour/stages.md#blank-form-gate), as schema/0002 spells it in SQL. */
 export function isAnswered(answer: string | null): answer is string {
   return answer !== null && /\S/.test(answer);
 }

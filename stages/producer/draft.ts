@@ -8,12 +8,11 @@ import { PROMPTS } from '../../lib/llm/prompts.ts';
 import { runExtractor, type ExtractorContext } from '../../lib/llm/run-extractor.ts';
 import type { ConceptDraft } from '../../lib/llm/schemas.ts';
 import type { Evidence } from './evidence.ts';
+import { IngestError } from '../../lib/errors.ts';
 
-export class ConceptDraftError extends Error {
-  readonly code = 'concept_draft_uncited';
+export class ConceptDraftError extends IngestError {
   constructor(name: string) {
-    super(`the draft of "${name}" has no claim citing the sources it was given`);
-    this.name = 'ConceptDraftError';
+    super('concept_draft_uncited', `the draft of "${name}" has no claim citing the sources it was given`);
   }
 }
 

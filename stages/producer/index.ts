@@ -1,4 +1,4 @@
-// The producer (SPEC.md 1 rule 2, SPEC.md 4 rule 6, SPEC.md 9 rule 4; docs/DECISIONS.md "The
+// The producer (docs/behaviour/stages.md#producer; docs/DECISIONS.md "The
 // producer"): the knowledge bundle drafted from what the walks built.
 //
 //   the delta gate     concepts.ts: the concepts whose feeding rows moved since the last run

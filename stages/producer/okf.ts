@@ -6,6 +6,7 @@
 // a record://<target>/<uuid> link; timestamps ISO 8601 with an explicit offset.
 
 import { parse, stringify } from 'yaml';
+import { IngestError } from '../../lib/errors.ts';
 
 export const OKF_VERSION = '0.1';
 export const INDEX_FILE = 'index.md';
@@ -30,10 +31,9 @@ export interface Parsed {
   body: string;
 }
 
-export class FrontmatterError extends Error {
+export class FrontmatterError extends IngestError {
   constructor(message: string) {
-    super(message);
-    this.name = 'FrontmatterError';
+    super('invalid_frontmatter', message);
   }
 }
 

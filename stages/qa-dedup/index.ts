@@ -1,6 +1,6 @@
-// Stage 5 (ii), the Q&A dedup proposer (SPEC.md 1 stage 5, rule 9): a flow-scope pass after
-// entity resolution. It reads answered Q&A pairs and writes q_a_dedup_proposals rows, nothing
-// else: a walk never merges or edits a Q&A row, the platform decides (status accepted or
+// Stage 5 (ii), the Q&A dedup proposer (docs/behaviour/stages.md#qa-dedup-proposer): a flow-scope
+// pass after entity resolution. It reads answered Q&A pairs and writes q_a_dedup_proposals rows,
+// nothing else: a walk never merges or edits a Q&A row, the platform decides (status accepted or
 // rejected) and the walk never touches a decided proposal again.
 //
 //   pending     the answered pairs of every walk (op_id) the proposer has not been through yet
@@ -14,8 +14,9 @@
 //               (write.ts), idempotent, so a pass cut short is simply done again
 //
 // The proposer calls no model: it reads the vectors stage 4 stored. It is stage 5 all the same,
-// and a consumed failStage5 directive fails stage 5 for that walk (SPEC.md 4 rule 4), so with
-// one armed the pass refuses its pending pairs and leaves them to the next walk.
+// and a consumed failStage5 directive fails stage 5 for that walk
+// (docs/behaviour/states.md#failure-directive), so with one armed the pass refuses its pending
+// pairs and leaves them to the next walk.
 
 import type { Database } from '../../lib/db/database.ts';
 import type { FailStage5Mode } from '../../lib/failure-directive.ts';
@@ -23,6 +24,7 @@ import { findCandidates, type Proposal } from './candidates.ts';
 import { markOpsDone, pendingOps } from '../../lib/db/op-ledger.ts';
 import { pendingPairs, QA_DEDUP_LEDGER } from './pending.ts';
 import { writeProposals } from './write.ts';
+import { IngestError } from '../../lib/errors.ts';
 
 /** Pending pairs per candidate query and per write transaction. */
 export const BATCH_PAIRS = 250;
@@ -41,12 +43,12 @@ export interface QaDedupReport {
   withdrawn: number;
 }
 
-export class Stage5InjectedFailure extends Error {
+export class Stage5InjectedFailure extends IngestError {
   constructor(mode: FailStage5Mode) {
     super(
+      'stage5_injected_failure',
       `stage 5 runs with its ${mode} credentials broken this walk (failStage5); the Q&A pairs wait for the next walk`,
     );
-    this.name = 'Stage5InjectedFailure';
   }
 }
 

@@ -2,6 +2,7 @@
 // (`ingest qa proposals | decide`): each proposal with both pairs side by side.
 
 import type { Queryable } from '../../lib/db/database.ts';
+import { IngestError } from '../../lib/errors.ts';
 
 export const PROPOSAL_STATUSES = Object.freeze(['proposed', 'accepted', 'rejected'] as const);
 export type ProposalStatus = (typeof PROPOSAL_STATUSES)[number];
@@ -24,11 +25,9 @@ export interface ProposalView {
   b: QaSide;
 }
 
-export class ProposalNotFoundError extends Error {
-  readonly code = 'proposal_not_found';
+export class ProposalNotFoundError extends IngestError {
   constructor(id: string) {
-    super(`no Q&A dedup proposal ${id}`);
-    this.name = 'ProposalNotFoundError';
+    super('proposal_not_found', `no Q&A dedup proposal ${id}`);
   }
 }
 

@@ -1,10 +1,10 @@
 // Stage 5 (ii): which Q&A pairs the proposer still owes a look. A pair is new or changed when
-// its row was (re)written by a walk, which stamps the walk's op_id on it (SPEC.md 3 memo rules
-// 1-3: an unchanged item keeps its old op_id, a changed one or full_reprocess stamps the
-// current one). The proposer lists each op_id it has been through in q_a_dedup_ops
-// (lib/db/op-ledger.ts), so the pending pairs are those whose op_id is not there: this walk's
-// changes, and those of a walk whose pass failed or never ran. Finding them never reads the
-// pairs themselves.
+// its row was (re)written by a walk, which stamps the walk's op_id on it
+// (docs/behaviour/states.md#memo-and-stamping: an unchanged item keeps its old op_id, a changed one
+// or full_reprocess stamps the current one). The proposer lists each op_id it has been through in
+// q_a_dedup_ops (lib/db/op-ledger.ts), so the pending pairs are those whose op_id is not there:
+// this walk's changes, and those of a walk whose pass failed or never ran. Finding them never reads
+// the pairs themselves.
 
 import type { Queryable } from '../../lib/db/database.ts';
 import type { OpLedger } from '../../lib/db/op-ledger.ts';

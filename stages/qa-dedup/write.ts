@@ -1,12 +1,12 @@
 // Stage 5 (ii): one batch's proposals written, in one transaction, idempotently (a pass cut
 // short is done again by the next walk and lands the same rows).
 //
-// Decisions stand (SPEC.md 1 rule 9): a proposal the platform accepted or rejected is never
-// updated, re-scored or reset, and never proposed again (its id is the pair's, uuid5 of
-// dedup:{a}:{b}, and q_a_extractions ids are natural keys that survive full_reprocess). Only a
-// row still 'proposed' follows its pairs: re-scored when found again with another similarity,
-// withdrawn (deleted) when one of its pairs changed and the two no longer resemble each other.
-// A proposal whose Q&A row is deleted goes with it (ON DELETE CASCADE, schema/0001).
+// Decisions stand (docs/behaviour/stages.md#curated-records): a proposal the platform accepted or
+// rejected is never updated, re-scored or reset, and never proposed again (its id is the pair's,
+// uuid5 of dedup:{a}:{b}, and q_a_extractions ids are natural keys that survive full_reprocess).
+// Only a row still 'proposed' follows its pairs: re-scored when found again with another
+// similarity, withdrawn (deleted) when one of its pairs changed and the two no longer resemble each
+// other. A proposal whose Q&A row is deleted goes with it (ON DELETE CASCADE, schema/0001).
 
 import type { Database } from '../../lib/db/database.ts';
 import { EMBEDDING_OF, type Proposal } from './candidates.ts';

@@ -1,7 +1,8 @@
-// Stage 5 (i), entity resolution (SPEC.md 1 stage 5; 3 "Curation pinning"): a flow-scope pass
-// after the settle barrier. Extraction already chained every known name under its root
-// (known.ts); this pass decides the names met for the first time by the walks it has not been
-// through (pending.ts), most frequent first, a batch at a time:
+// Stage 5 (i), entity resolution (docs/behaviour/stages.md#entity-resolution,
+// docs/behaviour/states.md#curation-pins): a flow-scope pass after the settle barrier. Extraction
+// already chained every known name under its root (known.ts); this pass decides the names met for
+// the first time by the walks it has not been through (pending.ts), most frequent first, a batch at
+// a time:
 //
 //   candidates  the roots (entity_names rows naming themselves) of the same type that share
 //               the normalised name or a trigram band, or whose embedding is among the nearest,
@@ -18,10 +19,11 @@
 // A walk never re-points a root (that is an admin merge), and every name maps to a root, so no
 // mention chains through another name. Pinned canonicals are roots from the start (seeds), so
 // new mentions chain under them. The model clients are built when the pass runs, inside the
-// failStage5 swap (SPEC.md 4 rule 4), never at engine start.
+// failStage5 swap (docs/behaviour/states.md#failure-directive), never at engine start.
 
 import type PQueue from 'p-queue';
 import type { Database } from '../../lib/db/database.ts';
+import { pinnedMention } from '../../lib/db/tables.ts';
 import { markOpsDone, pendingOps } from '../../lib/db/op-ledger.ts';
 import type { EmbeddingClient } from '../../lib/embed/client.ts';
 import { llmIdentity, type LlmClient } from '../../lib/llm/client.ts';
@@ -206,7 +208,7 @@ async function seedPinnedRoots(
 ): Promise<void> {
   const { rows } = await db.query<{ entity_type: string; canonical_name: string }>(
     `SELECT DISTINCT m.entity_type, m.canonical_name FROM entity_mentions m
-      WHERE (m.metadata ->> 'curation_pinned')::boolean
+      WHERE ${pinnedMention('m')}
         AND NOT EXISTS (SELECT 1 FROM entity_names n WHERE n.entity_type = m.entity_type AND n.name = m.canonical_name)`,
   );
   if (rows.length === 0) return;

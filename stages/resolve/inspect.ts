@@ -2,6 +2,7 @@
 // one entity whole, the names that chain under it included (`ingest entities list | show`).
 
 import type { Queryable } from '../../lib/db/database.ts';
+import { isPinnedMention } from '../../lib/db/tables.ts';
 
 export interface EntitySummary {
   entity_type: string;
@@ -20,9 +21,9 @@ export async function listEntities(
   const { rows } = await db.query<EntitySummary>(
     `SELECT entity_type, canonical_name, count(*)::int AS mentions,
             count(DISTINCT coalesce(source_document_id, reference_item_id))::int AS owners,
-            bool_or((metadata ->> 'curation_pinned')::boolean IS TRUE) AS pinned, min(id::text) AS mention
+            bool_or(${isPinnedMention()}) AS pinned, min(id::text) AS mention
        FROM entity_mentions GROUP BY entity_type, canonical_name
-     HAVING NOT $1 OR bool_or((metadata ->> 'curation_pinned')::boolean IS TRUE)
+     HAVING NOT $1 OR bool_or(${isPinnedMention()})
       ORDER BY count(*) DESC, entity_type, canonical_name LIMIT $2`,
     [options.pinned, options.limit],
   );
@@ -53,7 +54,7 @@ export async function showEntity(db: Queryable, mentionId: string): Promise<Enti
     ),
     db.query<EntityDetail['mentions'][number]>(
       `SELECT m.id::text, coalesce(d.rel_path, r.url) AS owner, m.surface_form, m.confidence,
-              (m.metadata ->> 'curation_pinned')::boolean IS TRUE AS pinned
+              ${isPinnedMention('m')} AS pinned
          FROM entity_mentions m
          LEFT JOIN source_documents d ON d.id = m.source_document_id
          LEFT JOIN reference_items r ON r.id = m.reference_item_id

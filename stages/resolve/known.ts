@@ -5,13 +5,14 @@
 // (pending.ts). A name resolution joined to a root of another type takes the root's type too.
 // Relationships follow their endpoints.
 //
-// Curation pin, site 3 (SPEC.md 3): an item re-declares its document's pinned mentions
-// verbatim (their stored canonical name, metadata and op_id), and a fresh mention of the same
-// entity gives way to the pinned one, so a pinned row keeps its key, its embedding and its
-// place through any re-walk, full_reprocess included.
+// Curation pin, site 3 (docs/behaviour/states.md#curation-pins): an item re-declares its document's
+// pinned mentions verbatim (their stored canonical name, metadata and op_id), and a fresh mention
+// of the same entity gives way to the pinned one, so a pinned row keeps its key, its embedding and
+// its place through any re-walk, full_reprocess included.
 
 import type { AliasSnapshot } from '../../lib/aliases.ts';
 import type { Queryable } from '../../lib/db/database.ts';
+import { isPinnedMention } from '../../lib/db/tables.ts';
 import type { Entities, Relationships } from '../../lib/llm/schemas.ts';
 import { mergeMentions } from '../extract/index.ts';
 
@@ -77,7 +78,7 @@ export async function pinnedMentions(
   const { rows } = await db.query<Record<string, unknown>>(
     `SELECT id::text, source_document_id::text, reference_item_id::text, canonical_name, entity_type, surface_form,
             confidence, metadata, op_id::text
-       FROM entity_mentions WHERE ${owner.column} = $1 AND (metadata ->> 'curation_pinned')::boolean IS TRUE`,
+       FROM entity_mentions WHERE ${owner.column} = $1 AND ${isPinnedMention()}`,
     [owner.id],
   );
   return rows;

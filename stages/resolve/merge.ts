@@ -1,9 +1,9 @@
-// The admin merge (SPEC.md 3 "Curation pinning"): the canonicals of the named mentions merge
-// into the target mention's, everywhere. Every mention of a merged canonical moves under the
-// target's (re-keyed, its embedding and its document's relationships with it, as the pass
-// moves them: write-back.ts), and entity_names re-points the merged names and every name that
-// chained under them to the target's canonical, so extraction chains them there from now on
-// and no name is left pointing at a name that is no root. That is one transaction.
+// The admin merge (docs/behaviour/states.md#curation-pins): the canonicals of the named mentions
+// merge into the target mention's, everywhere. Every mention of a merged canonical moves under the
+// target's (re-keyed, its embedding and its document's relationships with it, as the pass moves
+// them: write-back.ts), and entity_names re-points the merged names and every name that chained
+// under them to the target's canonical, so extraction chains them there from now on and no name is
+// left pointing at a name that is no root. That is one transaction.
 //
 // Then, apart, the pin step: the surviving rows of the target canonical are marked
 // curation_pinned, the merged names kept as their aliases (the alias snapshot reads them). The
@@ -11,17 +11,17 @@
 
 import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../../lib/db/database.ts';
+import { CURATION_PIN } from '../../lib/db/tables.ts';
 import type { StateStore } from '../../lib/state/store.ts';
 import { normaliseName } from './names.ts';
 import { recordNames, ROOT, rootOf, type Root } from './roots.ts';
 import { applyMove, mentionsNamed, planMove, withItemKeys } from './write-back.ts';
+import { IngestError } from '../../lib/errors.ts';
 
-export class EntityMergeError extends Error {
-  readonly code: 'mention_not_found' | 'type_mismatch';
+export class EntityMergeError extends IngestError {
+  declare readonly code: 'mention_not_found' | 'type_mismatch';
   constructor(code: EntityMergeError['code'], message: string) {
-    super(message);
-    this.name = 'EntityMergeError';
-    this.code = code;
+    super(code, message);
   }
 }
 
@@ -140,7 +140,7 @@ async function repointNames(tx: Queryable, root: Root, names: readonly string[])
 async function pinSurvivors(db: Queryable, type: string, root: string, names: readonly string[]): Promise<number> {
   const { rowCount } = await db.query(
     `UPDATE entity_mentions
-        SET metadata = metadata || jsonb_build_object('curation_pinned', true, 'aliases',
+        SET metadata = metadata || jsonb_build_object('${CURATION_PIN}', true, 'aliases',
               (SELECT coalesce(jsonb_agg(DISTINCT a), '[]'::jsonb)
                  FROM jsonb_array_elements_text(coalesce(metadata -> 'aliases', '[]'::jsonb) || $3::jsonb) AS a)),
             updated_at = now()

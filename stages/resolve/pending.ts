@@ -5,6 +5,7 @@
 // unchanged walk writes nothing, and its pass finds no op in a few index probes.
 
 import type { Queryable } from '../../lib/db/database.ts';
+import { isPinnedMention } from '../../lib/db/tables.ts';
 import type { OpLedger } from '../../lib/db/op-ledger.ts';
 import { adornments } from './names.ts';
 import { ROOT } from './roots.ts';
@@ -37,7 +38,7 @@ export async function waitingNames(db: Queryable, ops: readonly string[]): Promi
             count(*)::int AS mentions
        FROM entity_mentions m
        LEFT JOIN entity_names n ON n.entity_type = m.entity_type AND n.name = m.canonical_name
-      WHERE m.op_id = ANY($1::uuid[]) AND (m.metadata ->> 'curation_pinned')::boolean IS NOT TRUE
+      WHERE m.op_id = ANY($1::uuid[]) AND NOT (${isPinnedMention('m')})
         AND (n.name IS NULL OR NOT (${ROOT('n')}))
       GROUP BY m.entity_type, m.canonical_name, n.canonical_name, n.canonical_type
       ORDER BY count(*) DESC, m.entity_type, m.canonical_name`,

@@ -1,7 +1,8 @@
 // Stage 5 (i), the roots in entity_names: a name as a root (its normalised key, trigram bands
 // and embedding), the candidate search over the roots of earlier batches, and the recording of
 // names with the band keys of the roots (entity_root_bands). Three blocks feed the search, so
-// that no easy case is missed because another block scored it low (SPEC.md 1 stage 5):
+// that no easy case is missed because another block scored it low
+// (docs/behaviour/stages.md#entity-resolution):
 //
 //   exact      the same normalised name, in a root of any type
 //   shingle    a shared MinHash band of the trigrams (typos, abbreviations), any type

@@ -10,10 +10,10 @@
 //                 root are re-keyed to em:{owner}:{root}:{root's type}, taking the root's type
 //                 when the resolver joined a name of another type to it. Two mentions
 //                 meeting on one key collapse into one by confidence (outranks).
-//                 Curation pin, sites 1 and 2 (SPEC.md 3): no statement here updates or
-//                 deletes a pinned row; a pinned holder of the new key wins over any
-//                 confidence, and the moved row collapses into it by the DELETE of the rows
-//                 this chunk selected, which re-asserts the pin predicate.
+//                 Curation pin, sites 1 and 2 (docs/behaviour/states.md#curation-pins): no
+//                 statement here updates or deletes a pinned row; a pinned holder of the new
+//                 key wins over any confidence, and the moved row collapses into it by the
+//                 DELETE of the rows this chunk selected, which re-asserts the pin predicate.
 //   embeddings    a moved mention's embedding moves with it, now of its root's name (copied in
 //                 the database from a row of that text; embedded only if none exists), unless
 //                 the row it collapses into already holds one
@@ -28,8 +28,15 @@
 // listing a key with no row (a delete that deletes nothing), never a row no memo lists.
 
 import type { Database, Queryable } from '../../lib/db/database.ts';
-import { recordEmbeddings, VectorCopy, type Row } from '../../lib/db/tables.ts';
-import { upsertRows } from '../../lib/db/upsert-rows.ts';
+import {
+  entityMentions,
+  entityRelationships,
+  isPinnedMention,
+  recordEmbeddings,
+  VectorCopy,
+  type Row,
+} from '../../lib/db/tables.ts';
+import { upsertRows, type ConflictMerge } from '../../lib/db/upsert-rows.ts';
 import { EMBEDDING_MODEL } from '../../lib/embed/client.ts';
 import { sha256Hex } from '../../lib/hash.ts';
 import { entityMentionKey, entityRelationshipKey } from '../../lib/ids.ts';
@@ -45,7 +52,8 @@ export interface Decision extends Root {
   how: 'exact' | 'resolver' | 'founded';
 }
 
-export interface MentionRow {
+/** A row of entity_mentions as read back (a type, not an interface, so that it is a sink Row). */
+export type MentionRow = {
   id: string;
   source_document_id: string | null;
   reference_item_id: string | null;
@@ -55,9 +63,10 @@ export interface MentionRow {
   confidence: number | null;
   metadata: Record<string, unknown>;
   op_id: string;
-}
+};
 
-interface RelationshipRow {
+/** A row of entity_relationships as read back. */
+type RelationshipRow = {
   id: string;
   source_document_id: string;
   source_canonical: string;
@@ -66,7 +75,7 @@ interface RelationshipRow {
   confidence: number | null;
   metadata: Record<string, unknown>;
   op_id: string;
-}
+};
 
 /** Rows under their new keys, and the rows they were before. */
 interface Moving<T> {
@@ -77,14 +86,12 @@ interface Moving<T> {
 /** Per owner (document or reference item): the keys its items' memos gain, and the keys they lose. */
 type KeyChanges = Map<string, { add: Record<string, string[]>; drop: Record<string, string[]> }>;
 
-const PINNED = `(entity_mentions.metadata ->> 'curation_pinned')::boolean IS TRUE`;
-
 /** Mentions moved in one transaction at most: what a move holds in memory is bounded by it. */
 const MOVE_CHUNK = 5_000;
 /** Owners (documents, reference items) the sweep of moves reads at a time. */
 const OWNERS_PAGE = 500;
 
-const UNPINNED = `NOT (${PINNED})`;
+const UNPINNED = `NOT (${isPinnedMention()})`;
 
 /** A name and its root: decided by this pass, or by a pass that stopped before moving its mentions. */
 export interface Placed {
@@ -253,7 +260,7 @@ export async function withItemKeys<T>(store: StateStore, move: MentionMove, work
 export async function applyMove(tx: Queryable, move: MentionMove, guard: string): Promise<void> {
   if (move.moving.length === 0) return;
   const oldIds = move.moving.map((m) => m.id);
-  await upsertMentions(tx, move.landing);
+  await upsertRows(tx, entityMentions, move.landing, 'unnest', MENTION_MERGE);
   await tx.query(`DELETE FROM entity_mentions WHERE id = ANY($1::uuid[]) AND ${guard}`, [oldIds]);
   // Joined, not `owner_id = ANY(...)`: with a long array the planner reads every mention's
   // embedding by owner_kind alone and filters (19,000 heap pages a batch at 300 documents).
@@ -317,7 +324,7 @@ const NIL = '00000000-0000-0000-0000-000000000000';
 async function holdersAmong(db: Queryable, ids: readonly string[]): Promise<Map<string, boolean>> {
   if (ids.length === 0) return new Map();
   const { rows } = await db.query<{ id: string; pinned: boolean }>(
-    `SELECT id::text, ${PINNED} AS pinned FROM entity_mentions WHERE id = ANY($1::uuid[])`,
+    `SELECT id::text, ${isPinnedMention()} AS pinned FROM entity_mentions WHERE id = ANY($1::uuid[])`,
     [ids],
   );
   return new Map(rows.map((r) => [r.id, r.pinned]));
@@ -460,59 +467,28 @@ async function rewriteItemKeys(
   if (updated.length > 0) await store.putItems(updated);
 }
 
-/** The moved mentions under their new keys; a pinned holder of a key is left as it is. */
-async function upsertMentions(tx: Queryable, rows: readonly MentionRow[]): Promise<void> {
-  await tx.query(
-    `INSERT INTO entity_mentions (id, source_document_id, reference_item_id, canonical_name, entity_type, surface_form,
-                                  confidence, metadata, op_id)
-     SELECT i::uuid, d::uuid, r::uuid, c, t, s, f::real, m::jsonb, o::uuid
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
-            AS u(i, d, r, c, t, s, f, m, o)
-     ON CONFLICT (id) DO UPDATE SET
-       surface_form = CASE WHEN EXCLUDED.confidence > entity_mentions.confidence
-                                 OR (EXCLUDED.confidence = entity_mentions.confidence
-                                     AND EXCLUDED.surface_form < entity_mentions.surface_form COLLATE "C")
-                           THEN EXCLUDED.surface_form ELSE entity_mentions.surface_form END,
-       confidence = GREATEST(entity_mentions.confidence, EXCLUDED.confidence),
-       updated_at = now()
-     WHERE NOT (${PINNED})`,
-    [
-      rows.map((m) => m.id),
-      rows.map((m) => m.source_document_id),
-      rows.map((m) => m.reference_item_id),
-      rows.map((m) => m.canonical_name),
-      rows.map((m) => m.entity_type),
-      rows.map((m) => m.surface_form),
-      rows.map((m) => (m.confidence === null ? null : String(m.confidence))),
-      rows.map((m) => JSON.stringify(m.metadata)),
-      rows.map((m) => m.op_id),
-    ],
-  );
-}
+/**
+ * On a key already held, the better surface form (higher confidence, then the first in byte
+ * order) and the higher confidence are kept; a pinned holder is left as it is (the table's rule).
+ */
+const MENTION_MERGE: ConflictMerge = {
+  surface_form: `CASE WHEN EXCLUDED.confidence > entity_mentions.confidence
+                        OR (EXCLUDED.confidence = entity_mentions.confidence
+                            AND EXCLUDED.surface_form < entity_mentions.surface_form COLLATE "C")
+                      THEN EXCLUDED.surface_form ELSE entity_mentions.surface_form END`,
+  confidence: 'GREATEST(entity_mentions.confidence, EXCLUDED.confidence)',
+};
+
+/** On a key already held, the higher confidence is kept. */
+const RELATIONSHIP_MERGE: ConflictMerge = {
+  confidence: 'GREATEST(entity_relationships.confidence, EXCLUDED.confidence)',
+};
 
 /** Relationships under their renamed endpoints (the higher confidence kept on a collision), the old keys gone. */
 async function moveRelationships(tx: Queryable, moving: Moving<RelationshipRow>): Promise<void> {
   if (moving.old.length === 0) return;
   const { rows } = moving;
-  await tx.query(
-    `INSERT INTO entity_relationships (id, source_document_id, source_canonical, predicate, target_canonical,
-                                       confidence, metadata, op_id)
-     SELECT i::uuid, d::uuid, s, p, t, f::real, m::jsonb, o::uuid
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
-            AS u(i, d, s, p, t, f, m, o)
-     ON CONFLICT (id) DO UPDATE SET
-       confidence = GREATEST(entity_relationships.confidence, EXCLUDED.confidence), updated_at = now()`,
-    [
-      rows.map((r) => r.id),
-      rows.map((r) => r.source_document_id),
-      rows.map((r) => r.source_canonical),
-      rows.map((r) => r.predicate),
-      rows.map((r) => r.target_canonical),
-      rows.map((r) => (r.confidence === null ? null : String(r.confidence))),
-      rows.map((r) => JSON.stringify(r.metadata)),
-      rows.map((r) => r.op_id),
-    ],
-  );
+  await upsertRows(tx, entityRelationships, rows, 'unnest', RELATIONSHIP_MERGE);
   const kept = new Set(rows.map((r) => r.id));
   await tx.query('DELETE FROM entity_relationships WHERE id = ANY($1::uuid[])', [
     moving.old.map((r) => r.id).filter((id) => !kept.has(id)),

@@ -1,33 +1,4 @@
-// Tier 1 for a test: the real mock model server on loopback, and the model environment pointed
-// at it (both SDKs), restored as it was when the test is done.
+// Tier 1 for a test: the real mock model server on loopback and the model environment pointed
+// at it. The benchmarks need the same, so it lives in bench/.
 
-import { startMockServer, type MockServer } from '../../mock/server.ts';
-
-const VARS = ['ANTHROPIC_BASE_URL', 'ANTHROPIC_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_API_KEY'] as const;
-
-export interface MockTier {
-  mock: MockServer;
-  /** Closes the server and puts the variables back. */
-  stop(): Promise<void>;
-}
-
-/** The model environment that points both SDKs at a mock server (for a child process, or this one). */
-export function mockTierEnv(url: string): Record<(typeof VARS)[number], string> {
-  return { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: 'k', OPENAI_BASE_URL: `${url}/v1`, OPENAI_API_KEY: 'k' };
-}
-
-export async function startMockTier(): Promise<MockTier> {
-  const saved = VARS.map((name) => [name, process.env[name]] as const);
-  const mock = await startMockServer();
-  Object.assign(process.env, mockTierEnv(mock.url));
-  return {
-    mock,
-    async stop() {
-      await mock.close();
-      for (const [name, value] of saved) {
-        if (value === undefined) delete process.env[name];
-        else process.env[name] = value;
-      }
-    },
-  };
-}
+export { mockTierEnv, startMockTier, type MockTier } from '../../bench/mock-tier.ts';

@@ -42,11 +42,13 @@ export function onTerminal(args: string[], env: Record<string, string>): Termina
   let raw = '';
   child.stdout.setEncoding('utf8');
   child.stdout.on('data', (chunk: string) => (raw += chunk));
-  const ended = new Promise<TerminalRun>((resolve) =>
-    child.on('close', async () => {
-      const lines = await render(raw);
-      const marker = lines.findLast((line) => /^\[exit \d+\]$/.test(line));
-      resolve({ status: marker === undefined ? null : Number(marker.slice(6, -1)), lines, raw });
+  // A render that fails rejects the run, rather than leaving it pending forever.
+  const ended = new Promise<TerminalRun>((resolve, reject) =>
+    child.on('close', () => {
+      render(raw).then((lines) => {
+        const marker = lines.findLast((line) => /^\[exit \d+\]$/.test(line));
+        resolve({ status: marker === undefined ? null : Number(marker.slice(6, -1)), lines, raw });
+      }, reject);
     }),
   );
   return {

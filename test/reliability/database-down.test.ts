@@ -1,3 +1,4 @@
+// @engine
 // Reliability (iii): the database stops in the middle of a walk. The walk fails with a named
 // error, no item failures and no cleanup; no memo is committed for an item whose rows did not
 // land; and the next walk, with the database back, ends with exactly the rows of a walk that
@@ -97,7 +98,8 @@ test('a walk whose database stops mid-way fails cleanly, and the next walk lands
   const config = loadConfig({ INGEST_DATA_DIR: dataDir, INGEST_SINK_FLUSH_MS: '5', ...database.env }, root);
   let lifespan: Lifespan = await openLifespan(config, log);
   try {
-    let stopped: Promise<void> | null = null;
+    // Set inside the callback: typed by the initializer, so that the await below is not narrowed to null.
+    let stopped = null as Promise<void> | null;
     const interrupted = await walk(lifespan, {
       sourcePath: corpus,
       onProgress: ({ done }) => {

@@ -1,3 +1,4 @@
+// @engine
 // Reliability (i): faults from the model side. A 1,000-document walk against a mock model
 // server that answers a fifth of its requests with 429 or 529 or drops the connection ends with
 // no failed item, its retries counted, and exactly the rows of a walk that met no fault. The

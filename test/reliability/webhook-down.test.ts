@@ -1,3 +1,4 @@
+// @engine
 // Reliability (ii): the web app's run-record receiver down for a whole walk. The walk completes
 // and lands its rows; each record costs the webhook's bounded attempts; the terminal record is
 // kept in the state store and delivered by the next walk once the receiver is back. The real

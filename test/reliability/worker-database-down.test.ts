@@ -1,3 +1,4 @@
+// @engine
 // Reliability of the bid-worker when its database goes away mid-run: PostgreSQL behind a loopback
 // proxy that is cut for a while (connections reset, then refused), the embedded database by
 // killing its process. The worker neither crashes nor gives up: it retries with backoff, says
@@ -53,7 +54,8 @@ test('a database lost mid-run is retried; every job ends done exactly once when 
   for (let i = 0; i < JOBS; i++) await enqueueJob(db, { id: randomUUID(), job: 'analyse_form', payload: { i } });
   const runs = new Map<string, number>();
   let done = 0;
-  let outage: Promise<void> | null = null;
+  // Set inside the callback: typed by the initializer, so that `await outage` is not narrowed to null.
+  let outage = null as Promise<void> | null;
   const handler: JobHandler = async (_p, { job }) => {
     runs.set(job.id, (runs.get(job.id) ?? 0) + 1);
     await new Promise((r) => setTimeout(r, 20));

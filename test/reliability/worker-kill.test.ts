@@ -1,3 +1,4 @@
+// @engine
 // Reliability of the bid-worker: kill -9 a worker process during a run of 1,000 jobs. Every job
 // ends done exactly once (a trigger logs every write of a done row: one per job), the jobs the
 // killed worker held show the re-claim in their attempts, none stays running, and two poison

@@ -241,7 +241,7 @@ const LANDMARK_SECTION_SHARE = 0.7;
  * much prose again spread over teasers and comments. A container's score shrinks with its
  * link share. Siblings of the winner that also score well (an article split across several
  * blocks) join it. Boilerplate subtrees are left out first, unless one of them holds most of
- * the page's prose (a site that wraps the whole page in a <form>). Two checks can overrule
+ * the page's prose (a site that wraps the whole page in a <form>). Three checks can overrule
  * the winner: the block under the page's headline, when the winner lies elsewhere and is not
  * much longer (a short article beside a long notice), unless the page's main landmark holds
  * both (then the landmark is the content); the main landmark, when the winner is only one of

@@ -1,26 +1,27 @@
-// "Rows landed", the nightly lane's last step and the datapath monitor's question (SPEC.md 6):
-// did the walk's run end completed, stamped with the image it ran, and are its rows in the
-// database? Read from pipeline_runs, the ledger, when the lane can reach the database
-// (ENGINE_DB_DSN); from the walk-status answer otherwise (the embedded database lives inside the
-// sidecar's process), which carries the same counts (engine/tally.ts walkCounts) but neither
-// the ledger row nor the rows themselves.
+// "Rows landed", the nightly lane's last step and the datapath monitor's question
+// (docs/behaviour/events.md#datapath-monitor): did the walk's run end completed, stamped with the
+// image it ran, and are its rows in the database? Read from pipeline_runs, the ledger, when the
+// lane can reach the database (ENGINE_DB_DSN); from the walk-status answer otherwise (the embedded
+// database lives inside the sidecar's process), which carries the same counts (engine/tally.ts
+// walkCounts) but neither the ledger row nor the rows themselves.
 //
 // What the lane calls landed, precisely:
 //   - the run's row exists and its status is completed (a failed walk, fence_busy, abandoned or
 //     a row still in progress is not);
-//   - result.extractor_version is set (SPEC.md 6: without it cross-reference checks fail hard),
-//     and equals the lane's own IMAGE_SHA when the lane has one;
+//   - result.extractor_version is set (without it cross-reference checks fail hard:
+//     docs/behaviour/versioning.md#extractor_version), and equals the lane's own IMAGE_SHA when
+//     the lane has one;
 //   - the walk saw items (counts.seen > 0): an idle walk (no corpus directory) lands nothing;
 //   - at least one item is in the database (changed + unchanged > 0): a corpus whose every item
 //     failed, or was dropped as of no known type, landed nothing;
 //   - a walk that changed items wrote rows (the rows_<table> counts are not all zero);
 //   - each table the run says it wrote, among those no later pass re-keys or collapses, holds
-//     rows stamped with the run's op_id (SPEC.md 2 rule 1); and when nothing changed, the
-//     documents the unchanged items stand for are still there.
+//     rows stamped with the run's op_id (docs/behaviour/tables.md#op_id-on-every-row); and when
+//     nothing changed, the documents the unchanged items stand for are still there.
 // Items that failed while others landed do not fail the lane: the walk tolerates them by design
-// (SPEC.md 1 rule 1) and the step's line says how many.
+// (docs/behaviour/stages.md#per-item-isolation) and the step's line says how many.
 
-import type { Database } from '../db/database.ts';
+import type { Database } from '../../lib/db/database.ts';
 
 /** Tables whose rows keep the op_id of the walk that wrote them (stage 5 re-keys and collapses entity rows). */
 export const OP_STAMPED_TABLES = Object.freeze([
@@ -65,7 +66,7 @@ export function judgeRun(facts: RunFacts): Problem[] {
     if (version === null || version === '') {
       add(
         'extractor_version_missing',
-        "the run's row has no result.extractor_version: the sidecar runs without IMAGE_SHA (SPEC.md 6)",
+        "the run's row has no result.extractor_version: the sidecar runs without IMAGE_SHA (docs/behaviour/versioning.md#extractor_version)",
       );
     } else if (facts.expectedVersion && version !== facts.expectedVersion) {
       add(
