@@ -8,15 +8,5 @@ import { FAIL_STAGE5_MODES } from '../lib/failure-directive.ts';
 export type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 
 export const uuid = (description: string) => Type.String({ format: 'uuid', description });
-export const timestamp = (description: string) => Type.String({ format: 'date-time', description });
 export const failStage5Mode = (description: string) =>
   Type.Unsafe<string>({ type: 'string', enum: [...FAIL_STAGE5_MODES], description });
-
-export const RunWarningSchema = Type.Object(
-  {
-    name: Type.String({ pattern: '^[a-z][a-z0-9_]*$', description: 'snake_case, stable' }),
-    message: Type.String({ description: 'for people' }),
-    path: Type.Optional(Type.String({ description: 'the corpus-relative path of the item a warning concerns' })),
-  },
-  { additionalProperties: false },
-);

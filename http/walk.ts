@@ -11,7 +11,7 @@ import { jsonBody, MAX_FLAGS_BODY } from './body.ts';
 import { HttpError } from './errors.ts';
 import { defineRoute, type AppDeps } from './route.ts';
 import { REGISTRY_CAPACITY, type WalkEntry } from './walk-registry.ts';
-import { failStage5Mode, RunWarningSchema, timestamp, uuid, type Same } from './schemas.ts';
+import { failStage5Mode, uuid, type Same } from './schemas.ts';
 
 /** The body's field for each flag of a walk. */
 const BODY_FLAGS = {
@@ -99,6 +99,17 @@ function walkInBackground(
     })
     .catch((error: unknown) => deps.log.error({ err: error, requestId }, 'walk bookkeeping failed'));
 }
+
+const timestamp = (description: string) => Type.String({ format: 'date-time', description });
+
+const RunWarningSchema = Type.Object(
+  {
+    name: Type.String({ pattern: '^[a-z][a-z0-9_]*$', description: 'snake_case, stable' }),
+    message: Type.String({ description: 'for people' }),
+    path: Type.Optional(Type.String({ description: 'the corpus-relative path of the item a warning concerns' })),
+  },
+  { additionalProperties: false },
+);
 
 const WalkEntrySchema = Type.Object(
   {
