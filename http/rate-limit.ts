@@ -10,7 +10,18 @@
 import type { IncomingMessage } from 'node:http';
 import ipaddr from 'ipaddr.js';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Config } from '../lib/config.ts';
 import { HttpError } from './errors.ts';
+
+/** The routes with a per-minute limit of their own, and the knob that sets each. */
+export const RATE_LIMIT_KNOBS = {
+  walk: 'INGEST_RATE_LIMIT_WALK',
+  walkStatus: 'INGEST_RATE_LIMIT_WALK_STATUS',
+  extract: 'INGEST_RATE_LIMIT_EXTRACT',
+  producerRun: 'INGEST_RATE_LIMIT_PRODUCER_RUN',
+} as const satisfies Partial<Record<keyof Config['rateLimits'], string>>;
+export type RateLimited = keyof typeof RATE_LIMIT_KNOBS;
+export const AUTH_FAILURES_KNOB = 'INGEST_RATE_LIMIT_AUTH_FAILURES';
 
 /** The client a request counts against: the trusted header's last address, else the socket peer. */
 export function clientOf(req: IncomingMessage, trustedHeader: string | null): string {

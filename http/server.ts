@@ -22,8 +22,6 @@ export interface Sidecar {
   readonly url: string;
   readonly server: Server;
   readonly engine: EngineThread;
-  /** The polka app: its route table is what test/openapi.test.ts holds the OpenAPI document to. */
-  readonly app: ReturnType<typeof createApp>;
   stop(graceMs?: number): Promise<void>;
 }
 
@@ -53,7 +51,6 @@ export async function startSidecar(config: Config, log: Logger): Promise<Sidecar
     url,
     server,
     engine,
-    app,
     async stop(graceMs = 30_000) {
       schedule?.stop();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -7,6 +7,8 @@ import { bearerMatches, requireBearer } from '../http/auth.ts';
 import { HttpError } from '../http/errors.ts';
 import { parseStagePath } from '../http/stage-path.ts';
 import { isLoopback } from '../http/auth.ts';
+import { Type } from '@sinclair/typebox';
+import { checkJsonBody, jsonBody } from '../http/body.ts';
 import { WalkRegistry } from '../http/walk-registry.ts';
 import { FAILURE_SENTINEL, FailureDirective, withFailureInjection } from '../lib/failure-directive.ts';
 
@@ -112,6 +114,51 @@ test('only loopback peers may stage', () => {
   for (const address of ['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1']) assert.ok(isLoopback(address), address);
   for (const address of ['10.0.0.1', '192.168.1.2', '::ffff:10.1.2.3', 'fe80::1', undefined])
     assert.not.ok(isLoopback(address), String(address));
+});
+
+test('a JSON body: each way of not fitting its schema is a named 400, unknown fields before bad values', () => {
+  const body = jsonBody(
+    Type.Object(
+      {
+        into: Type.String({ format: 'uuid', title: 'a mention id' }),
+        mentions: Type.Array(Type.String({ format: 'uuid' }), {
+          minItems: 1,
+          title: 'a non-empty list of mention ids',
+        }),
+        note: Type.Optional(Type.String({ title: 'a string' })),
+      },
+      { additionalProperties: false },
+    ),
+    { maxBytes: 100, required: true, errorNames: { note: 'note_invalid' } },
+  );
+  const id = '00000000-0000-4000-8000-000000000000';
+  const refused = (text: string) => {
+    const e = refusal(() => checkJsonBody(body, text));
+    return [e.status, e.error, e.message];
+  };
+  assert.equal(refused('{"into"'), [400, 'invalid_json', 'the body is not valid JSON']);
+  assert.equal(refused('[]'), [400, 'invalid_body', 'the body must be a JSON object']);
+  assert.equal(refused('null'), [400, 'invalid_body', 'the body must be a JSON object']);
+  assert.equal(refused(`{"into": 5, "also": 1}`), [
+    400,
+    'unknown_field',
+    'unknown field also; the fields are into, mentions, note',
+  ]);
+  assert.equal(refused('{}'), [400, 'invalid_field', 'into must be a mention id']);
+  assert.equal(refused(`{"into": "nope", "mentions": ["${id}"]}`), [400, 'invalid_field', 'into must be a mention id']);
+  assert.equal(refused(`{"into": "${id}", "mentions": []}`), [
+    400,
+    'invalid_field',
+    'mentions must be a non-empty list of mention ids',
+  ]);
+  assert.equal(refused(`{"into": "${id}", "mentions": ["${id}"], "note": 1}`), [
+    400,
+    'note_invalid',
+    'note must be a string',
+  ]);
+  assert.equal(checkJsonBody(body, `{"into": "${id}", "mentions": ["${id}"]}`), { into: id, mentions: [id] });
+  // A field without a title could not say what it must be: refused where the route is defined.
+  assert.throws(() => jsonBody(Type.Object({ x: Type.Boolean() }), { maxBytes: 1, required: false }), /no title/);
 });
 
 test('the failure directive swaps the credentials for one piece of work and restores them in every outcome', async () => {

@@ -33,7 +33,8 @@ export interface ExtractorContext {
   model: string;
   /** `{base_url}:{model}` (lib/llm/client.ts llmIdentity). */
   identity: string;
-  store: StateStore;
+  /** The memos only: the extractor reads, heals and writes its entries, nothing else. */
+  store: Pick<StateStore, 'getMemo' | 'putMemo' | 'removeMemo'>;
   /**
    * Bounds the model calls in flight across the whole walk. A slot is held for the request
    * alone (its retries included), never for the memo read or write around it: a slot held

@@ -132,7 +132,8 @@ async function decide(
   const asking: Asking = {
     ...context,
     store: {
-      ...context.store,
+      getMemo: (key) => context.store.getMemo(key),
+      removeMemo: (key) => context.store.removeMemo(key),
       putMemo: async (key, value) => {
         // Caught at once: a write that fails before the batch awaits them must not go unheard.
         memoWrites.push(context.store.putMemo(key, value).catch((error: unknown) => (memoFailure ??= { error })));
