@@ -7,7 +7,6 @@ import type { IncomingMessage } from 'node:http';
 import type { Config } from '../lib/config.ts';
 import { isLoopback, requireBearer } from './auth.ts';
 import { HttpError } from './errors.ts';
-import { requireMetricsAccess } from './metrics.ts';
 import {
   AUTH_FAILURES_KNOB,
   RATE_LIMIT_KNOBS,
@@ -129,4 +128,16 @@ export function admissionRefusals(route: Guarded): Refusal[] {
       when: `the peer is not on loopback (127.0.0.0/8, ::1, their IPv4-mapped forms): ${route.path} is not publicly routed`,
     });
   return refusals;
+}
+
+/** Loopback peers pass; any other needs the metrics token as its bearer, and none passes without one. */
+export function requireMetricsAccess(req: Pick<IncomingMessage, 'socket' | 'headers'>, token: string | null): void {
+  if (isLoopback(req.socket.remoteAddress)) return;
+  if (token === null)
+    throw new HttpError(
+      403,
+      'loopback_only',
+      '/metrics answers loopback peers only unless INGEST_METRICS_TOKEN is set',
+    );
+  requireBearer(req, token, 'metrics_disabled', 'INGEST_METRICS_TOKEN');
 }

@@ -4,11 +4,8 @@
 // is refused (auth 'metrics', http/access.ts). The text is this thread's process figures and
 // the engine thread's own registry.
 
-import type { IncomingMessage } from 'node:http';
 import { Type } from '@sinclair/typebox';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { isLoopback, requireBearer } from './auth.ts';
-import { HttpError } from './errors.ts';
 import { defineRoute } from './route.ts';
 
 export const metricsRoute = defineRoute({
@@ -33,15 +30,3 @@ export const metricsRoute = defineRoute({
     };
   },
 });
-
-/** Loopback peers pass; any other needs the metrics token as its bearer, and none passes without one. */
-export function requireMetricsAccess(req: Pick<IncomingMessage, 'socket' | 'headers'>, token: string | null): void {
-  if (isLoopback(req.socket.remoteAddress)) return;
-  if (token === null)
-    throw new HttpError(
-      403,
-      'loopback_only',
-      '/metrics answers loopback peers only unless INGEST_METRICS_TOKEN is set',
-    );
-  requireBearer(req, token, 'metrics_disabled', 'INGEST_METRICS_TOKEN');
-}

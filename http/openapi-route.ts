@@ -5,35 +5,38 @@
 
 import { Type } from '@sinclair/typebox';
 import { openApiDocument } from './openapi.ts';
-import { defineRoute } from './route.ts';
-// routes.ts lists this route too; ROUTES is read only when an app binds its routes, after
-// both modules have loaded.
-import { ROUTES } from './routes.ts';
+import { defineRoute, type Route } from './route.ts';
 
-export const openApiRoute = defineRoute({
-  method: 'GET',
-  path: '/openapi.json',
-  operationId: 'openapi',
-  tag: 'operations',
-  summary: 'This document',
-  description:
-    'No auth, like /health: the document holds no secret and says nothing a caller could not learn by trying the routes. Not publicly routed.',
-  auth: 'none',
-  answers: {
-    200: {
-      description: 'the OpenAPI 3.1 description of this sidecar',
-      schema: Type.Unsafe<Record<string, unknown>>({
-        type: 'object',
-        required: ['openapi', 'info', 'paths'],
-        properties: { openapi: { type: 'string', pattern: '^3\\.1\\.\\d+$' } },
-      }),
+/** The route serving the document of `described` and of itself (http/routes.ts lists both). */
+export function openApiRouteOf(described: readonly Route[]): Route {
+  const route: Route = defineRoute({
+    method: 'GET',
+    path: '/openapi.json',
+    operationId: 'openapi',
+    tag: 'operations',
+    summary: 'This document',
+    description:
+      'No auth, like /health: the document holds no secret and says nothing a caller could not learn by trying the routes. Not publicly routed.',
+    auth: 'none',
+    answers: {
+      200: {
+        description: 'the OpenAPI 3.1 description of this sidecar',
+        schema: Type.Unsafe<Record<string, unknown>>({
+          type: 'object',
+          required: ['openapi', 'info', 'paths'],
+          properties: { openapi: { type: 'string', pattern: '^3\\.1\\.\\d+$' } },
+        }),
+      },
     },
-  },
-  refusals: [],
-  handler: () => {
-    const body = JSON.stringify(openApiDocument(ROUTES));
-    return async ({ res }) => {
-      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }).end(body);
-    };
-  },
-});
+    refusals: [],
+    handler: () => {
+      const body = JSON.stringify(openApiDocument([...described, route]));
+      return async ({ res }) => {
+        res
+          .writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' })
+          .end(body);
+      };
+    },
+  });
+  return route;
+}

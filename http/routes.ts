@@ -5,13 +5,13 @@ import { entitiesMergeRoute } from './entities.ts';
 import { extractRoute } from './extract.ts';
 import { healthRoute } from './health.ts';
 import { metricsRoute } from './metrics.ts';
-import { openApiRoute } from './openapi-route.ts';
+import { openApiRouteOf } from './openapi-route.ts';
 import { producerRunRoute } from './producer-run.ts';
 import type { Route } from './route.ts';
 import { stageRoute } from './stage.ts';
 import { walkRoute, walkStatusRoute } from './walk.ts';
 
-export const ROUTES: readonly Route[] = [
+const SERVICE_ROUTES: readonly Route[] = [
   healthRoute,
   stageRoute,
   walkRoute,
@@ -20,5 +20,6 @@ export const ROUTES: readonly Route[] = [
   producerRunRoute,
   entitiesMergeRoute,
   metricsRoute,
-  openApiRoute,
 ];
+
+export const ROUTES: readonly Route[] = [...SERVICE_ROUTES, openApiRouteOf(SERVICE_ROUTES)];

@@ -1,3 +1,4 @@
+// @engine
 // Two walks in one process at once (issue 42): each on its own lifespan (its own database,
 // corpus, state store and model endpoint), their items in flight together. Every row a walk
 // writes carries that walk's op_id, each walk's counters and run record count only its own

@@ -12,7 +12,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../lib/config.ts';
 import { openDatabase } from '../lib/db/open.ts';
 import { startSidecar } from '../http/server.ts';
-import { requireMetricsAccess } from '../http/metrics.ts';
+import { requireMetricsAccess } from '../http/access.ts';
 import { HttpError } from '../http/errors.ts';
 import { jobHandlers } from '../worker/jobs.ts';
 import { startWorker } from '../worker/loop.ts';
