@@ -1,7 +1,8 @@
 // Admission: is this item unchanged since its memo was written? An unchanged item costs
 // nothing further: no read when size, mtime and inode all match the memo (full_reprocess is
 // the escape hatch for an edit that preserved all three), and no model call or row write
-// when the bytes hash to the memo's sha256.
+// when the bytes hash to the memo's sha256. A markdown or plain-text file is read a piece at a
+// time and never held whole when large (docs/DECISIONS.md "A text file read as a stream").
 //
 // The stat check is synchronous on purpose: it is the whole cost of an unchanged item, so the
 // walk runs it inline, before the item takes an in-flight slot (engine/walk.ts).
