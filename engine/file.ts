@@ -18,10 +18,11 @@
 import type { ConversionWarning, Converter, MediaType } from '../stages/convert/index.ts';
 import type { FileItem } from '../lib/corpus/files.ts';
 import { ConversionError } from '../stages/convert/index.ts';
+import { TextStream } from '../stages/convert/text.ts';
 import type { Config } from '../lib/config.ts';
 import type { Sink } from '../lib/db/sink.ts';
 import { fileIdentity, retiredIdentity } from '../lib/state/keys.ts';
-import { admitFile, type ChangedFile } from './admit.ts';
+import { admitFile, type ChangedFile, type FileContent } from './admit.ts';
 import { atStage, StageError } from './at-stage.ts';
 import { finishItem, writeItemRows, type CommitDeps } from './commit.ts';
 import type { LiveItems } from './live-items.ts';
@@ -116,7 +117,9 @@ export async function walkFile(
         ),
       );
     }
-    const admission = await atStage('admit', () => admitFile(item, deps.store, fullReprocess));
+    const admission = await atStage('admit', () =>
+      admitFile(item, deps.store, { fullReprocess, textual: isText(mediaType) }),
+    );
     if (admission.kind === 'unchanged') {
       deps.live.liveDocumentIds.add(admission.memo.sourceDocumentId);
       return 'unchanged';
@@ -214,14 +217,13 @@ const FILE_TABLES: readonly TableSpec[] = [
 export async function* ingestFile(
   item: FileItem,
   mediaType: MediaType,
-  { bytes, sha256, previous }: Pick<ChangedFile, 'bytes' | 'sha256' | 'previous'>,
+  { content, sha256, previous }: Pick<ChangedFile, 'content' | 'sha256' | 'previous'>,
   deps: FileIngestDeps,
 ): AsyncGenerator<RowBatch, IngestedFile, undefined> {
   const { opId } = currentRunContext();
   const { models } = deps;
-  const byteSize = bytes.length;
-  const converted = await atStage('convert', () => deps.converter.convert(bytes.take(), mediaType));
-  const { text } = converted;
+  const byteSize = content.length;
+  const converted = await atStage('convert', () => convertedText(deps.converter, content, mediaType));
   const sourceDocumentId = await atStage('identity', () =>
     deps.identity.resolve(sha256, item.relPath, previous?.sourceDocumentId),
   );
@@ -229,22 +231,31 @@ export async function* ingestFile(
   const keys = new OwnedKeys(FILE_TABLES);
   const names = new MentionMerge();
   /** The rows and their embeddings, the embedded owners' keys counted as the item's. */
-  const withEmbeddings = async (rows: [TableSpec, Row[]][], toEmbed: EmbeddingInput[]): Promise<ItemRows> => {
+  const withEmbeddings = async (
+    rows: [TableSpec, Row[]][],
+    toEmbed: EmbeddingInput[],
+    rewritten: [TableSpec, Row[]][] = [],
+  ): Promise<ItemRows> => {
     const embeddingRows = await atStage('embed', () =>
       embedOwners(toEmbed, opId, { client: models.embedder, db: deps.db, queue: models.queue }),
     );
     const batch: ItemRows = new Map([...rows, [recordEmbeddings, embeddingRows]]);
     keys.add(batch, toEmbed);
-    return batch;
+    // Rows written again (their keys already counted) go first: parents before their children.
+    return new Map([...rewritten, ...batch]);
   };
   let qaIdx = 0;
   let chunksDone = 0;
   // The windows of the next batches are extracted while this one is embedded and written, so
   // that the model calls of a large file keep the model queue busy, as a small file's all do.
-  const spans = textBatches(text, deps.batchChunks);
+  // Reading and decoding a streamed text file happens here, as its batches are cut.
+  const spans = textBatches(converted.pieces, deps.batchChunks);
   const extracting: { span: TextBatch; found: Promise<WindowsExtraction> }[] = [];
-  const extractNext = () => {
-    const next = spans.next();
+  let document: Row | null = null;
+  const extractNext = async () => {
+    // Its own stage: cutting a batch reads and decodes a streamed text's next pieces, and is
+    // timed apart from the conversion, which runs once an item.
+    const next = await atStage('chunk', () => spans.next());
     if (next.done === true) return;
     const span = next.value;
     const found = atStage('extract', () =>
@@ -253,9 +264,9 @@ export async function* ingestFile(
     found.catch(() => {}); // awaited in order below
     extracting.push({ span, found });
   };
-  for (let i = 0; i <= EXTRACT_AHEAD; i++) extractNext();
+  for (let i = 0; i <= EXTRACT_AHEAD; i++) await extractNext();
   for (let current = extracting.shift(); current !== undefined; current = extracting.shift()) {
-    extractNext();
+    await extractNext();
     const { span } = current;
     const found = await current.found;
     names.add(found.entities, found.relationships);
@@ -280,13 +291,13 @@ export async function* ingestFile(
       [qaExtractions, qaRows],
     ];
     if (span.first) {
-      const document = {
+      document = {
         id: sourceDocumentId,
         rel_path: item.relPath,
         content_sha256: sha256,
         byte_size: byteSize,
         media_type: mediaType,
-        title: converted.title,
+        title: converted.title(),
         classification: found.classification,
         op_id: opId,
       };
@@ -294,7 +305,7 @@ export async function* ingestFile(
     }
     const toEmbed = embeddingInputs({ chunks: chunkRows, qa: qaRows, mentions: [] });
     chunksDone += chunkRows.length;
-    const progress = { chunks: chunksDone, percent: Math.floor((100 * span.end) / Math.max(1, text.length)) };
+    const progress = { chunks: chunksDone, percent: Math.floor(100 * converted.share(span.end)) };
     if (!span.last) {
       yield { rows: await withEmbeddings(rows, toEmbed), progress };
       continue;
@@ -314,6 +325,12 @@ export async function* ingestFile(
     }));
     const mentionBatches = inBatches(named.mentionRows, deps.batchChunks);
     const only = span.first && mentionBatches.length <= 1;
+    // A markdown title first met past the first batch (read before the whole text was) is
+    // written with the last.
+    const retitled: [TableSpec, Row[]][] =
+      document !== null && !span.first && document.title !== converted.title()
+        ? [[sourceDocuments, [{ ...document, title: converted.title() }]]]
+        : [];
     for (const [i, mentionRows] of mentionBatches.entries()) {
       const batch: [TableSpec, Row[]][] =
         i === 0
@@ -321,12 +338,56 @@ export async function* ingestFile(
           : [[entityMentions, mentionRows]];
       const embed = embeddingInputs({ chunks: [], mentions: mentionRows });
       yield {
-        rows: await withEmbeddings(batch, i === 0 ? [...toEmbed, ...embed] : embed),
+        rows: await withEmbeddings(batch, i === 0 ? [...toEmbed, ...embed] : embed, i === 0 ? retitled : []),
         progress: only ? null : progress,
       };
     }
   }
-  return { sourceDocumentId, keys: keys.keys, warnings: converted.warnings ?? [] };
+  return { sourceDocumentId, keys: keys.keys, warnings: converted.warnings() };
+}
+
+/** A document's text as its batches read it: in pieces, with what its conversion says of it. */
+interface ConvertedText {
+  pieces: AsyncIterable<string> | Iterable<string>;
+  /** As far as the text is read: final once the pieces are. */
+  title(): string | null;
+  /** Final once the pieces are. */
+  warnings(): ConversionWarning[];
+  /** The share (0-1) of the document that its text up to `chars` stands for. */
+  share(chars: number): number;
+}
+
+const isText = (mediaType: MediaType): mediaType is 'text/markdown' | 'text/plain' =>
+  mediaType === 'text/markdown' || mediaType === 'text/plain';
+
+/**
+ * A text file is decoded as its bytes are read (stages/convert/text.ts TextStream), never held
+ * whole; any other type is converted whole and its text handed on in pieces all the same.
+ */
+async function convertedText(converter: Converter, content: FileContent, mediaType: MediaType): Promise<ConvertedText> {
+  if (content.plan !== null && isText(mediaType)) {
+    const stream = new TextStream(content.plan, mediaType);
+    return {
+      pieces: stream.decode(content.pieces()),
+      title: () => stream.title,
+      warnings: () => stream.warnings,
+      share: (chars) => stream.shareBefore(chars, content.length),
+    };
+  }
+  const { text, title, warnings = [] } = await converter.convert(content.whole(), mediaType);
+  return {
+    pieces: piecesOf(text),
+    title: () => title,
+    warnings: () => warnings,
+    share: (chars) => chars / Math.max(1, text.length),
+  };
+}
+
+/** Characters of a whole converted text handed to the chunker at a time. */
+const PIECE_CHARS = 256 * 1024;
+
+function* piecesOf(text: string): Generator<string, void, undefined> {
+  for (let start = 0; start < text.length; start += PIECE_CHARS) yield text.slice(start, start + PIECE_CHARS);
 }
 
 /** `list` in slices of `size`; an empty list is one empty slice. */

@@ -1,13 +1,14 @@
 // Rows any source item derives the same way from its text, whoever owns them: content chunks
 // and entity mentions belong to a source document (a file) or to a reference item (a feed
 // URL), and the embeddings of both are owned like the rows they embed. A large text is read in
-// batches (textBatches), so that an item's memory and transactions stay bounded whatever its size.
+// batches (textBatches) as its pieces arrive, so that an item's memory and transactions stay
+// bounded whatever its size.
 
-import { chunksOf, type Chunk } from '../stages/chunk.ts';
+import { ChunkStream, type Chunk } from '../stages/chunk.ts';
 import type { EmbeddingInput } from '../stages/embed.ts';
 import type { AliasSnapshot } from '../lib/aliases.ts';
 import type { Queryable } from '../lib/db/database.ts';
-import { windowsOf, type DocumentExtraction } from '../stages/extract/index.ts';
+import { WINDOW_CHUNKING, type DocumentExtraction } from '../stages/extract/index.ts';
 import { chainUnderRoots, pinnedMentions } from '../stages/resolve/known.ts';
 import { keysOf, type ItemRows, type RowKeys } from '../stages/upsert.ts';
 import { chunkKey, entityMentionKey } from '../lib/ids.ts';
@@ -125,23 +126,41 @@ export interface TextBatch {
 }
 
 /**
- * The text's chunks, `size` at a time, each batch with the windows that start before the next
- * batch's first chunk; chunked as it goes, so only one batch of chunks is ever held. An empty
- * text is one empty batch (its document still gets its row).
+ * The chunks of a text that arrives in pieces, `size` at a time, each batch with the windows
+ * that start before the next batch's first chunk; chunked as the pieces come, so only about one
+ * batch of chunks (and the windows ahead of it) is ever held. An empty text is one empty batch
+ * (its document still gets its row).
  */
-export function* textBatches(text: string, size: number): Generator<TextBatch, void, undefined> {
-  const chunks = chunksOf(text);
-  const windows = windowsOf(text);
-  let chunk = chunks.next();
-  let window = windows.next();
+export async function* textBatches(
+  pieces: AsyncIterable<string> | Iterable<string>,
+  size: number,
+): AsyncGenerator<TextBatch, void, undefined> {
+  const chunking = new ChunkStream();
+  const windowing = new ChunkStream(WINDOW_CHUNKING);
+  const chunks: Chunk[] = [];
+  const windows: Chunk[] = [];
   let first = true;
-  do {
-    const batch: Chunk[] = [];
-    for (; !chunk.done && batch.length < size; chunk = chunks.next()) batch.push(chunk.value);
-    const end = chunk.done ? text.length : chunk.value.charStart;
-    const texts: string[] = [];
-    for (; !window.done && window.value.charStart < end; window = windows.next()) texts.push(window.value.text);
-    yield { chunks: batch, windows: texts, first, last: chunk.done === true && window.done === true, end };
+  const take = (end: number, ended: boolean): TextBatch => {
+    const batch = chunks.splice(0, size);
+    const taken = windows.findIndex((w) => w.charStart >= end);
+    const texts = windows.splice(0, taken === -1 ? windows.length : taken).map((w) => w.text);
+    const last = ended && chunks.length === 0 && windows.length === 0;
+    const span = { chunks: batch, windows: texts, first, last, end };
     first = false;
-  } while (!chunk.done || !window.done);
+    return span;
+  };
+  for await (const piece of pieces) {
+    for (const chunk of chunking.push(piece)) chunks.push(chunk);
+    for (const window of windowing.push(piece)) windows.push(window);
+    // A batch is cut once the chunk after it is known, and a window starting past it.
+    while (chunks.length > size && windows.length > 0 && windows.at(-1)!.charStart >= chunks[size]!.charStart)
+      yield take(chunks[size]!.charStart, false);
+  }
+  for (const chunk of chunking.end()) chunks.push(chunk);
+  for (const window of windowing.end()) windows.push(window);
+  for (;;) {
+    const span = take(chunks.length > size ? chunks[size]!.charStart : chunking.length, true);
+    yield span;
+    if (span.last) return;
+  }
 }

@@ -1,5 +1,6 @@
-// Chunking: converted text -> content_chunks with stable indexes. Pure functions: the whole list,
-// or the chunks one at a time for a document too large to hold them all (engine/file.ts).
+// Chunking: converted text -> content_chunks with stable indexes: the whole list, the chunks one
+// at a time for a document too large to hold them all, or the chunks of a text that arrives in
+// pieces (ChunkStream: a large text file decoded as it is read, engine/file.ts).
 //
 // Sizes: chunks aim at `targetChars` (1,200) and never exceed `maxChars` (2,000) characters
 // (UTF-16 code units). 2,000 characters is at most ~1,000 tokens even for dense scripts, far
@@ -39,18 +40,78 @@ export function chunkText(text: string, options: ChunkOptions = {}): Chunk[] {
 
 /** The chunks of `text` one at a time, so that a large document's are never all held at once. */
 export function* chunksOf(text: string, options: ChunkOptions = {}): Generator<Chunk, void, undefined> {
-  const target = options.targetChars ?? DEFAULT_TARGET_CHARS;
-  const max = Math.max(target, options.maxChars ?? DEFAULT_MAX_CHARS);
-  let idx = 0;
-  let start = skipWhitespace(text, 0);
-  while (start < text.length) {
-    const end = text.length - start <= target ? text.length : breakPoint(text, start, target, max);
-    const trimmedEnd = trimEnd(text, start, end);
-    if (trimmedEnd > start) {
-      yield { idx, text: text.slice(start, trimmedEnd), charStart: start, charEnd: trimmedEnd };
-      idx += 1;
+  const stream = new ChunkStream(options);
+  yield* stream.push(text);
+  yield* stream.end();
+}
+
+/**
+ * The chunks of a text that arrives in pieces (a large file decoded as it is read), exactly
+ * those of the whole text: a chunk is cut only once the text holds more than `maxChars` past its
+ * start (all the packing looks at) or has ended, so where the pieces split the text never shows.
+ * What it holds is the text from the start of the next chunk on: at most `maxChars` and a piece.
+ */
+export class ChunkStream {
+  readonly #target: number;
+  readonly #max: number;
+  /** The text not yet chunked, from offset #base of the whole text. */
+  #pending = '';
+  #base = 0;
+  /** Whitespace at the start of #pending is skipped before the next chunk starts. */
+  #skipping = true;
+  #idx = 0;
+  #ended = false;
+
+  constructor(options: ChunkOptions = {}) {
+    this.#target = options.targetChars ?? DEFAULT_TARGET_CHARS;
+    this.#max = Math.max(this.#target, options.maxChars ?? DEFAULT_MAX_CHARS);
+  }
+
+  /** Characters of text pushed so far. */
+  get length(): number {
+    return this.#base + this.#pending.length;
+  }
+
+  /** Takes the next piece of text; yields the chunks it makes final (drain them before the next push). */
+  push(piece: string): Generator<Chunk, void, undefined> {
+    if (this.#ended) throw new Error('the text has ended');
+    this.#pending += piece;
+    return this.#cut();
+  }
+
+  /** The text has ended: yields the chunks left. */
+  end(): Generator<Chunk, void, undefined> {
+    this.#ended = true;
+    return this.#cut();
+  }
+
+  *#cut(): Generator<Chunk, void, undefined> {
+    const text = this.#pending;
+    let start = 0;
+    for (;;) {
+      if (this.#skipping) {
+        start = skipWhitespace(text, start);
+        if (start === text.length && !this.#ended) break;
+        this.#skipping = false;
+      }
+      if (start >= text.length) break;
+      const rest = text.length - start;
+      // Not ended: more than max is held, so the text goes on past the target and the whole
+      // look-ahead window is here.
+      if (!this.#ended && rest <= this.#max) break;
+      const end = rest <= this.#target ? text.length : breakPoint(text, start, this.#target, this.#max);
+      const trimmedEnd = trimEnd(text, start, end);
+      if (trimmedEnd > start) {
+        const charStart = this.#base + start;
+        yield { idx: this.#idx, text: text.slice(start, trimmedEnd), charStart, charEnd: this.#base + trimmedEnd };
+        this.#idx += 1;
+      }
+      start = end;
+      this.#skipping = true;
     }
-    start = skipWhitespace(text, end);
+    // Nothing before the next chunk's start is looked at again.
+    this.#pending = text.slice(start);
+    this.#base += start;
   }
 }
 

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { chunkText, DEFAULT_MAX_CHARS, type Chunk } from '../stages/chunk.ts';
+import { ChunkStream, chunkText, DEFAULT_MAX_CHARS, type Chunk, type ChunkOptions } from '../stages/chunk.ts';
 
 /** Seeded generator so every run sees the same "random" texts. */
 function rng(seed: number): () => number {
@@ -107,6 +107,39 @@ test('an edit near the end leaves earlier chunks unchanged', () => {
     assert.ok(stable.length > 3);
     assert.equal(edited.slice(0, stable.length), stable);
   }
+});
+
+/** The chunks of `text` pushed to a ChunkStream in pieces of the sizes `sizes` gives, in turn. */
+function chunkedInPieces(text: string, sizes: () => number, options?: ChunkOptions): Chunk[] {
+  const stream = new ChunkStream(options);
+  const chunks: Chunk[] = [];
+  for (let start = 0; start < text.length;) {
+    const end = start + sizes();
+    chunks.push(...stream.push(text.slice(start, end)));
+    start = end;
+  }
+  chunks.push(...stream.end());
+  return chunks;
+}
+
+test('a text chunked as it arrives in pieces gives exactly the chunks of the whole text', () => {
+  const long = (seed: number) =>
+    `${randomText(seed, 3_000)}\n\n${'x'.repeat(5_000)}${'😀'.repeat(1_500)}\n \n \t${' '.repeat(3_000)}${randomText(seed + 1, 500)}  \n`;
+  for (let seed = 1; seed <= 12; seed++) {
+    const text = long(seed);
+    const r = rng(seed);
+    for (const options of [undefined, { targetChars: 300, maxChars: 500 }, { targetChars: 10_000, maxChars: 12_000 }]) {
+      const whole = chunkText(text, options);
+      assert.ok(whole.length > 1);
+      // Pieces of one character (a surrogate pair split between two), small, and larger than a chunk.
+      for (const sizes of [() => 1, () => 1 + Math.floor(r() * 40), () => 1 + Math.floor(r() * 30_000)])
+        assert.equal(chunkedInPieces(text, sizes, options), whole, `seed ${seed}`);
+    }
+  }
+  assert.equal(
+    chunkedInPieces('  \n ', () => 1),
+    [],
+  );
 });
 
 test.run();

@@ -21,6 +21,17 @@ import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
 import { seedDataDir } from './helpers/embedded.ts';
 import { walkFixture } from './helpers/walk.ts';
 import { walk, type WalkProgress } from '../engine/walk.ts';
+import { statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { admitFile, FileChangedError } from '../engine/admit.ts';
+import { textBatches, type TextBatch } from '../engine/item-rows.ts';
+import { sha256Hex } from '../lib/hash.ts';
+import type { FileItem } from '../lib/corpus/files.ts';
+import { openStateStore } from '../lib/state/store.ts';
+import { chunkText } from '../stages/chunk.ts';
+import { convertMarkdown, TextStream } from '../stages/convert/text.ts';
+import { decodeText, EncodingProbe } from '../stages/convert/text-decode.ts';
+import { extractionWindows, windowsOf } from '../stages/extract/index.ts';
 
 const BATCH_CHUNKS = '2';
 // One batch, whatever the default.
@@ -205,6 +216,161 @@ test('a large file tells its own progress after each durable batch, a small one 
       if (i > 0) assert.ok(item.chunks > items[i - 1]!.chunks && item.percent >= items[i - 1]!.percent, 'it moves on');
     }
     assert.is(told.at(-1)!.item, undefined, 'gone once the file is done');
+  } finally {
+    await f.dispose();
+  }
+});
+
+/** A text file's bytes converted as a stream, in pieces of `size` bytes. */
+async function convertedInPieces(bytes: Buffer, size: number, mediaType: 'text/markdown' | 'text/plain') {
+  const pieces: Buffer[] = [];
+  for (let start = 0; start < bytes.length; start += size) pieces.push(bytes.subarray(start, start + size));
+  const probe = new EncodingProbe();
+  for (const piece of pieces) probe.push(piece);
+  const stream = new TextStream(probe.finish(), mediaType);
+  let text = '';
+  for await (const piece of stream.decode(fromArray(pieces))) text += piece;
+  return { text, title: stream.title, warnings: stream.warnings };
+}
+
+async function* fromArray<T>(list: readonly T[]): AsyncGenerator<T, void, undefined> {
+  yield* list;
+}
+
+test('a text file decoded a piece at a time reads exactly as decoded whole, whatever splits its sequences', async () => {
+  const written = '# Grüße 😀 中文\n\nÜnïcödé text, 😀 and 漢字 for 5 €. '.repeat(40);
+  const latin = 'Le café ouvre à sept heures; la crème brûlée est préparée chaque matin.\n'.repeat(30);
+  const cases: [string, Buffer, string | null][] = [
+    ['UTF-8', Buffer.from(written), written],
+    ['UTF-8 with a mark', Buffer.from(`\ufeff${written}`), written],
+    ['UTF-16LE with a mark', Buffer.from(`\ufeff${written}`, 'utf16le'), written],
+    ['UTF-16BE with a mark', Buffer.from(`\ufeff${written}`, 'utf16le').swap16(), written],
+    ['UTF-16LE without one', Buffer.from(latin, 'utf16le'), latin],
+    ['windows-1252, guessed', Buffer.from(latin, 'latin1'), latin],
+    // Valid UTF-8 past the detection sample, then one byte that is not: the whole file is not UTF-8.
+    ['not UTF-8 at its end', Buffer.concat([Buffer.from('Plain words. '.repeat(6_000)), Buffer.from([0xe9])]), null],
+    ['a mark that lies', Buffer.concat([Buffer.from(`\ufeff${written}`), Buffer.from([0xe9, 0x20, 0xf0, 0x9f])]), null],
+    ['cut off mid-sequence', Buffer.from(written).subarray(0, Buffer.byteLength(written) - 1), null],
+  ];
+  for (const [name, bytes, expected] of cases) {
+    const whole = decodeText(bytes);
+    if (expected !== null) assert.is(whole.text, expected, name);
+    const title = convertMarkdown(bytes).title;
+    for (const size of [1, 2, 3, 5, 7, 4_097, 65_537]) {
+      const streamed = await convertedInPieces(bytes, size, 'text/markdown');
+      assert.is(streamed.text, whole.text, `${name} in pieces of ${size}`);
+      assert.equal(streamed.warnings, whole.warnings, `${name} in pieces of ${size}`);
+      assert.is(streamed.title, title, `${name} in pieces of ${size}`);
+    }
+  }
+  assert.equal(decodeText(cases[7]![1]).warnings.at(-1)!.name, 'replacement_characters');
+  assert.equal(decodeText(cases[6]![1]).warnings[0]!.name, 'encoding_fallback');
+});
+
+/** The batches of the original whole-text cut: `size` chunks each, with the windows that start before the next. */
+function wholeTextBatches(text: string, size: number): TextBatch[] {
+  const chunks = chunkText(text);
+  const windows = Array.from(windowsOf(text));
+  const batches: TextBatch[] = [];
+  for (let i = 0; i === 0 || i < chunks.length; i += size) {
+    const end = chunks[i + size]?.charStart ?? text.length;
+    const texts = windows.filter((w) => w.charStart < end && w.charStart >= (batches.at(-1)?.end ?? 0));
+    const last = i + size >= chunks.length;
+    batches.push({ chunks: chunks.slice(i, i + size), windows: texts.map((w) => w.text), first: i === 0, last, end });
+  }
+  return batches;
+}
+
+test('a text read in pieces is cut in exactly the batches of its whole text', async () => {
+  const text = `${largeText(4, 90_000)}\n\n${'😀'.repeat(9_000)}\n${largeText(5, 30_000)}`;
+  assert.equal(
+    wholeTextBatches(text, 7).flatMap((b) => b.windows),
+    extractionWindows(text),
+  );
+  for (const size of [7, 40]) {
+    const expected = wholeTextBatches(text, size);
+    assert.ok(expected.length > 1);
+    for (const pieceChars of [1_000, 4_099, text.length]) {
+      const pieces: string[] = [];
+      for (let start = 0; start < text.length; start += pieceChars) pieces.push(text.slice(start, start + pieceChars));
+      const batches: TextBatch[] = [];
+      for await (const batch of textBatches(pieces, size)) batches.push(batch);
+      assert.equal(batches, expected, `batches of ${size}, pieces of ${pieceChars}`);
+    }
+  }
+  const empty: TextBatch[] = [];
+  for await (const batch of textBatches([], 7)) empty.push(batch);
+  assert.equal(empty, [{ chunks: [], windows: [], first: true, last: true, end: 0 }]);
+});
+
+test('a large text file is hashed as admission reads it, read again as it converts, and fails if it changed between', async () => {
+  const dir = path.join(root, 'admission');
+  mkdirSync(dir);
+  const store = await openStateStore(path.join(dir, 'state'));
+  try {
+    const file = path.join(dir, 'large.txt');
+    // Over the size whose pieces admission keeps.
+    writeFileSync(file, largeText(6, 5 * 2 ** 20));
+    const itemOf = (): FileItem => {
+      const st = statSync(file, { bigint: true });
+      return {
+        relPath: 'large.txt',
+        absPath: Buffer.from(file),
+        size: Number(st.size),
+        mtimeNs: st.mtimeNs,
+        ino: st.ino,
+      };
+    };
+    const bytes = await readFile(file);
+    const admitted = await admitFile(itemOf(), store, { fullReprocess: false, textual: true });
+    assert.is(admitted.kind, 'changed');
+    if (admitted.kind !== 'changed') return;
+    assert.is(admitted.sha256, sha256Hex(bytes));
+    assert.is(admitted.content.length, bytes.length);
+    const pieces: Buffer[] = [];
+    for await (const piece of admitted.content.pieces()) pieces.push(piece);
+    assert.ok(pieces.length > 1, 'read in pieces');
+    assert.ok(Buffer.concat(pieces).equals(bytes), 'the same bytes');
+
+    const again = await admitFile(itemOf(), store, { fullReprocess: false, textual: true });
+    if (again.kind !== 'changed') return assert.unreachable('no memo was written');
+    // Rewritten after admission, the same size: caught when the second read ends.
+    writeFileSync(file, largeText(7, bytes.length).padEnd(bytes.length, ' ').slice(0, bytes.length));
+    let failure: unknown = null;
+    try {
+      for await (const piece of again.content.pieces()) assert.ok(piece.length > 0);
+    } catch (error) {
+      failure = error;
+    }
+    assert.instance(failure, FileChangedError);
+    assert.is((failure as FileChangedError).code, 'changed_while_read');
+  } finally {
+    await store.close();
+  }
+});
+
+test('a text file decoded in pieces lands exactly the chunks of its whole text, its late title with them', async () => {
+  // A sequence split by the first piece boundary (256 KB), and the first heading well past the first batch.
+  const opening = largeText(8, 270_000).slice(0, 2 ** 18 - 1);
+  assert.is(Buffer.byteLength(opening), 2 ** 18 - 1);
+  const text = `${opening}😀 ${largeText(9, 200_000).replace(/e/g, 'é')}\n\n# A title met late 😀\n\n${largeText(10, 150_000)}`;
+  assert.is(convertMarkdown(Buffer.from(text)).title, 'A title met late 😀');
+  const f = await walkFixture({ env: { INGEST_ITEM_BATCH_CHUNKS: '64' } });
+  try {
+    await f.write('late.md', text);
+    const summary = await walk(f.lifespan, { sourcePath: f.corpus });
+    assert.is(summary.items.changed, 1);
+    const { rows: documents } = await f.target.db.query<{ title: string }>('SELECT title FROM source_documents');
+    assert.equal(documents, [{ title: 'A title met late 😀' }]);
+    const { rows } = await f.target.db.query<{ idx: number; text: string; char_start: number; char_end: number }>(
+      'SELECT idx, text, char_start, char_end FROM content_chunks ORDER BY idx',
+    );
+    const expected = chunkText(text);
+    assert.ok(expected.length > 300, `many batches (${expected.length} chunks)`);
+    assert.equal(
+      rows.map((r) => ({ idx: r.idx, text: r.text, charStart: r.char_start, charEnd: r.char_end })),
+      expected,
+    );
   } finally {
     await f.dispose();
   }

@@ -58,27 +58,146 @@ const UTF16_SAMPLE_BYTES = 4096;
 const DETECT_SAMPLE_BYTES = 64 * 1024;
 
 export function decodeText(bytes: Uint8Array): DecodedText {
-  const marked = byteOrderMark(bytes);
-  // TextDecoder drops the mark itself.
-  if (marked !== null) return decodeAs(bytes, marked, []);
-  const unmarked = utf16WithoutMark(bytes);
-  if (unmarked !== null)
-    return decodeAs(bytes, unmarked, [
-      fallback(`no byte-order mark, but every other byte is zero: read as ${unmarked.toUpperCase()}`),
-    ]);
-  try {
-    return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes), warnings: [] };
-  } catch {
-    // Not UTF-8: a legacy encoding, guessed below.
+  const probe = new EncodingProbe();
+  probe.push(bytes);
+  const decoder = new TextStreamDecoder(probe.finish());
+  const text = decoder.push(bytes) + decoder.end();
+  return { text, warnings: decoder.warnings };
+}
+
+/** How a text file is to be decoded: what its whole bytes showed (EncodingProbe). */
+export interface DecodingPlan {
+  encoding: string;
+  /** Every byte sequence is known to decode (valid UTF-8): no replacement to watch for. */
+  valid: boolean;
+  warnings: ConversionWarning[];
+}
+
+/**
+ * Reads a file's bytes a piece at a time to choose its encoding, which needs all of them: one
+ * invalid UTF-8 sequence anywhere makes the whole file a legacy encoding. It holds the first
+ * DETECT_SAMPLE_BYTES (the mark, the UTF-16 pattern and chardet's sample are all in there) and
+ * a UTF-8 check that carries a split sequence across pieces.
+ */
+export class EncodingProbe {
+  readonly #head = new Uint8Array(DETECT_SAMPLE_BYTES);
+  #headLength = 0;
+  #utf8: InstanceType<typeof TextDecoder> | null = new TextDecoder('utf-8', { fatal: true });
+
+  push(piece: Uint8Array): void {
+    if (this.#headLength < DETECT_SAMPLE_BYTES) {
+      const taken = piece.subarray(0, DETECT_SAMPLE_BYTES - this.#headLength);
+      this.#head.set(taken, this.#headLength);
+      this.#headLength += taken.length;
+    }
+    if (this.#utf8 === null) return;
+    try {
+      this.#utf8.decode(piece, { stream: true });
+    } catch {
+      this.#utf8 = null;
+    }
   }
-  const guess = guessEncoding(bytes);
-  return decodeAs(bytes, guess.encoding, [
-    fallback(
-      guess.confidence === null
-        ? `not UTF-8, and no encoding was recognised: read as ${guess.encoding}`
-        : `not UTF-8: read as ${guess.encoding} (detected with confidence ${guess.confidence}%)`,
-    ),
-  ]);
+
+  /** The bytes have all been pushed: how to decode them. */
+  finish(): DecodingPlan {
+    const head = this.#head.subarray(0, this.#headLength);
+    const marked = byteOrderMark(head);
+    // TextDecoder drops the mark itself.
+    if (marked !== null) return { encoding: marked, valid: false, warnings: [] };
+    const unmarked = utf16WithoutMark(head);
+    if (unmarked !== null)
+      return {
+        encoding: unmarked,
+        valid: false,
+        warnings: [fallback(`no byte-order mark, but every other byte is zero: read as ${unmarked.toUpperCase()}`)],
+      };
+    if (this.#validUtf8()) return { encoding: 'utf-8', valid: true, warnings: [] };
+    const guess = guessEncoding(head);
+    return {
+      encoding: guess.encoding,
+      valid: false,
+      warnings: [
+        fallback(
+          guess.confidence === null
+            ? `not UTF-8, and no encoding was recognised: read as ${guess.encoding}`
+            : `not UTF-8: read as ${guess.encoding} (detected with confidence ${guess.confidence}%)`,
+        ),
+      ],
+    };
+  }
+
+  #validUtf8(): boolean {
+    try {
+      // A sequence cut off by the end of the file is invalid.
+      this.#utf8?.decode();
+      return this.#utf8 !== null;
+    } catch {
+      return false;
+    }
+  }
+}
+
+/**
+ * Decodes a file's bytes a piece at a time as its plan says; a sequence split across pieces
+ * decodes as if whole. Undecodable sequences become U+FFFD and add the replacement_characters
+ * warning, known once every piece is decoded: a second, strict decoder watches for them.
+ */
+export class TextStreamDecoder {
+  readonly #plan: DecodingPlan;
+  readonly #decoder: InstanceType<typeof TextDecoder>;
+  /** A strict decoder watching for an undecodable sequence; not needed when the plan rules them out. */
+  #strict: InstanceType<typeof TextDecoder> | null;
+  #undecodable = false;
+  #replaced = 0;
+  #ended = false;
+
+  constructor(plan: DecodingPlan) {
+    this.#plan = plan;
+    this.#decoder = new TextDecoder(plan.encoding);
+    this.#strict = plan.valid ? null : new TextDecoder(plan.encoding, { fatal: true });
+  }
+
+  push(piece: Uint8Array): string {
+    this.#watch(piece);
+    return this.#counted(this.#decoder.decode(piece, { stream: true }));
+  }
+
+  /** The text of a sequence left unfinished at the end (U+FFFD), or ''. */
+  end(): string {
+    this.#watch();
+    this.#ended = true;
+    return this.#counted(this.#decoder.decode());
+  }
+
+  /** The plan's warnings, and one for undecodable sequences; complete once ended. */
+  get warnings(): ConversionWarning[] {
+    if (!this.#ended) throw new Error('the text has not ended');
+    if (!this.#undecodable) return this.#plan.warnings;
+    const replaced = this.#replaced;
+    return [
+      ...this.#plan.warnings,
+      {
+        name: 'replacement_characters',
+        message: `${replaced} undecodable byte sequence${replaced === 1 ? '' : 's'} in ${this.#plan.encoding} became U+FFFD`,
+      },
+    ];
+  }
+
+  #watch(piece?: Uint8Array): void {
+    try {
+      if (piece === undefined) this.#strict?.decode();
+      else this.#strict?.decode(piece, { stream: true });
+    } catch {
+      this.#undecodable = true;
+      this.#strict = null;
+    }
+  }
+
+  /** Counts every U+FFFD (as the warning did when it counted them in the whole text). */
+  #counted(text: string): string {
+    this.#replaced += text.match(/\uFFFD/g)?.length ?? 0;
+    return text;
+  }
 }
 
 function byteOrderMark(bytes: Uint8Array): 'utf-8' | 'utf-16le' | 'utf-16be' | null {
@@ -115,25 +234,6 @@ function guessEncoding(bytes: Uint8Array): { encoding: string; confidence: numbe
       return { encoding: multi, confidence: match.confidence };
   }
   return { encoding: LAST_RESORT, confidence: null };
-}
-
-function decodeAs(bytes: Uint8Array, encoding: string, warnings: ConversionWarning[]): DecodedText {
-  try {
-    return { text: new TextDecoder(encoding, { fatal: true }).decode(bytes), warnings };
-  } catch {
-    const text = new TextDecoder(encoding).decode(bytes);
-    const replaced = text.match(/\uFFFD/g)?.length ?? 0;
-    return {
-      text,
-      warnings: [
-        ...warnings,
-        {
-          name: 'replacement_characters',
-          message: `${replaced} undecodable byte sequence${replaced === 1 ? '' : 's'} in ${encoding} became U+FFFD`,
-        },
-      ],
-    };
-  }
 }
 
 const fallback = (message: string): ConversionWarning => ({ name: 'encoding_fallback', message });

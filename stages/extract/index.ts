@@ -25,6 +25,7 @@ import { chunksOf, type Chunk } from '../chunk.ts';
 /** ~3k tokens of input per call: room for the answer, and small enough to re-extract cheaply. */
 export const WINDOW_TARGET_CHARS = 10_000;
 export const WINDOW_MAX_CHARS = 12_000;
+export const WINDOW_CHUNKING = { targetChars: WINDOW_TARGET_CHARS, maxChars: WINDOW_MAX_CHARS };
 
 export interface DocumentExtraction {
   classification: (Classification & { in_taxonomy: boolean }) | null;
@@ -47,7 +48,7 @@ export function extractDeps(models: Models, store: ExtractorContext['store']): E
 
 /** A document's extraction windows one at a time, each with where it starts in the text. */
 export function windowsOf(text: string): Generator<Chunk, void, undefined> {
-  return chunksOf(text, { targetChars: WINDOW_TARGET_CHARS, maxChars: WINDOW_MAX_CHARS });
+  return chunksOf(text, WINDOW_CHUNKING);
 }
 
 export function extractionWindows(text: string): string[] {
