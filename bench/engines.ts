@@ -3,7 +3,7 @@
 
 import { pino } from 'pino';
 import { openLifespan, type Lifespan } from '../engine/lifespan.ts';
-import type { FlowPass } from '../engine/passes.ts';
+import type { FlowPass } from '../engine/walk/passes.ts';
 import { loadConfig } from '../lib/config.ts';
 import type { Database } from '../lib/db/database.ts';
 import { openTestDatabase, type TestDatabase } from './scratch-database.ts';

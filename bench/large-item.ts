@@ -20,7 +20,7 @@ import { loadConfig } from '../lib/config.ts';
 import type { Database } from '../lib/db/database.ts';
 import { WALK_V8_FLAGS } from '../lib/v8-flags.ts';
 import { openLifespan } from '../engine/lifespan.ts';
-import { walk } from '../engine/walk.ts';
+import { walk } from '../engine/walk/walk.ts';
 import { openTestDatabase } from './scratch-database.ts';
 import { largeTextParagraphs } from './corpus/large-text.ts';
 import { startMockProcess } from './mock-process.ts';

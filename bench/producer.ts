@@ -19,7 +19,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { Lifespan } from '../engine/lifespan.ts';
-import { walk } from '../engine/walk.ts';
+import { walk } from '../engine/walk/walk.ts';
 import type { ProducerReport } from '../stages/producer/index.ts';
 import { startMockTier, type MockTier } from './mock-tier.ts';
 import { buildDocument, relPathOf } from './corpus/generate.ts';

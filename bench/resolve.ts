@@ -34,8 +34,8 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { Lifespan } from '../engine/lifespan.ts';
-import { entityResolutionPass, type FlowPass } from '../engine/passes.ts';
-import { walk, type WalkSummary } from '../engine/walk.ts';
+import { entityResolutionPass, type FlowPass } from '../engine/walk/passes.ts';
+import { walk, type WalkSummary } from '../engine/walk/walk.ts';
 import type { Database, Queryable } from '../lib/db/database.ts';
 import { createEmbeddingClient } from '../lib/embed/client.ts';
 import { createLlmClient } from '../lib/llm/client.ts';
@@ -207,7 +207,7 @@ async function touchedSince(db: Queryable, since: string): Promise<Record<Watche
 }
 
 /**
- * The lifespan's entity resolution pass (engine/passes.ts, built as engine/lifespan.ts builds it),
+ * The lifespan's entity resolution pass (engine/walk/passes.ts, built as engine/lifespan.ts builds it),
  * timed on its own, its report the counts it returns. The row counts and model counters are
  * read before and after, outside the timed span.
  */

@@ -13,7 +13,7 @@ import { WALKS_ONLY } from './engines.ts';
 import { loadConfig } from '../lib/config.ts';
 import { openLifespan } from '../engine/lifespan.ts';
 import { startMockTier } from './mock-tier.ts';
-import { walk } from '../engine/walk.ts';
+import { walk } from '../engine/walk/walk.ts';
 
 const { values: args } = parseArgs({
   options: {

@@ -26,7 +26,7 @@ import { loadConfig } from '../lib/config.ts';
 import type { Database } from '../lib/db/database.ts';
 import { WALK_V8_FLAGS } from '../lib/v8-flags.ts';
 import { openLifespan, type Lifespan } from '../engine/lifespan.ts';
-import { walk, type WalkSummary } from '../engine/walk.ts';
+import { walk, type WalkSummary } from '../engine/walk/walk.ts';
 import { openTestDatabase } from './scratch-database.ts';
 import { buildDocument, DEFAULT_MIX, mixPattern, parseMix, relPathOf, type CorpusType } from './corpus/generate.ts';
 import { startMockProcess, type MockProcess } from './mock-process.ts';

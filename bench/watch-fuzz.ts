@@ -7,9 +7,9 @@
 import { cp, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fencedCorpusWalk } from '../engine/fenced-walk.ts';
+import { fencedCorpusWalk } from '../engine/trigger/fenced-walk.ts';
 import type { Lifespan } from '../engine/lifespan.ts';
-import { watchCorpus } from '../engine/watch.ts';
+import { watchCorpus } from '../engine/trigger/watch.ts';
 import { sha256Hex } from '../lib/hash.ts';
 import { documentRandom } from './corpus/generate.ts';
 
@@ -185,7 +185,7 @@ export interface WatchFuzzResult {
 }
 
 /**
- * Watches `corpus` (engine/watch.ts, the same fenced walk as `ingest watch`) while `ops` random
+ * Watches `corpus` (engine/trigger/watch.ts, the same fenced walk as `ingest watch`) while `ops` random
  * operations run against it, in bursts with a pause longer than the quiet period now and then.
  * Every `probeEvery` operations a probe save is timed until its row is durable. Returns once
  * the watch has settled and stopped.

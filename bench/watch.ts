@@ -1,4 +1,4 @@
-// Watch mode (engine/watch.ts) under random file operations (bench/watch-fuzz.ts): creates,
+// Watch mode (engine/trigger/watch.ts) under random file operations (bench/watch-fuzz.ts): creates,
 // edits, editors' atomic saves, renames of files and folders, deletes, `mkdir -p`, bulk copies,
 // editor litter, in bursts. Per database engine:
 //

@@ -25,7 +25,7 @@ import { parseArgs } from 'node:util';
 import { Document, Packer, Paragraph, Table, TableCell, TableRow } from 'docx';
 import { pino } from 'pino';
 import { openLifespan } from '../engine/lifespan.ts';
-import { walk } from '../engine/walk.ts';
+import { walk } from '../engine/walk/walk.ts';
 import { loadConfig } from '../lib/config.ts';
 import type { Database } from '../lib/db/database.ts';
 import { openDatabase } from '../lib/db/open.ts';

@@ -4,7 +4,7 @@
 import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
-import { mergeUnderFence } from '../engine/entity-merge.ts';
+import { mergeUnderFence } from '../engine/admin/entity-merge.ts';
 import { openLifespan } from '../engine/lifespan.ts';
 import { withTier1 } from './tier1.ts';
 import { listEntities, showEntity } from '../stages/resolve/inspect.ts';

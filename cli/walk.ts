@@ -3,10 +3,10 @@
 
 import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';
-import { fencedCorpusWalk, type WalkFlags } from '../engine/fenced-walk.ts';
+import { fencedCorpusWalk, type WalkFlags } from '../engine/trigger/fenced-walk.ts';
 import { openLifespan, type Lifespan } from '../engine/lifespan.ts';
 import { withTier1 } from './tier1.ts';
-import type { WalkProgress, WalkSummary } from '../engine/walk.ts';
+import type { WalkProgress, WalkSummary } from '../engine/walk/walk.ts';
 import type { Logger } from '../lib/log.ts';
 import { warningText } from '../lib/runs/record.ts';
 import { stderrLines } from '../lib/terminal.ts';
@@ -30,7 +30,7 @@ export async function walkCommand(args: string[], { config, log }: { config: Con
   const sourcePath = corpusDirectory('walk', positionals[0], config);
   const lifespan = await withTier1(log, () => openLifespan(config, log));
   const progress = progressReporter(sourcePath, log, ownDataDirectories(config));
-  // Ctrl-C ends the walk at once, which loses nothing (engine/walk.ts): say what it leaves.
+  // Ctrl-C ends the walk at once, which loses nothing (engine/walk/walk.ts): say what it leaves.
   const interrupted = () => {
     progress.stop();
     stderrLines.print(interruptedLine(progress.latest));

@@ -1,5 +1,5 @@
 // `ingest watch [PATH] [--quiet-ms N] [--reconcile-s N] [--verbose]`: a live corpus for
-// development. An initial walk, then a walk per burst of saves (engine/watch.ts), each the same
+// development. An initial walk, then a walk per burst of saves (engine/trigger/watch.ts), each the same
 // fenced, incremental walk as `ingest walk`. One line per walk that changed something; nothing
 // when nothing changed. The walks' own log lines would bury those lines, so the log says only
 // warnings and errors unless --verbose or INGEST_LOG_LEVEL asks for more. Ctrl-C stops after
@@ -13,9 +13,9 @@ import { warningText } from '../lib/runs/record.ts';
 import { stderrLines } from '../lib/terminal.ts';
 import { openLifespan } from '../engine/lifespan.ts';
 import { withTier1 } from './tier1.ts';
-import { watchCorpus, type WatchedWalk } from '../engine/watch.ts';
+import { watchCorpus, type WatchedWalk } from '../engine/trigger/watch.ts';
 import { walkWithProgress } from './walk.ts';
-import { fencedCorpusWalk } from '../engine/fenced-walk.ts';
+import { fencedCorpusWalk } from '../engine/trigger/fenced-walk.ts';
 import { usageError } from './usage.ts';
 import { corpusDirectory } from './corpus-path.ts';
 

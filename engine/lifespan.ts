@@ -13,7 +13,7 @@ import type { Converter } from '../stages/convert/index.ts';
 import type { Models } from '../lib/models.ts';
 import type { RunRecorder } from '../lib/runs/record.ts';
 import type { StateStore } from '../lib/state/store.ts';
-import { entityResolutionPass, qaDedupPass, type FlowPass } from './passes.ts';
+import { entityResolutionPass, qaDedupPass, type FlowPass } from './walk/passes.ts';
 import type { Logger } from '../lib/log.ts';
 import { createRunRecorder } from '../lib/runs/index.ts';
 import { converterOptions, createConverter } from '../stages/convert/index.ts';
@@ -22,8 +22,8 @@ import { createModels } from '../lib/models.ts';
 import { createLlmClient } from '../lib/llm/client.ts';
 import { createEmbeddingClient } from '../lib/embed/client.ts';
 import { openStateStore } from '../lib/state/store.ts';
-import { Producer } from './producer.ts';
-import { WalkLock } from './walk-lock.ts';
+import { Producer } from './producer/producer.ts';
+import { WalkLock } from './walk/walk-lock.ts';
 
 export interface Lifespan {
   readonly config: Config;
@@ -34,11 +34,11 @@ export interface Lifespan {
   readonly models: Models;
   readonly runs: RunRecorder;
   readonly aliases: AliasSnapshot;
-  /** Flow-scope passes run before the backlink reconciliation and the cleanup (passes.ts). */
+  /** Flow-scope passes run before the backlink reconciliation and the cleanup (engine/walk/passes.ts). */
   readonly passes: readonly FlowPass[];
   /** The knowledge-bundle producer: chained after clean walks, or started on request. */
   readonly producer: Producer;
-  /** One walk at a time on this lifespan, refused rather than queued (engine/walk.ts). */
+  /** One walk at a time on this lifespan, refused rather than queued (engine/walk/walk.ts). */
   readonly walkLock: WalkLock;
   close(): Promise<void>;
 }

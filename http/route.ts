@@ -10,7 +10,7 @@ import type { Static, TObject, TSchema, TString } from '@sinclair/typebox';
 import type { Config } from '../lib/config.ts';
 import type { FailureDirective } from '../lib/failure-directive.ts';
 import type { Logger } from '../lib/log.ts';
-import type { EngineThread } from '../engine/thread-handle.ts';
+import type { EngineThread } from '../engine/thread/thread-handle.ts';
 import type { Auth } from './access.ts';
 import { readJsonBody, type JsonBody } from './body.ts';
 import { sendJson } from './errors.ts';

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from '../lib/config.ts';
 import { FailureDirective } from '../lib/failure-directive.ts';
 import { WalkRegistry } from './walk-registry.ts';
-import { EngineThread } from '../engine/thread-handle.ts';
+import { EngineThread } from '../engine/thread/thread-handle.ts';
 import type { Logger } from '../lib/log.ts';
 import { createApp } from './app.ts';
 import { createExtractPool } from './extract-pool.ts';

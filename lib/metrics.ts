@@ -52,7 +52,7 @@ export const metrics = {
     labelNames: ['reason'] as const,
     registers,
   }),
-  /** Set from the engine thread's database when /metrics is scraped (engine/thread.ts). */
+  /** Set from the engine thread's database when /metrics is scraped (engine/thread/thread.ts). */
   queueJobs: new Gauge({
     name: 'ingest_queue_jobs',
     help: "The bid-worker's processing_queue: jobs by kind and status (queued is the depth; done and failed the outcomes).",

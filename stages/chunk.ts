@@ -1,6 +1,6 @@
 // Chunking: converted text -> content_chunks with stable indexes: the whole list, the chunks one
 // at a time for a document too large to hold them all, or the chunks of a text that arrives in
-// pieces (ChunkStream: a large text file decoded as it is read, engine/file.ts).
+// pieces (ChunkStream: a large text file decoded as it is read, engine/item/file.ts).
 //
 // Sizes: chunks aim at `targetChars` (1,200) and never exceed `maxChars` (2,000) characters
 // (UTF-16 code units). 2,000 characters is at most ~1,000 tokens even for dense scripts, far

@@ -20,7 +20,7 @@ import type { ItemMemo, StateStore } from '../lib/state/store.ts';
 import { deleteItemRows } from './upsert.ts';
 
 /**
- * The walk keeps both as 64-bit digests (engine/digest-set.ts). A false "present" (about 3
+ * The walk keeps both as 64-bit digests (engine/walk/digest-set.ts). A false "present" (about 3
  * in 100 million at a million items) can only leave a vanished document's rows in place; it
  * never removes a live one's.
  */

@@ -1,5 +1,5 @@
 // Stage 6, row UPSERT for one item: its rows go to the batched sink (lib/db/sink.ts), a large
-// item's in several writes (engine/file.ts); once all are durable, the rows the item emitted
+// item's in several writes (engine/item/file.ts); once all are durable, the rows the item emitted
 // last time and no longer emits are deleted by key.
 // source_documents and reference_items rows are permanent provenance (citation targets) and
 // are never deleted.

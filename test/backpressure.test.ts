@@ -5,7 +5,7 @@ import { runInNewContext } from 'node:vm';
 import PQueue from 'p-queue';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { untilNoneWaiting } from '../engine/backpressure.ts';
+import { untilNoneWaiting } from '../engine/walk/backpressure.ts';
 
 // A full garbage collection on demand, without starting the suite with --expose-gc.
 setFlagsFromString('--expose-gc');

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DigestSet } from '../engine/digest-set.ts';
+import { DigestSet } from '../engine/walk/digest-set.ts';
 
 test('every string added is present after the set has grown many times over', () => {
   const set = new DigestSet();

@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { atStage, StageError } from '../engine/at-stage.ts';
+import { atStage, StageError } from '../engine/item/at-stage.ts';
 import { HttpError } from '../http/errors.ts';
 import { codeOf, IngestError, UNEXPECTED_ERROR } from '../lib/errors.ts';
 import { ModelCallError } from '../lib/llm/retry.ts';

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { WalkSummary } from '../engine/walk.ts';
+import type { WalkSummary } from '../engine/walk/walk.ts';
 import type { FeedRow } from '../lib/db/feed-ledger.ts';
 import { runIngest } from './helpers/cli.ts';
 import { openTestDatabase, targetEngine, type TestDatabase } from './helpers/db.ts';

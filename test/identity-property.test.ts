@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 import fc from 'fast-check';
 import { copyFile, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { walk } from '../engine/walk.ts';
+import { walk } from '../engine/walk/walk.ts';
 import { sha256Hex } from '../lib/hash.ts';
 import { markdown, walkFixture, type WalkFixture } from './helpers/walk.ts';
 

@@ -7,7 +7,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import http from 'node:http';
-import { walk, type WalkSummary } from '../engine/walk.ts';
+import { walk, type WalkSummary } from '../engine/walk/walk.ts';
 import { startMockServer, type MockServer } from '../mock/server.ts';
 import { serveHttp, type LoopbackServer } from './helpers/loopback.ts';
 import { mockTierEnv } from './helpers/mock-tier.ts';

@@ -5,7 +5,7 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { walk } from '../engine/walk.ts';
+import { walk } from '../engine/walk/walk.ts';
 import { formatSummary } from '../cli/walk.ts';
 import type { RunWarning } from '../lib/runs/record.ts';
 import { encodeSingleByte, makeScannedPdf } from './helpers/documents.ts';

@@ -1,5 +1,5 @@
 // @engine
-// A large file is written in batches (engine/file.ts): its rows land in several transactions
+// A large file is written in batches (engine/item/file.ts): its rows land in several transactions
 // and end exactly as one batch would have written them; a walk killed with SIGKILL half-way
 // through it, then run again, ends with exactly the rows of an unbroken walk, whether the file
 // was new or an edit of one walked before. Real `ingest walk` processes on the mock tier, the
@@ -20,11 +20,11 @@ import { BIN } from './helpers/corpus.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
 import { seedDataDir } from './helpers/embedded.ts';
 import { walkFixture } from './helpers/walk.ts';
-import { walk, type WalkProgress } from '../engine/walk.ts';
+import { walk, type WalkProgress } from '../engine/walk/walk.ts';
 import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { admitFile, FileChangedError } from '../engine/admit.ts';
-import { textBatches, type TextBatch } from '../engine/item-rows.ts';
+import { admitFile, FileChangedError } from '../engine/item/admit.ts';
+import { textBatches, type TextBatch } from '../engine/item/item-rows.ts';
 import { sha256Hex } from '../lib/hash.ts';
 import type { FileItem } from '../lib/corpus/files.ts';
 import { openStateStore } from '../lib/state/store.ts';

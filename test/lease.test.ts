@@ -14,7 +14,7 @@ import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
-import { fencedWalk } from '../engine/fenced-walk.ts';
+import { fencedWalk } from '../engine/trigger/fenced-walk.ts';
 import { loadConfig } from '../lib/config.ts';
 import { leaseHolder, tryAcquireLease } from '../lib/lease.ts';
 import { databaseRunRecorder } from '../lib/runs/record.ts';

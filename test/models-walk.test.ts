@@ -20,9 +20,9 @@ import {
 import { Sink } from '../lib/db/sink.ts';
 import { sha256Hex } from '../lib/hash.ts';
 import { publishRunContext } from '../lib/run-context.ts';
-import { commitItem } from '../engine/commit.ts';
+import { commitItem } from '../engine/item/commit.ts';
 import { ProducerDebt, WalkDebt } from '../lib/state/producer-debt.ts';
-import { walk } from '../engine/walk.ts';
+import { walk } from '../engine/walk/walk.ts';
 import { extractorMemoKey } from '../lib/llm/run-extractor.ts';
 import { PROMPTS } from '../lib/llm/prompts.ts';
 import { ClassificationSchema, validator } from '../lib/llm/schemas.ts';

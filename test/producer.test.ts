@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { readFile, readdir, realpath, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pino } from 'pino';
-import { walk } from '../engine/walk.ts';
+import { walk } from '../engine/walk/walk.ts';
 import { syncCorpus } from '../lib/bucket/pull-sync.ts';
 import { publishedBundle } from '../stages/producer/bundle-dir.ts';
 import { checkBundle } from '../stages/producer/check.ts';

@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { walk } from '../engine/walk.ts';
+import { walk } from '../engine/walk/walk.ts';
 import type { Database } from '../lib/db/database.ts';
 import { dedupKey, qaKey } from '../lib/ids.ts';
 import { FAIL_STAGE5_MODES } from '../lib/failure-directive.ts';

@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { walk } from '../engine/walk.ts';
+import { walk } from '../engine/walk/walk.ts';
 import { removalNeedsConsent } from '../stages/cleanup.ts';
 import { markdown, walkFixture, type WalkFixture } from './helpers/walk.ts';
 

@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { walk } from '../engine/walk.ts';
+import { walk } from '../engine/walk/walk.ts';
 import { sha256Hex } from '../lib/hash.ts';
 import { entityMentionKey } from '../lib/ids.ts';
 import { startMockServer, type MockServer } from '../mock/server.ts';

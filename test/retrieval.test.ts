@@ -6,7 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { pino } from 'pino';
-import { walk } from '../engine/walk.ts';
+import { walk } from '../engine/walk/walk.ts';
 import { loadConfig } from '../lib/config.ts';
 import { embedder } from '../worker/jobs.ts';
 import { retrieve } from '../worker/retrieval.ts';

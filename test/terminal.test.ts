@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { WalkSummary } from '../engine/walk.ts';
+import type { WalkSummary } from '../engine/walk/walk.ts';
 import { startMockServer } from '../mock/server.ts';
 import { BIN, runIngest } from './helpers/cli.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';

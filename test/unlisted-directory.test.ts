@@ -11,9 +11,9 @@ import { chmodSync, lchownSync, readdirSync, renameSync } from 'node:fs';
 import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { RunWarning } from '../lib/runs/record.ts';
-import { LiveItems } from '../engine/live-items.ts';
-import { UnlistedDirectories } from '../engine/unlisted.ts';
-import { walk, type WalkSummary } from '../engine/walk.ts';
+import { LiveItems } from '../engine/walk/live-items.ts';
+import { UnlistedDirectories } from '../engine/walk/unlisted.ts';
+import { walk, type WalkSummary } from '../engine/walk/walk.ts';
 import { runIngest } from './helpers/cli.ts';
 import { markdown, walkFixture, type WalkFixture } from './helpers/walk.ts';
 

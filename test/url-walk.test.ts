@@ -11,7 +11,7 @@ import type http from 'node:http';
 import { pino } from 'pino';
 import type { Database } from '../lib/db/database.ts';
 import type { Lifespan } from '../engine/lifespan.ts';
-import { walk, type WalkSummary } from '../engine/walk.ts';
+import { walk, type WalkSummary } from '../engine/walk/walk.ts';
 import { referenceItemKey } from '../lib/ids.ts';
 import { hostile, serveHttp, watchConnectionAttempts, type LoopbackServer } from './helpers/loopback.ts';
 import { walkFixture, type WalkFixture } from './helpers/walk.ts';

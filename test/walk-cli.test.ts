@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { WalkSummary } from '../engine/walk.ts';
+import type { WalkSummary } from '../engine/walk/walk.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
 import { docxBomb, flateBombPdf, makePdf, xlsxWithCells } from './helpers/documents.ts';
 

@@ -3,9 +3,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rm, copyFile, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { FlowPass } from '../engine/passes.ts';
-import { walkCounts } from '../engine/tally.ts';
-import { walk } from '../engine/walk.ts';
+import type { FlowPass } from '../engine/walk/passes.ts';
+import { walkCounts } from '../engine/walk/tally.ts';
+import { walk } from '../engine/walk/walk.ts';
 import { markdown, snapshotRows, walkFixture, type WalkFixture } from './helpers/walk.ts';
 
 let f: WalkFixture;

@@ -10,9 +10,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { appendFile, link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fencedCorpusWalk } from '../engine/fenced-walk.ts';
-import { walk } from '../engine/walk.ts';
-import { watchCorpus, type WatchedWalk } from '../engine/watch.ts';
+import { fencedCorpusWalk } from '../engine/trigger/fenced-walk.ts';
+import { walk } from '../engine/walk/walk.ts';
+import { watchCorpus, type WatchedWalk } from '../engine/trigger/watch.ts';
 import { openDatabase } from '../lib/db/open.ts';
 import { loadConfig } from '../lib/config.ts';
 import { corpusDocuments, runWatchFuzz } from '../bench/watch-fuzz.ts';
@@ -64,7 +64,7 @@ test('2,000 random file operations end with the database equal to a fresh walk: 
     assert.ok(result.walks * 4 < result.ops, `${result.walks} walks for ${result.ops} operations`);
     for (const [op, n] of Object.entries(result.counts)) assert.ok(n > 0, `no ${op} was made`);
 
-    // Byte-identical copies share one document (engine/identity.ts), so documents are compared by
+    // Byte-identical copies share one document (engine/item/identity.ts), so documents are compared by
     // content; a document is live while it has derived rows (source_documents rows are kept as
     // provenance when their files go, stages/cleanup.ts).
     const held = new Set(

@@ -13,7 +13,7 @@ import { readFile } from 'node:fs/promises';
 import { pino } from 'pino';
 import ExcelJS from 'exceljs';
 import { Document, Packer, Paragraph, Table, TableCell, TableRow } from 'docx';
-import { walk } from '../engine/walk.ts';
+import { walk } from '../engine/walk/walk.ts';
 import { loadConfig } from '../lib/config.ts';
 import { createConverter } from '../stages/convert/index.ts';
 import { jobHandlers } from '../worker/jobs.ts';

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { walk } from '../../engine/walk.ts';
+import { walk } from '../../engine/walk/walk.ts';
 import { openBenchLifespan, openEngine } from '../engines.ts';
 import type { NameSet } from './set.ts';
 

@@ -2,7 +2,7 @@
 // (docs/behaviour/events.md#datapath-monitor): did the walk's run end completed, stamped with the
 // image it ran, and are its rows in the database? Read from pipeline_runs, the ledger, when the
 // lane can reach the database (ENGINE_DB_DSN); from the walk-status answer otherwise (the embedded
-// database lives inside the sidecar's process), which carries the same counts (engine/tally.ts
+// database lives inside the sidecar's process), which carries the same counts (engine/walk/tally.ts
 // walkCounts) but neither the ledger row nor the rows themselves.
 //
 // What the lane calls landed, precisely:

@@ -12,7 +12,7 @@
 // - An entry that cannot be read is skipped with a logged reason; the walk goes on.
 // - A directory that cannot be listed, whole or in part (EACCES, EIO, gone mid-walk, a stale
 //   mount), is reported apart from skipped entries: what it holds is unknown, not gone, so the
-//   consumer must not read its absence as removals (engine/unlisted.ts).
+//   consumer must not read its absence as removals (engine/walk/unlisted.ts).
 // - Directories the caller excludes (the service's own data inside the corpus) are not entered,
 //   by whatever path reaches them.
 

@@ -74,7 +74,7 @@ export interface WindowsExtraction {
 
 /**
  * Runs the named extractors over some consecutive windows of a document (`first`: they begin
- * it); a large document is read this way a batch of windows at a time (engine/file.ts).
+ * it); a large document is read this way a batch of windows at a time (engine/item/file.ts).
  */
 export async function extractWindows(
   windows: readonly string[],

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../../lib/config.ts';
 import { openLifespan, type Lifespan } from '../../engine/lifespan.ts';
-import type { FlowPass } from '../../engine/passes.ts';
+import type { FlowPass } from '../../engine/walk/passes.ts';
 import { withTier1 } from '../../cli/tier1.ts';
 import { openTestDatabase, type TestDatabase } from './db.ts';
 

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { openLifespan, type Lifespan } from '../../engine/lifespan.ts';
-import { walk } from '../../engine/walk.ts';
+import { walk } from '../../engine/walk/walk.ts';
 import { publishedBundle } from '../../stages/producer/bundle-dir.ts';
 import { loadConfig } from '../../lib/config.ts';
 import { WALK_TABLES } from '../../lib/db/tables.ts';

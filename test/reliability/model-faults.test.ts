@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { walk, type WalkSummary } from '../../engine/walk.ts';
+import { walk, type WalkSummary } from '../../engine/walk/walk.ts';
 import { startMockServer, type MockOptions, type MockServer } from '../../mock/server.ts';
 import { rowsInContentTerms, WALKED_TABLES } from '../helpers/content.ts';
 import { generateCorpus } from '../helpers/corpus.ts';

@@ -8,7 +8,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { walk } from '../../engine/walk.ts';
+import { walk } from '../../engine/walk/walk.ts';
 import { DEFAULT_WEBHOOK_RETRY } from '../../lib/runs/webhook.ts';
 import { markdown, walkFixture } from '../helpers/walk.ts';
 

@@ -2,17 +2,17 @@
 // fence, then pull-sync of the corpus from its bucket, then one pass, all inside the one fence
 // hold, which the pass never takes again. A busy fence skips the pass: the caller reports
 // fence_busy (the sidecar) or says who holds it (the command). Either way, and when pull-sync
-// fails, the invocation leaves its one pipeline_runs row (run-record.ts); the pass records its own.
+// fails, the invocation leaves its one pipeline_runs row (engine/walk/run-record.ts); the pass records its own.
 
 import { mkdir } from 'node:fs/promises';
-import { syncCorpus, type SyncReport } from '../lib/bucket/pull-sync.ts';
-import type { Config } from '../lib/config.ts';
-import type { Logger } from '../lib/log.ts';
-import type { RunRecorder } from '../lib/runs/record.ts';
+import { syncCorpus, type SyncReport } from '../../lib/bucket/pull-sync.ts';
+import type { Config } from '../../lib/config.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { RunRecorder } from '../../lib/runs/record.ts';
 import { tryAcquireFence } from './fence.ts';
-import { recordUnwalked } from './run-record.ts';
-import { walk, type WalkOptions, type WalkSummary } from './walk.ts';
-import type { Lifespan } from './lifespan.ts';
+import { recordUnwalked } from '../walk/run-record.ts';
+import { walk, type WalkOptions, type WalkSummary } from '../walk/walk.ts';
+import type { Lifespan } from '../lifespan.ts';
 
 export interface FencedWalkOptions {
   sourcePath: string | null;

@@ -1,11 +1,11 @@
 // Every step of an item's life runs at a named stage, so that a failure is tallied with the
 // stage it happened at (the walk's failure list) and the walk benchmark can time each stage.
-// The observer belongs to the walk that asked for one (engine/walk.ts observeStage): it rides
+// The observer belongs to the walk that asked for one (engine/walk/walk.ts observeStage): it rides
 // with that walk's work, so two walks in one process each time only their own items.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 
-import { codeOf, IngestError } from '../lib/errors.ts';
+import { codeOf, IngestError } from '../../lib/errors.ts';
 
 /** A failure pinned to the stage where it happened, for the walk's tally: the cause's code and message. */
 export class StageError extends IngestError {

@@ -10,15 +10,15 @@
 // keyed by that id exactly as a document's are by its id. Every fetch goes through the
 // SSRF-safe fetch, so a hostile ledger row fails its own item with a named error.
 
-import { cleanHtml } from '../stages/convert/html.ts';
-import { chunkText } from '../stages/chunk.ts';
-import { embedOwners } from '../stages/embed.ts';
-import { extractDeps, extractDocument, type ExtractorName } from '../stages/extract/index.ts';
-import { linkFeedRows } from '../stages/backlink.ts';
-import type { UrlItem } from '../stages/source.ts';
-import type { ItemRows } from '../stages/upsert.ts';
-import type { Database } from '../lib/db/database.ts';
-import type { Sink } from '../lib/db/sink.ts';
+import { cleanHtml } from '../../stages/convert/html.ts';
+import { chunkText } from '../../stages/chunk.ts';
+import { embedOwners } from '../../stages/embed.ts';
+import { extractDeps, extractDocument, type ExtractorName } from '../../stages/extract/index.ts';
+import { linkFeedRows } from '../../stages/backlink.ts';
+import type { UrlItem } from '../../stages/source.ts';
+import type { ItemRows } from '../../stages/upsert.ts';
+import type { Database } from '../../lib/db/database.ts';
+import type { Sink } from '../../lib/db/sink.ts';
 import {
   contentChunks,
   entityMentions,
@@ -26,21 +26,21 @@ import {
   referenceItems,
   type Row,
   type TableSpec,
-} from '../lib/db/tables.ts';
-import { referenceItemKey } from '../lib/ids.ts';
-import type { Logger } from '../lib/log.ts';
-import { safeFetch, type FetchedPage, type FetchPolicy } from '../lib/net/safe-fetch.ts';
-import { sha256Hex } from '../lib/hash.ts';
+} from '../../lib/db/tables.ts';
+import { referenceItemKey } from '../../lib/ids.ts';
+import type { Logger } from '../../lib/log.ts';
+import { safeFetch, type FetchedPage, type FetchPolicy } from '../../lib/net/safe-fetch.ts';
+import { sha256Hex } from '../../lib/hash.ts';
 import { atStage } from './at-stage.ts';
 import { commitItem } from './commit.ts';
 import { chunkRowsOf, embeddingInputs, itemKeys, namedRowsOf, type RowOwner } from './item-rows.ts';
-import type { AliasSnapshot } from '../lib/aliases.ts';
-import type { Models } from '../lib/models.ts';
-import { urlIdentity } from '../lib/state/keys.ts';
-import { countEvent, currentRunContext } from '../lib/run-context.ts';
-import type { WalkDebt } from '../lib/state/producer-debt.ts';
-import type { StateStore } from '../lib/state/store.ts';
-import { IngestError } from '../lib/errors.ts';
+import type { AliasSnapshot } from '../../lib/aliases.ts';
+import type { Models } from '../../lib/models.ts';
+import { urlIdentity } from '../../lib/state/keys.ts';
+import { countEvent, currentRunContext } from '../../lib/run-context.ts';
+import type { WalkDebt } from '../../lib/state/producer-debt.ts';
+import type { StateStore } from '../../lib/state/store.ts';
+import { IngestError } from '../../lib/errors.ts';
 
 /** The extractors a feed article gets: what it is about and who it names (docs/DECISIONS.md). */
 export const URL_EXTRACTORS: readonly ExtractorName[] = Object.freeze(['classification', 'entities']);

@@ -4,7 +4,7 @@
 // while held: a holder killed in any way frees it within `staleMs` (lib/lease.ts).
 
 import path from 'node:path';
-import { tryAcquireLease, type LeaseHold } from '../lib/lease.ts';
+import { tryAcquireLease, type LeaseHold } from '../../lib/lease.ts';
 
 export type FenceHold = LeaseHold;
 

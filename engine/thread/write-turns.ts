@@ -1,4 +1,4 @@
-// The engine thread's writes in turn (engine/thread.ts): a merge waits for the walk in
+// The engine thread's writes in turn (engine/thread/thread.ts): a merge waits for the walk in
 // progress, the next walk for it, and shutdown for the last of them. The turn in progress is
 // this object's, owned by the thread that takes turns, rather than a module variable.
 

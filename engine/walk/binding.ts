@@ -3,9 +3,9 @@
 
 import { randomUUID } from 'node:crypto';
 import { realpath } from 'node:fs/promises';
-import type { Database } from '../lib/db/database.ts';
-import type { StateStore } from '../lib/state/store.ts';
-import { IngestError } from '../lib/errors.ts';
+import type { Database } from '../../lib/db/database.ts';
+import type { StateStore } from '../../lib/state/store.ts';
+import { IngestError } from '../../lib/errors.ts';
 
 /** The database's engine id, created on first use (a row write, not DDL). */
 export async function databaseInstanceId(db: Database): Promise<string> {

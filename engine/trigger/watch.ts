@@ -26,8 +26,8 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import watcher from '@parcel/watcher';
-import type { Logger } from '../lib/log.ts';
-import type { WalkSummary } from './walk.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { WalkSummary } from '../walk/walk.ts';
 
 export interface WatchOptions {
   sourcePath: string;

@@ -3,13 +3,13 @@
 
 import { randomUUID } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
-import type { Config } from '../lib/config.ts';
-import type { Logger } from '../lib/log.ts';
-import type { FailStage5Mode } from '../lib/failure-directive.ts';
-import { ENGINE_THREAD_LIMITS } from '../lib/v8-flags.ts';
+import type { Config } from '../../lib/config.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { FailStage5Mode } from '../../lib/failure-directive.ts';
+import { ENGINE_THREAD_LIMITS } from '../../lib/v8-flags.ts';
 import type { FromEngine, ToEngine } from './thread.ts';
-import type { WalkFlags } from './walk.ts';
-import type { MergeRequest } from '../stages/resolve/merge.ts';
+import type { WalkFlags } from '../walk/walk.ts';
+import type { MergeRequest } from '../../stages/resolve/merge.ts';
 
 type WalkDone = Extract<FromEngine, { type: 'walk-done' }>;
 type MergeDone = Extract<FromEngine, { type: 'merge-done' }>;

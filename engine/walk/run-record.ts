@@ -10,11 +10,11 @@
 // database or the web app could not take is sent again by the next walk.
 
 import { randomUUID } from 'node:crypto';
-import type { Config } from '../lib/config.ts';
-import type { Logger } from '../lib/log.ts';
-import type { RunRecord, RunRecorder, RunWarning } from '../lib/runs/record.ts';
-import type { StateStore } from '../lib/state/store.ts';
-import { emptyRunCounters, type RunCounters } from '../lib/run-context.ts';
+import type { Config } from '../../lib/config.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { RunRecord, RunRecorder, RunWarning } from '../../lib/runs/record.ts';
+import type { StateStore } from '../../lib/state/store.ts';
+import { emptyRunCounters, type RunCounters } from '../../lib/run-context.ts';
 
 export interface RunFacts {
   opId: string;

@@ -2,8 +2,8 @@
 // lifespan while one runs is refused, not queued. The lock is the lifespan's, so whoever opens a
 // lifespan (the sidecar's engine thread, a command) owns it; no module holds it for the process.
 
-import { IngestError } from '../lib/errors.ts';
-import { SingleFlight } from '../lib/single-flight.ts';
+import { IngestError } from '../../lib/errors.ts';
+import { SingleFlight } from '../../lib/single-flight.ts';
 
 export class WalkInProgressError extends IngestError {
   constructor() {

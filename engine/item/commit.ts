@@ -2,21 +2,21 @@
 // (docs/behaviour/stages.md#the-flow): its rows durable in the database -> the rows it emitted
 // before and emits no longer deleted by key -> the producer's debt (once per walk,
 // lib/state/producer-debt.ts) -> its memo in the state store. A large item's rows land in several
-// writes, one batch after another (engine/file.ts), its memo after the last. A walk killed anywhere
+// writes, one batch after another (engine/item/file.ts), its memo after the last. A walk killed anywhere
 // before the memo redoes the item next time (its inner extractor memos still save the model calls);
 // the upserts are idempotent by key and the keys are derived, so the redo ends with exactly the
 // rows of an unbroken walk. The debt goes before the memo because the memo is what lets the next
 // walk pass the item over: no change is passed over unless a producer run is owed.
 
-import type { Database } from '../lib/db/database.ts';
-import type { Sink } from '../lib/db/sink.ts';
-import { recordEmbeddings } from '../lib/db/tables.ts';
-import { VectorSourceGoneError } from '../lib/db/upsert-rows.ts';
-import type { Models } from '../lib/models.ts';
-import type { WalkDebt } from '../lib/state/producer-debt.ts';
-import type { ItemMemo, StateStore } from '../lib/state/store.ts';
-import { embedVectorCopies } from '../stages/embed.ts';
-import { deleteStaleRows, type ItemRows, type RowKeys } from '../stages/upsert.ts';
+import type { Database } from '../../lib/db/database.ts';
+import type { Sink } from '../../lib/db/sink.ts';
+import { recordEmbeddings } from '../../lib/db/tables.ts';
+import { VectorSourceGoneError } from '../../lib/db/upsert-rows.ts';
+import type { Models } from '../../lib/models.ts';
+import type { WalkDebt } from '../../lib/state/producer-debt.ts';
+import type { ItemMemo, StateStore } from '../../lib/state/store.ts';
+import { embedVectorCopies } from '../../stages/embed.ts';
+import { deleteStaleRows, type ItemRows, type RowKeys } from '../../stages/upsert.ts';
 import { atStage } from './at-stage.ts';
 
 export interface CommitDeps {

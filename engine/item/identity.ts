@@ -8,10 +8,10 @@
 // their rows. So an edited file keeps its document only while no other item resolves to it
 // (the state store's index of each document's items); otherwise the edit is a new document.
 
-import type { Database } from '../lib/db/database.ts';
-import { mintSourceDocumentId } from '../lib/ids.ts';
-import { fileIdentity, isRetiredIdentity } from '../lib/state/keys.ts';
-import type { StateStore } from '../lib/state/store.ts';
+import type { Database } from '../../lib/db/database.ts';
+import { mintSourceDocumentId } from '../../lib/ids.ts';
+import { fileIdentity, isRetiredIdentity } from '../../lib/state/keys.ts';
+import type { StateStore } from '../../lib/state/store.ts';
 
 export class DocumentIdentity {
   readonly #db: Database;

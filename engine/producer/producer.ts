@@ -13,22 +13,22 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { Config } from '../lib/config.ts';
-import { openBucket } from '../lib/bucket/index.ts';
-import type { Database } from '../lib/db/database.ts';
-import { tryAcquireLease } from '../lib/lease.ts';
-import { llmIdentity, type LlmClient } from '../lib/llm/client.ts';
-import type { Logger } from '../lib/log.ts';
-import { emptyRunCounters, type RunContext } from '../lib/run-context.ts';
-import type { RunRecorder } from '../lib/runs/record.ts';
-import { SingleFlight } from '../lib/single-flight.ts';
-import { ProducerDebt } from '../lib/state/producer-debt.ts';
-import type { StateStore } from '../lib/state/store.ts';
+import type { Config } from '../../lib/config.ts';
+import { openBucket } from '../../lib/bucket/index.ts';
+import type { Database } from '../../lib/db/database.ts';
+import { tryAcquireLease } from '../../lib/lease.ts';
+import { llmIdentity, type LlmClient } from '../../lib/llm/client.ts';
+import type { Logger } from '../../lib/log.ts';
+import { emptyRunCounters, type RunContext } from '../../lib/run-context.ts';
+import type { RunRecorder } from '../../lib/runs/record.ts';
+import { SingleFlight } from '../../lib/single-flight.ts';
+import { ProducerDebt } from '../../lib/state/producer-debt.ts';
+import type { StateStore } from '../../lib/state/store.ts';
 import type PQueue from 'p-queue';
-import { produceBundle, type BundleMirror, type ProducerReport } from '../stages/producer/index.ts';
-import { runRecord } from './run-record.ts';
-import type { ItemCounts } from './tally.ts';
-import { IngestError } from '../lib/errors.ts';
+import { produceBundle, type BundleMirror, type ProducerReport } from '../../stages/producer/index.ts';
+import { runRecord } from '../walk/run-record.ts';
+import type { ItemCounts } from '../walk/tally.ts';
+import { IngestError } from '../../lib/errors.ts';
 
 export class ProducerBusyError extends IngestError {
   constructor(where: string) {

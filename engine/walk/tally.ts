@@ -2,13 +2,13 @@
 // deleted, and how each flow-scope pass ended. `walkCounts` is the one flat view of it that both
 // the pipeline_runs record and /walk-status carry.
 
-import type { SyncReport } from '../lib/bucket/pull-sync.ts';
-import type { SkippedEntry } from '../lib/corpus/files.ts';
-import type { FailStage5Mode } from '../lib/failure-directive.ts';
-import type { Logger } from '../lib/log.ts';
-import type { RunCounters } from '../lib/run-context.ts';
-import type { RunWarning } from '../lib/runs/record.ts';
-import { StageError } from './at-stage.ts';
+import type { SyncReport } from '../../lib/bucket/pull-sync.ts';
+import type { SkippedEntry } from '../../lib/corpus/files.ts';
+import type { FailStage5Mode } from '../../lib/failure-directive.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { RunCounters } from '../../lib/run-context.ts';
+import type { RunWarning } from '../../lib/runs/record.ts';
+import { StageError } from '../item/at-stage.ts';
 
 export interface ItemCounts {
   seen: number;

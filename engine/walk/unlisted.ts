@@ -6,10 +6,10 @@
 // record, /walk-status); the first walk that lists it again removes what is really gone from it
 // and takes in what is new.
 
-import type { UnlistedDirectory } from '../lib/corpus/files.ts';
-import type { RunWarning } from '../lib/runs/record.ts';
-import { relPathOf } from '../lib/state/keys.ts';
-import type { StateStore } from '../lib/state/store.ts';
+import type { UnlistedDirectory } from '../../lib/corpus/files.ts';
+import type { RunWarning } from '../../lib/runs/record.ts';
+import { relPathOf } from '../../lib/state/keys.ts';
+import type { StateStore } from '../../lib/state/store.ts';
 import type { LiveItems } from './live-items.ts';
 import { MAX_NAMED_PATHS } from './tally.ts';
 

@@ -4,26 +4,26 @@
 // (docs/behaviour/stages.md#boot-never-walks): it opens the lifespan and waits; walks start only
 // when the main thread asks.
 //
-// Each walk is the fenced walk (fenced-walk.ts, docs/behaviour/routes.md#post-walk): a busy fence
+// Each walk is the fenced walk (engine/trigger/fenced-walk.ts, docs/behaviour/routes.md#post-walk): a busy fence
 // ends the request as fence_busy with no pass; a fence that cannot be read fails it, with the
 // reason.
 
 import { parentPort, workerData } from 'node:worker_threads';
-import type { Config } from '../lib/config.ts';
-import { walk, type WalkFlags } from './walk.ts';
-import { createLogger } from '../lib/log.ts';
-import type { FailStage5Mode } from '../lib/failure-directive.ts';
-import { fencedWalk } from './fenced-walk.ts';
-import { openLifespan } from './lifespan.ts';
-import { ProducerBusyError } from './producer.ts';
-import type { RunWarning } from '../lib/runs/record.ts';
-import { walkCounts } from './tally.ts';
-import { mergeUnderFence } from './entity-merge.ts';
-import type { MergeRequest, MergeResult } from '../stages/resolve/merge.ts';
-import { metrics, registry } from '../lib/metrics.ts';
-import type { StageObserver } from './at-stage.ts';
+import type { Config } from '../../lib/config.ts';
+import { walk, type WalkFlags } from '../walk/walk.ts';
+import { createLogger } from '../../lib/log.ts';
+import type { FailStage5Mode } from '../../lib/failure-directive.ts';
+import { fencedWalk } from '../trigger/fenced-walk.ts';
+import { openLifespan } from '../lifespan.ts';
+import { ProducerBusyError } from '../producer/producer.ts';
+import type { RunWarning } from '../../lib/runs/record.ts';
+import { walkCounts } from '../walk/tally.ts';
+import { mergeUnderFence } from '../admin/entity-merge.ts';
+import type { MergeRequest, MergeResult } from '../../stages/resolve/merge.ts';
+import { metrics, registry } from '../../lib/metrics.ts';
+import type { StageObserver } from '../item/at-stage.ts';
 import { WriteTurns } from './write-turns.ts';
-import { IngestError } from '../lib/errors.ts';
+import { IngestError } from '../../lib/errors.ts';
 
 export type ToEngine =
   | { type: 'walk'; requestId: string; flags: WalkFlags; failStage5: FailStage5Mode | null }

@@ -7,16 +7,16 @@
 // A consumed failStage5 directive (docs/behaviour/states.md#failure-directive) breaks the named
 // credentials for exactly these passes and is restored in every outcome (lib/failure-directive.ts).
 
-import type { Database } from '../lib/db/database.ts';
-import { withFailureInjection, type FailStage5Mode } from '../lib/failure-directive.ts';
-import type { Logger } from '../lib/log.ts';
-import type { RunContext } from '../lib/run-context.ts';
-import type { WalkDebt } from '../lib/state/producer-debt.ts';
-import type { StateStore } from '../lib/state/store.ts';
-import { reconcileUrlBacklinks } from '../stages/backlink.ts';
-import { removeVanishedDocuments, type RemovalGuard } from '../stages/cleanup.ts';
-import { resolveEntities, type ResolveDeps } from '../stages/resolve/index.ts';
-import { proposeQaDuplicates } from '../stages/qa-dedup/index.ts';
+import type { Database } from '../../lib/db/database.ts';
+import { withFailureInjection, type FailStage5Mode } from '../../lib/failure-directive.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { RunContext } from '../../lib/run-context.ts';
+import type { WalkDebt } from '../../lib/state/producer-debt.ts';
+import type { StateStore } from '../../lib/state/store.ts';
+import { reconcileUrlBacklinks } from '../../stages/backlink.ts';
+import { removeVanishedDocuments, type RemovalGuard } from '../../stages/cleanup.ts';
+import { resolveEntities, type ResolveDeps } from '../../stages/resolve/index.ts';
+import { proposeQaDuplicates } from '../../stages/qa-dedup/index.ts';
 import type { LiveItems } from './live-items.ts';
 import type { WalkTally } from './tally.ts';
 

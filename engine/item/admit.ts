@@ -5,18 +5,18 @@
 // time and never held whole when large (docs/DECISIONS.md "A text file read as a stream").
 //
 // The stat check is synchronous on purpose: it is the whole cost of an unchanged item, so the
-// walk runs it inline, before the item takes an in-flight slot (engine/walk.ts).
+// walk runs it inline, before the item takes an in-flight slot (engine/walk/walk.ts).
 
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { IngestError } from '../lib/errors.ts';
-import { sha256Hex } from '../lib/hash.ts';
-import { EncodingProbe, type DecodingPlan } from '../stages/convert/text-decode.ts';
-import type { FileItem } from '../lib/corpus/files.ts';
-import { fileIdentity } from '../lib/state/keys.ts';
-import type { ItemMemo, ItemStamp, StateStore } from '../lib/state/store.ts';
-import { countEvent } from '../lib/run-context.ts';
+import { IngestError } from '../../lib/errors.ts';
+import { sha256Hex } from '../../lib/hash.ts';
+import { EncodingProbe, type DecodingPlan } from '../../stages/convert/text-decode.ts';
+import type { FileItem } from '../../lib/corpus/files.ts';
+import { fileIdentity } from '../../lib/state/keys.ts';
+import type { ItemMemo, ItemStamp, StateStore } from '../../lib/state/store.ts';
+import { countEvent } from '../../lib/run-context.ts';
 
 /** Bytes a text file is read in, hashed, probed and decoded a piece at a time. */
 const PIECE_BYTES = 256 * 1024;

@@ -2,11 +2,11 @@
 // rows and rewrites item memos that a walk of another process would be writing too.
 
 import { mkdir } from 'node:fs/promises';
-import { embedTexts } from '../stages/embed.ts';
-import { mergeEntities, type MergeRequest, type MergeResult } from '../stages/resolve/merge.ts';
-import { tryAcquireFence } from './fence.ts';
-import type { Lifespan } from './lifespan.ts';
-import { IngestError } from '../lib/errors.ts';
+import { embedTexts } from '../../stages/embed.ts';
+import { mergeEntities, type MergeRequest, type MergeResult } from '../../stages/resolve/merge.ts';
+import { tryAcquireFence } from '../trigger/fence.ts';
+import type { Lifespan } from '../lifespan.ts';
+import { IngestError } from '../../lib/errors.ts';
 
 export class WriterFenceBusyError extends IngestError {
   constructor(stateDir: string) {

@@ -1,4 +1,4 @@
-// One file's life in a walk, once the stat check could not clear it (engine/walk.ts):
+// One file's life in a walk, once the stat check could not clear it (engine/walk/walk.ts):
 //
 //   size limit -> admit (read, sha256, memo check) -> convert (stage 2) -> identity -> chunk ->
 //   extract (stage 3) -> embed (stage 4) -> commit (rows durable, stale keys deleted, memo)
@@ -15,28 +15,28 @@
 // `ingestFile` is the middle, (item, bytes, run context) -> batches of rows: the seam along
 // which items can later fan out to other machines (docs/ARCHITECTURE.md "The walk").
 
-import type { ConversionWarning, Converter, MediaType } from '../stages/convert/index.ts';
-import type { FileItem } from '../lib/corpus/files.ts';
-import { ConversionError } from '../stages/convert/index.ts';
-import { TextStream } from '../stages/convert/text.ts';
-import type { Config } from '../lib/config.ts';
-import type { Sink } from '../lib/db/sink.ts';
-import { fileIdentity, retiredIdentity } from '../lib/state/keys.ts';
+import type { ConversionWarning, Converter, MediaType } from '../../stages/convert/index.ts';
+import type { FileItem } from '../../lib/corpus/files.ts';
+import { ConversionError } from '../../stages/convert/index.ts';
+import { TextStream } from '../../stages/convert/text.ts';
+import type { Config } from '../../lib/config.ts';
+import type { Sink } from '../../lib/db/sink.ts';
+import { fileIdentity, retiredIdentity } from '../../lib/state/keys.ts';
 import { admitFile, type ChangedFile, type FileContent } from './admit.ts';
 import { atStage, StageError } from './at-stage.ts';
 import { finishItem, writeItemRows, type CommitDeps } from './commit.ts';
-import type { LiveItems } from './live-items.ts';
+import type { LiveItems } from '../walk/live-items.ts';
 import {
   extractDeps,
   extractWindows,
   isAnswered,
   MentionMerge,
   type WindowsExtraction,
-} from '../stages/extract/index.ts';
-import { embedOwners, type EmbeddingInput } from '../stages/embed.ts';
-import type { ItemRows, RowKeys } from '../stages/upsert.ts';
-import { entityRelationshipKey, qaKey } from '../lib/ids.ts';
-import type { Database } from '../lib/db/database.ts';
+} from '../../stages/extract/index.ts';
+import { embedOwners, type EmbeddingInput } from '../../stages/embed.ts';
+import type { ItemRows, RowKeys } from '../../stages/upsert.ts';
+import { entityRelationshipKey, qaKey } from '../../lib/ids.ts';
+import type { Database } from '../../lib/db/database.ts';
 import {
   contentChunks,
   entityMentions,
@@ -46,8 +46,8 @@ import {
   sourceDocuments,
   type Row,
   type TableSpec,
-} from '../lib/db/tables.ts';
-import type { AliasSnapshot } from '../lib/aliases.ts';
+} from '../../lib/db/tables.ts';
+import type { AliasSnapshot } from '../../lib/aliases.ts';
 import type { DocumentIdentity } from './identity.ts';
 import {
   chunkRowsOf,
@@ -58,10 +58,10 @@ import {
   type RowOwner,
   type TextBatch,
 } from './item-rows.ts';
-import type { Models } from '../lib/models.ts';
-import type { WalkDebt } from '../lib/state/producer-debt.ts';
-import type { ItemMemo, StateStore } from '../lib/state/store.ts';
-import { currentRunContext } from '../lib/run-context.ts';
+import type { Models } from '../../lib/models.ts';
+import type { WalkDebt } from '../../lib/state/producer-debt.ts';
+import type { ItemMemo, StateStore } from '../../lib/state/store.ts';
+import { currentRunContext } from '../../lib/run-context.ts';
 
 export interface FileIngestDeps {
   converter: Converter;

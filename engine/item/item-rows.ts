@@ -4,15 +4,15 @@
 // batches (textBatches) as its pieces arrive, so that an item's memory and transactions stay
 // bounded whatever its size.
 
-import { ChunkStream, type Chunk } from '../stages/chunk.ts';
-import type { EmbeddingInput } from '../stages/embed.ts';
-import type { AliasSnapshot } from '../lib/aliases.ts';
-import type { Queryable } from '../lib/db/database.ts';
-import { WINDOW_CHUNKING, type DocumentExtraction } from '../stages/extract/index.ts';
-import { chainUnderRoots, pinnedMentions } from '../stages/resolve/known.ts';
-import { keysOf, type ItemRows, type RowKeys } from '../stages/upsert.ts';
-import { chunkKey, entityMentionKey } from '../lib/ids.ts';
-import { recordEmbeddings, type TableSpec } from '../lib/db/tables.ts';
+import { ChunkStream, type Chunk } from '../../stages/chunk.ts';
+import type { EmbeddingInput } from '../../stages/embed.ts';
+import type { AliasSnapshot } from '../../lib/aliases.ts';
+import type { Queryable } from '../../lib/db/database.ts';
+import { WINDOW_CHUNKING, type DocumentExtraction } from '../../stages/extract/index.ts';
+import { chainUnderRoots, pinnedMentions } from '../../stages/resolve/known.ts';
+import { keysOf, type ItemRows, type RowKeys } from '../../stages/upsert.ts';
+import { chunkKey, entityMentionKey } from '../../lib/ids.ts';
+import { recordEmbeddings, type TableSpec } from '../../lib/db/tables.ts';
 
 /** Whose derived rows these are: the owner's id in its own column, the other owner column null. */
 export interface RowOwner {

@@ -5,49 +5,49 @@
 //   each source item (stage 1: files, then passed feed URLs):
 //       a file: type by extension (else dropped) -> memo check by stat, inline (an unchanged
 //       file ends here and takes no slot) -> at most `walk.inFlight` at a time, its life in
-//       file.ts: admit (bytes hash) -> convert -> identity -> chunk -> extract -> names under
+//       engine/item/file.ts: admit (bytes hash) -> convert -> identity -> chunk -> extract -> names under
 //       their roots (stage 5 at extraction) -> embed ->
 //       commit (rows durable -> stale keys deleted -> memo)
-//       a URL: its life in url.ts, in the same bounded queue
+//       a URL: its life in engine/item/url.ts, in the same bounded queue
 //   -> settle barrier (every item done, the sink drained) -> the known items of folders the
 //   walk could not list count as seen (unlisted.ts) -> the flow-scope passes, each contained
 //   (passes.ts: stage 5, URL backlink reconciliation, stale-row cleanup) -> run record
 //   (terminal status and counts)
 //
 // One item's failure is tallied and logged and never fails the walk. An item's memo entry is
-// committed only after its rows are durable (commit.ts), so a walk killed at any instant loses
+// committed only after its rows are durable (engine/item/commit.ts), so a walk killed at any instant loses
 // no row and, run again, redoes exactly the items whose memo was not committed.
 
 import { randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import PQueue from 'p-queue';
-import type { SyncReport } from '../lib/bucket/pull-sync.ts';
-import { isDatabaseUnavailable } from '../lib/db/database.ts';
-import { Sink } from '../lib/db/sink.ts';
-import type { FailStage5Mode } from '../lib/failure-directive.ts';
-import type { Logger } from '../lib/log.ts';
-import type { RunRecord, RunWarning } from '../lib/runs/record.ts';
-import { inRunContext, publishRunContext, type RunContext, type RunCounters } from '../lib/run-context.ts';
-import { fileIdentity, urlIdentity } from '../lib/state/keys.ts';
-import { ProducerDebt, WalkDebt } from '../lib/state/producer-debt.ts';
-import { mediaTypeFor, type ConversionWarning } from '../stages/convert/index.ts';
-import type { FileItem, WalkFilesOptions } from '../lib/corpus/files.ts';
-import { ownDataDirectories } from '../lib/corpus/own-data.ts';
-import { sourceItems, type UrlItem } from '../stages/source.ts';
-import { recallFile, unchangedByStat } from './admit.ts';
+import type { SyncReport } from '../../lib/bucket/pull-sync.ts';
+import { isDatabaseUnavailable } from '../../lib/db/database.ts';
+import { Sink } from '../../lib/db/sink.ts';
+import type { FailStage5Mode } from '../../lib/failure-directive.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { RunRecord, RunWarning } from '../../lib/runs/record.ts';
+import { inRunContext, publishRunContext, type RunContext, type RunCounters } from '../../lib/run-context.ts';
+import { fileIdentity, urlIdentity } from '../../lib/state/keys.ts';
+import { ProducerDebt, WalkDebt } from '../../lib/state/producer-debt.ts';
+import { mediaTypeFor, type ConversionWarning } from '../../stages/convert/index.ts';
+import type { FileItem, WalkFilesOptions } from '../../lib/corpus/files.ts';
+import { ownDataDirectories } from '../../lib/corpus/own-data.ts';
+import { sourceItems, type UrlItem } from '../../stages/source.ts';
+import { recallFile, unchangedByStat } from '../item/admit.ts';
 import { untilNoneWaiting } from './backpressure.ts';
 import { bindStoreToCorpus, bindStoreToDatabase } from './binding.ts';
-import { observingStages, type StageObserver } from './at-stage.ts';
-import { walkFile, type ItemProgress } from './file.ts';
-import { DocumentIdentity } from './identity.ts';
-import type { Lifespan } from './lifespan.ts';
+import { observingStages, type StageObserver } from '../item/at-stage.ts';
+import { walkFile, type ItemProgress } from '../item/file.ts';
+import { DocumentIdentity } from '../item/identity.ts';
+import type { Lifespan } from '../lifespan.ts';
 import { LiveItems } from './live-items.ts';
 import { finishRun, runRecord, settleEarlierRuns } from './run-record.ts';
 import { runFlowPasses } from './passes.ts';
 import { walkCounts, WalkTally, type ItemCounts, type ItemFailure, type PassOutcome } from './tally.ts';
 import { UnlistedDirectories } from './unlisted.ts';
-import { ingestUrl } from './url.ts';
-import { IngestError } from '../lib/errors.ts';
+import { ingestUrl } from '../item/url.ts';
+import { IngestError } from '../../lib/errors.ts';
 
 export interface WalkOptions {
   /** Overrides ENGINE_SOURCE_PATH. */
@@ -56,11 +56,11 @@ export interface WalkOptions {
   onProgress?: (progress: WalkProgress) => void;
   /** A consumed failStage5 directive: the flow-scope passes run with those credentials broken. */
   failStage5?: FailStage5Mode | null;
-  /** What pull-sync did just before this walk, inside the same fence hold (fenced-walk.ts). */
+  /** What pull-sync did just before this walk, inside the same fence hold (engine/trigger/fenced-walk.ts). */
   sync?: SyncReport | null;
   /** The operator's word that this walk may remove more documents than the guard allows (stages/cleanup.ts). */
   allowMassRemoval?: boolean;
-  /** The corpus really moved: bind the state store to this walk's corpus root (engine/binding.ts). */
+  /** The corpus really moved: bind the state store to this walk's corpus root (engine/walk/binding.ts). */
   rebindCorpus?: boolean;
   /** Told how long each stage of each of this walk's items took (the sidecar's metrics, the walk benchmark). */
   observeStage?: StageObserver;
@@ -74,7 +74,7 @@ export interface WalkProgress {
   done: number;
   /** The walk's counts as this item finished: changed items are committed (rows and memo) by then. */
   items: Readonly<ItemCounts>;
-  /** The last file written in several batches while it is not yet all durable (engine/file.ts). */
+  /** The last file written in several batches while it is not yet all durable (engine/item/file.ts). */
   item?: ItemProgress;
 }
 
@@ -114,7 +114,7 @@ export class DatabaseLostError extends IngestError {
 
 /**
  * One walk; a clean one that changed the corpus then chains a producer run in the background
- * (engine/producer.ts). One at a time per lifespan (its walkLock); its items run in its own run
+ * (engine/producer/producer.ts). One at a time per lifespan (its walkLock); its items run in its own run
  * context, and with its own stage observer, whatever else this process is doing.
  */
 export async function walk(lifespan: Lifespan, options: WalkOptions = {}): Promise<WalkSummary> {
