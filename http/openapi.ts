@@ -12,7 +12,7 @@
 
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { FAIL_STAGE5_MODES } from '../lib/failure-directive.ts';
-import type { CleanedHtml } from '../stages/convert/html.ts';
+import type { CleanedHtml } from '../stages/convert/html/index.ts';
 import type { MergeResult } from '../stages/resolve/merge.ts';
 import { MAX_FLAGS_BODY } from './body.ts';
 import { MAX_MERGE_BODY } from './entities.ts';
