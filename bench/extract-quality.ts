@@ -33,7 +33,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
-import { cleanHtml } from '../stages/convert/html.ts';
+import { cleanHtml } from '../stages/convert/html/index.ts';
 import { loadSets, KEPT_SHARE, type BenchPage, type Part } from './extract-sets.ts';
 
 const { values: args } = parseArgs({

@@ -4,7 +4,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { cleanHtml } from '../stages/convert/html.ts';
+import { cleanHtml } from '../stages/convert/html/index.ts';
 
 export async function extractCommand(args: string[]): Promise<number> {
   const { positionals } = parseArgs({ args, options: {}, allowPositionals: true });

@@ -2,7 +2,7 @@
 // pages at a time, with a bounded queue behind them; a full queue is a named 503, not a pile-up.
 
 import { Piscina } from 'piscina';
-import type { CleanedHtml } from '../stages/convert/html.ts';
+import type { CleanedHtml } from '../stages/convert/html/index.ts';
 import { HttpError } from './errors.ts';
 
 export interface ExtractPool {

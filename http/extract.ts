@@ -4,7 +4,7 @@
 // cleaning runs in the extract thread pool, never on the main thread.
 
 import { Type, type Static } from '@sinclair/typebox';
-import type { CleanedHtml } from '../stages/convert/html.ts';
+import type { CleanedHtml } from '../stages/convert/html/index.ts';
 import { checkJsonBody, jsonBody, readBody } from './body.ts';
 import { HttpError } from './errors.ts';
 import { defineRoute } from './route.ts';

@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createExtractPool, type ExtractPool } from '../http/extract-pool.ts';
 import { HttpError } from '../http/errors.ts';
-import { cleanHtml } from '../stages/convert/html.ts';
+import { cleanHtml } from '../stages/convert/html/index.ts';
 
 let pool: ExtractPool | null = null;
 test.after.each(async () => {

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import fc from 'fast-check';
-import { cleanHtml, htmlToText, MAX_INPUT, type CleanedHtml } from '../stages/convert/html.ts';
+import { cleanHtml, htmlToText, MAX_INPUT, type CleanedHtml } from '../stages/convert/html/index.ts';
 
 const VERDICTS = ['ok', 'thin', 'empty', 'not_html'];
 const WARNINGS = [

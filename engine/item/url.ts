@@ -10,7 +10,7 @@
 // keyed by that id exactly as a document's are by its id. Every fetch goes through the
 // SSRF-safe fetch, so a hostile ledger row fails its own item with a named error.
 
-import { cleanHtml } from '../../stages/convert/html.ts';
+import { cleanHtml } from '../../stages/convert/html/index.ts';
 import { chunkText } from '../../stages/chunk.ts';
 import { embedOwners } from '../../stages/embed.ts';
 import { extractDeps, extractDocument, type ExtractorName } from '../../stages/extract/index.ts';

@@ -4,7 +4,7 @@
 
 import mammoth from 'mammoth';
 import { ConversionError } from './errors.ts';
-import { htmlToText } from './html.ts';
+import { htmlToText } from './html/index.ts';
 import type { Converted } from './types.ts';
 import { checkZip, type ZipLimits } from './zip-guard.ts';
 

@@ -8,7 +8,7 @@
 // naming what stopped it.
 
 import { ConversionError } from './errors.ts';
-import { cleanHtml } from './html.ts';
+import { cleanHtml } from './html/index.ts';
 import { ConverterPool } from './pool.ts';
 import { convertMarkdown, convertPlainText } from './text.ts';
 

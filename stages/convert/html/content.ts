@@ -128,7 +128,7 @@ function isFooterOrSidebar(element: Element): boolean {
   );
 }
 
-export function isBoilerplate(element: Element): boolean {
+export function isBoilerplate(element: Element, measures: Measures): boolean {
   // A figure is an image and its caption, unless it holds a table (WordPress wraps every table
   // in one).
   if (element.tag === 'figure' && someElement(element, (e) => e.tag === 'table')) return false;
@@ -151,7 +151,7 @@ export function isBoilerplate(element: Element): boolean {
   const weak = element.role === 'tablist' || (signal !== '' && !CONTENT_SIGNAL.test(signal) && layoutSignal(signal));
   return (
     weak &&
-    !(element.prose >= LAYOUT_PROSE_CHARS && element.linkChars <= element.chars * LAYOUT_PROSE_LINK_SHARE) &&
+    !(measures.prose(element) >= LAYOUT_PROSE_CHARS && element.linkChars <= element.chars * LAYOUT_PROSE_LINK_SHARE) &&
     !(element.headingChars === element.chars && element.linkChars < element.chars) &&
     !(element.parent?.tag === 'li' && element.parent.chars === element.chars)
   );
@@ -182,13 +182,44 @@ export function proseChars(element: Element): number {
   return text;
 }
 
-export interface Selection {
+/** What the scoring pass measured of each element, kept beside the tree rather than in it. */
+export interface Measures {
+  /** Prose characters in the element's subtree. */
+  prose(element: Element): number;
+  /** Its prose less its other visible text, pruned parts aside (proseRegion); 0 where not measured. */
+  margin(element: Element): number;
+}
+
+/** The scoring pass's side table: it alone writes it, every later step reads it as Measures. */
+class MeasureTable implements Measures {
+  readonly #prose = new Map<Element, number>();
+  readonly #margin = new Map<Element, number>();
+
+  prose(element: Element): number {
+    return this.#prose.get(element) ?? 0;
+  }
+
+  margin(element: Element): number {
+    return this.#margin.get(element) ?? 0;
+  }
+
+  setProse(element: Element, prose: number): void {
+    this.#prose.set(element, prose);
+  }
+
+  setMargin(element: Element, margin: number): void {
+    this.#margin.set(element, margin);
+  }
+}
+
+export interface MainChoice {
   /** The elements whose text is the main content, in document order; empty when none holds prose. */
   main: Element[];
   /** Boilerplate subtrees to leave out when rendering. */
   pruned: Set<Element>;
   /** The best-scoring block when the block under the headline was chosen over it. */
   overruled?: Element;
+  measures: Measures;
 }
 
 /** Code blocks, read whole: nothing inside them is furniture. */
@@ -248,16 +279,19 @@ const LANDMARK_SECTION_SHARE = 0.7;
  * its sections of prose; and the prose region around the winner, when it clearly outweighs it
  * (an article in many wrappers, a thread, a product page).
  */
-export function selectMain(body: Element, title: string | null): Selection {
-  const totalProse = sumProse(body);
+export function selectMain(body: Element, title: string | null): MainChoice {
+  const measures = new MeasureTable();
+  const totalProse = sumProse(body, measures);
   const pruned = new Set<Element>();
+  /** Each container's content score; an element with none scores 0. */
+  const scores = new Map<Element, number>();
   const scored: Element[] = [];
 
   const visit = (element: Element) => {
     if (
       element !== body &&
-      isBoilerplate(element) &&
-      (isFooterOrSidebar(element) || element.prose <= totalProse * KEEP_IF_PROSE_SHARE)
+      isBoilerplate(element, measures) &&
+      (isFooterOrSidebar(element) || measures.prose(element) <= totalProse * KEEP_IF_PROSE_SHARE)
     ) {
       pruned.add(element);
       return;
@@ -266,8 +300,9 @@ export function selectMain(body: Element, title: string | null): Selection {
     if (prose > 0) {
       let container: Element | null = PARAGRAPH_TAGS.has(element.tag) ? element.parent : element;
       for (let level = 0; level < ANCESTOR_SHARE.length && container !== null; level++) {
-        if (container.score === 0) scored.push(container);
-        container.score += prose * ANCESTOR_SHARE[level]!;
+        const score = scores.get(container);
+        if (score === undefined) scored.push(container);
+        scores.set(container, (score ?? 0) + prose * ANCESTOR_SHARE[level]!);
         container = container.parent;
       }
     }
@@ -278,7 +313,7 @@ export function selectMain(body: Element, title: string | null): Selection {
   visit(body);
 
   const final = (element: Element) =>
-    element.chars === 0 ? 0 : element.score * (1 - element.linkChars / element.chars);
+    element.chars === 0 ? 0 : (scores.get(element) ?? 0) * (1 - element.linkChars / element.chars);
   let best: Element | null = null;
   let bestScore = 0;
   for (const element of scored) {
@@ -288,7 +323,7 @@ export function selectMain(body: Element, title: string | null): Selection {
       bestScore = score;
     }
   }
-  if (best === null) return { main: [], pruned };
+  if (best === null) return { main: [], pruned, measures };
 
   // Several near-best blocks inside one ancestor are one article in chunks: take the ancestor.
   const rivals = strongest(
@@ -328,23 +363,24 @@ export function selectMain(body: Element, title: string | null): Selection {
   // The page's headline marks where its article is: a short article beside a longer block of
   // other text (a service notice, a list of stories) is found by the headline it sits under.
   // (The prose region is measured first: every element's margin is read again by proseAncestor.)
-  const region = proseRegion(body, best, pruned);
-  const anchored = headlineBlock(body, title, pruned);
+  const region = proseRegion(body, best, pruned, measures);
+  const anchored = headlineBlock(body, title, pruned, measures);
   if (
     anchored !== null &&
     !contains(anchored, best) &&
     !contains(best, anchored) &&
-    anchored.prose >= best.prose * HEADLINE_PROSE_SHARE
+    measures.prose(anchored) >= measures.prose(best) * HEADLINE_PROSE_SHARE
   ) {
     // Both in the page's main landmark: the page itself says that is where its content is.
     const landmark = mainLandmarkAbove(anchored, body);
-    if (landmark !== null && contains(landmark, best)) return { main: [landmark], pruned };
+    if (landmark !== null && contains(landmark, best)) return { main: [landmark], pruned, measures };
     // Two of three or more sections of prose in one container: the headline opens a page of
     // sections (a page builder's blocks), whose container is the content; an article beside a
     // notice is two.
     const container = commonAncestor(anchored, best);
-    if (container !== body && sectionsOfProse(container, pruned) >= MIN_SECTIONS) return { main: [container], pruned };
-    return { main: [anchored], pruned, overruled: best };
+    if (container !== body && sectionsOfProse(container, pruned) >= MIN_SECTIONS)
+      return { main: [container], pruned, measures };
+    return { main: [anchored], pruned, overruled: best, measures };
   }
 
   // The page's main landmark around a best block that is one of its sections (a service page's
@@ -355,16 +391,21 @@ export function selectMain(body: Element, title: string | null): Selection {
     landmark !== best &&
     keptProse(best, pruned) < LANDMARK_SECTION_SHARE * keptProse(landmark, pruned)
   )
-    return { main: [landmark], pruned };
+    return { main: [landmark], pruned, measures };
 
   // An article in many small containers, a thread of posts, a product's description beside
   // its specifications: the best block is only a part. The prose region around it is the
   // main content when its margin clearly beats the block's own.
-  if (region !== null && region !== best && contains(region, best) && region.margin >= REGION_GAIN * best.margin)
-    return { main: [region], pruned };
+  if (
+    region !== null &&
+    region !== best &&
+    contains(region, best) &&
+    measures.margin(region) >= REGION_GAIN * measures.margin(best)
+  )
+    return { main: [region], pruned, measures };
 
   const parent = best.parent;
-  if (parent === null) return { main: [best], pruned };
+  if (parent === null) return { main: [best], pruned, measures };
   const threshold = Math.max(10, bestScore * SIBLING_SHARE);
   const main: Element[] = [];
   for (const sibling of parent.children) {
@@ -373,7 +414,7 @@ export function selectMain(body: Element, title: string | null): Selection {
     else if ((final(sibling) >= threshold || proseChars(sibling) >= SIBLING_PROSE_CHARS) && !isTeaserList(sibling))
       main.push(sibling);
   }
-  return { main, pruned };
+  return { main, pruned, measures };
 }
 
 function strongest(elements: Element[], score: (e: Element) => number, count: number): Element[] {
@@ -391,15 +432,15 @@ function onlyChild(element: Element): boolean {
   return true;
 }
 
-function sumProse(element: Element): number {
+function sumProse(element: Element, measures: MeasureTable): number {
   let total = element.block ? proseChars(element) : 0;
-  for (const child of element.children) if (typeof child !== 'string') total += sumProse(child);
-  element.prose = total;
+  for (const child of element.children) if (typeof child !== 'string') total += sumProse(child, measures);
+  measures.setProse(element, total);
   return total;
 }
 
 /** Prose characters in the subtree, pruned subtrees left out. */
-function keptProse(element: Element, pruned: Set<Element>): number {
+function keptProse(element: Element, pruned: ReadonlySet<Element>): number {
   let total = element.block ? proseChars(element) : 0;
   for (const child of element.children)
     if (typeof child !== 'string' && !pruned.has(child)) total += keptProse(child, pruned);
@@ -410,11 +451,11 @@ function keptProse(element: Element, pruned: Set<Element>): number {
  * The region of the page whose prose outweighs everything else in it by the widest margin:
  * for every element, its prose characters less its other visible characters (links, labels,
  * short lines); the element with the largest margin wins (the body text extraction idea, on
- * the tree). Every element keeps its margin. A pruned child is left out of its parent's
+ * the tree). Every element's margin is kept in the measures. A pruned child is left out of its parent's
  * measure, but counts as other text in every ancestor above that: a region that reaches around
  * furniture pays for it (leaving it out everywhere cost the tuned pages 0.001).
  */
-function proseRegion(body: Element, core: Element, pruned: Set<Element>): Element | null {
+function proseRegion(body: Element, core: Element, pruned: Set<Element>, measures: MeasureTable): Element | null {
   let region: Element | null = null;
   let widest = 0;
   const aboveCore = new Set<Element>();
@@ -430,7 +471,7 @@ function proseRegion(body: Element, core: Element, pruned: Set<Element>): Elemen
     // Teasers of other pages are not this page's prose, unless the best block is among them.
     if (prose > 0 && !aboveCore.has(element) && isTeaserList(element)) prose = 0;
     const margin = prose - REGION_NOISE_WEIGHT * (chars - prose);
-    element.margin = margin;
+    measures.setMargin(element, margin);
     if (margin > widest) {
       region = element;
       widest = margin;
@@ -448,17 +489,22 @@ function proseRegion(body: Element, core: Element, pruned: Set<Element>): Elemen
  * grow around the block it was chosen over (a notice beside a short article). Null when there
  * is none.
  */
-export function proseAncestor(selection: Selection, body: Element, margin: number): Element | null {
+export function proseAncestor(
+  selection: { readonly main: readonly Element[]; readonly overruled?: Element | undefined },
+  body: Element,
+  margin: number,
+  measures: Measures,
+): Element | null {
   const { overruled } = selection;
   for (let e = selection.main[0]!.parent; e !== null && e !== body; e = e.parent) {
     if (overruled !== undefined && contains(e, overruled)) return null;
-    if (e.margin >= margin) return e;
+    if (measures.margin(e) >= margin) return e;
   }
   return null;
 }
 
 /** The wanted elements under `root`, in document order (none of them inside another). */
-export function inDocumentOrder(root: Element, wanted: Set<Element>): Element[] {
+export function inDocumentOrder(root: Element, wanted: ReadonlySet<Element>): Element[] {
   const ordered: Element[] = [];
   const visit = (element: Element) => {
     if (wanted.has(element)) {
@@ -535,12 +581,12 @@ function isHeadline(element: Element, title: string): boolean {
  * The nearest block around the page's headline (the first h1 whose text the title contains,
  * or which contains the title) that holds a paragraph of prose; null when there is none.
  */
-function headlineBlock(body: Element, title: string | null, pruned: Set<Element>): Element | null {
+function headlineBlock(body: Element, title: string | null, pruned: Set<Element>, measures: Measures): Element | null {
   if (title === null) return null;
   const headline = find(body, (e) => e.tag === 'h1' && !pruned.has(e) && isHeadline(e, title), pruned);
   if (headline === null) return null;
   for (let block = headline.parent; block !== null && block !== body; block = block.parent)
-    if (block.prose >= SIBLING_PROSE_CHARS) return block;
+    if (measures.prose(block) >= SIBLING_PROSE_CHARS) return block;
   return null;
 }
 
@@ -570,7 +616,7 @@ const MIN_ITEM_CHARS = 20;
  * average) outside the pruned furniture: where a page with no article keeps its content (a
  * catalogue, a list of events or records). Null when the page has none.
  */
-export function largestItemList(body: Element, pruned: Set<Element>): Element | null {
+export function largestItemList(body: Element, pruned: ReadonlySet<Element>): Element | null {
   let largest: Element | null = null;
   let largestChars = 0;
   const visit = (element: Element) => {
@@ -609,7 +655,7 @@ function commonAncestor(a: Element, b: Element): Element {
 }
 
 /** Children of the element that hold prose, pruned subtrees aside. */
-function sectionsOfProse(element: Element, pruned: Set<Element>): number {
+function sectionsOfProse(element: Element, pruned: ReadonlySet<Element>): number {
   let sections = 0;
   for (const child of element.children)
     if (typeof child !== 'string' && !pruned.has(child) && keptProse(child, pruned) > 0) sections += 1;

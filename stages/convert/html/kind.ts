@@ -3,7 +3,7 @@
 // types and properties, class tokens of posts) or structure (repeated items, code blocks,
 // link-headed items), never words of a language.
 
-import { contains, inDocumentOrder, isBoilerplate, repeatedItems } from './content.ts';
+import { contains, inDocumentOrder, isBoilerplate, repeatedItems, type Measures } from './content.ts';
 import { HEADING_TAGS, someElement, type Element } from './tree.ts';
 
 export type PageKind = 'article' | 'forum' | 'product' | 'documentation' | 'listing';
@@ -85,12 +85,12 @@ const PRODUCT_REGION_GAIN = 1.1;
  * outscore the description alone: a single main block grows to its ancestor (within five
  * levels, below the body) whose prose margin is widest, when that beats its own by a tenth.
  */
-export function withProductRegion(main: Element[], body: Element): Element[] {
+export function withProductRegion(main: readonly Element[], body: Element, measures: Measures): readonly Element[] {
   if (main.length !== 1) return main;
   let region = main[0]!;
   let level = 0;
   for (let e = region.parent; e !== null && e !== body && level < PRODUCT_REGION_LEVELS; e = e.parent, level++)
-    if (e.margin > region.margin * PRODUCT_REGION_GAIN) region = e;
+    if (measures.margin(e) > measures.margin(region) * PRODUCT_REGION_GAIN) region = e;
   return [region];
 }
 
@@ -102,7 +102,7 @@ const PRODUCT_LEVELS = 2;
  * leaves them out: the tables near it (under its parent or grandparent), not inside it and
  * not pruned, are added after it.
  */
-export function withSpecTables(main: Element[], pruned: Set<Element>): Element[] {
+export function withSpecTables(main: readonly Element[], pruned: ReadonlySet<Element>): readonly Element[] {
   let scope = main[0]?.parent ?? null;
   for (let level = 1; level < PRODUCT_LEVELS && scope?.parent != null; level++) scope = scope.parent;
   if (scope === null) return main;
@@ -126,31 +126,38 @@ const REPLY_LEVELS = 3;
  * A thread's replies are often marked as comments, which on an article are furniture: on a
  * forum page the pruned subtrees near the main content (under one of its three nearest
  * ancestors) whose class says post, reply or comment and which hold a post's worth of text
- * are its posts, added in document order; the furniture inside them stays out.
+ * are its posts, added in document order; the furniture inside them stays out. The pruned
+ * subtrees given are left as they are: the ones returned are a new set.
  */
-export function withReplies(main: Element[], pruned: Set<Element>): Element[] {
+export function withReplies(
+  main: readonly Element[],
+  given: ReadonlySet<Element>,
+  measures: Measures,
+): { main: readonly Element[]; pruned: ReadonlySet<Element> } {
   let scope: Element | null = main[0]?.parent ?? null;
   for (let level = 1; level < REPLY_LEVELS && scope?.parent != null; level++) {
-    if (hasReplies(scope, pruned)) break;
+    if (hasReplies(scope, given)) break;
     scope = scope.parent;
   }
-  if (scope === null || !hasReplies(scope, pruned) || !main.every((m) => contains(scope, m))) return main;
+  if (scope === null || !hasReplies(scope, given) || !main.every((m) => contains(scope, m)))
+    return { main, pruned: given };
+  const pruned = new Set(given);
   const wanted = new Set(main);
   const visit = (element: Element) => {
     for (const child of element.children) {
       if (typeof child === 'string') continue;
       if (isReplies(child, pruned)) {
         pruned.delete(child);
-        pruneInside(child, pruned);
+        pruneInside(child, pruned, measures);
         wanted.add(child);
       } else if (!pruned.has(child)) visit(child);
     }
   };
   visit(scope);
-  return inDocumentOrder(scope, wanted);
+  return { main: inDocumentOrder(scope, wanted), pruned };
 }
 
-function isReplies(element: Element, pruned: Set<Element>): boolean {
+function isReplies(element: Element, pruned: ReadonlySet<Element>): boolean {
   return (
     pruned.has(element) &&
     POST_SIGNAL.test(element.signal) &&
@@ -159,15 +166,16 @@ function isReplies(element: Element, pruned: Set<Element>): boolean {
   );
 }
 
-function hasReplies(scope: Element, pruned: Set<Element>): boolean {
+function hasReplies(scope: Element, pruned: ReadonlySet<Element>): boolean {
   return someElement(scope, (e) => isReplies(e, pruned));
 }
 
-function pruneInside(element: Element, pruned: Set<Element>): void {
+function pruneInside(element: Element, pruned: Set<Element>, measures: Measures): void {
   for (const child of element.children) {
     if (typeof child === 'string') continue;
     // A reply nested in a reply is a post too; its header, by its tag, is furniture.
-    if (isBoilerplate(child) && !(POST_SIGNAL.test(child.signal) && child.prose >= POST_CHARS)) pruned.add(child);
-    else pruneInside(child, pruned);
+    if (isBoilerplate(child, measures) && !(POST_SIGNAL.test(child.signal) && measures.prose(child) >= POST_CHARS))
+      pruned.add(child);
+    else pruneInside(child, pruned, measures);
   }
 }

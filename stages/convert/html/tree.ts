@@ -29,11 +29,6 @@ export class Element {
   inlineChars = 0;
   /** Of the inline characters, those inside links. */
   inlineLinkChars = 0;
-  /** Prose characters in the subtree, and the content score (both set by content.ts). */
-  prose = 0;
-  score = 0;
-  /** Prose less other text in the subtree, pruned parts aside (set by content.ts). */
-  margin = 0;
 
   /** `inline`: styled `display: inline` in the markup, whatever the tag. */
   constructor(tag: string, signal: string, role: string, parent: Element | null, inline = false) {
