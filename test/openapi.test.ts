@@ -399,13 +399,8 @@ async function expect(answer: Promise<Answer>, status: number, error?: string): 
   return got;
 }
 
-test('(c) the sidecar as configured for work: each route, its answers and its named refusals', async () => {
-  await start({ INGEST_EXTRACT_THREADS: '1', INGEST_EXTRACT_QUEUE: '0' });
-  const served = await ask('GET /openapi.json');
-  assert.equal(served.body, doc, 'the served document is the module');
-  await expect(ask('GET /health'), 200);
-
-  // /stage: written, with the directive, and each named refusal.
+/** /stage: written, with the directive, and each named refusal. */
+async function stageAnswers(): Promise<void> {
   assert.equal((await expect(ask('POST /stage', { body: stageForm('inbox/a note.md') }), 201)).body, {
     path: 'inbox/a note.md',
     bytes: 16,
@@ -432,8 +427,10 @@ test('(c) the sidecar as configured for work: each route, its answers and its na
     400,
     'bad_multipart',
   );
+}
 
-  // /walk and /walk-status.
+/** /walk and /walk-status: refusals, a walk with the armed directive, then a clean one. */
+async function walkAnswers(): Promise<void> {
   for (const [json, error] of [
     ['not json', 'invalid_json'],
     ['[]', 'invalid_body'],
@@ -456,8 +453,10 @@ test('(c) the sidecar as configured for work: each route, its answers and its na
   await expect(ask('GET /walk-status/{requestId}', { params: { requestId: 'x' } }), 401, 'unauthorized');
   const clean = await expect(ask('POST /walk', { headers: trigger }), 202);
   assert.is((await walkToEnd(clean.body.requestId)).state, 'completed');
+}
 
-  // /extract.
+/** /extract: both forms, each named refusal, and the pool's busy answer. */
+async function extractAnswers(): Promise<void> {
   const page = '<html><body><h1>Title</h1><p>Body text of the page.</p></body></html>';
   assert.is(
     (await expect(ask('POST /extract', { headers: html, body: page }), 200)).body.text,
@@ -491,6 +490,17 @@ test('(c) the sidecar as configured for work: each route, its answers and its na
     );
   }
   assert.ok(busy > 0, 'a page past the pool and its queue is refused with extract_busy');
+}
+
+test('(c) the sidecar as configured for work: each route, its answers and its named refusals', async () => {
+  await start({ INGEST_EXTRACT_THREADS: '1', INGEST_EXTRACT_QUEUE: '0' });
+  const served = await ask('GET /openapi.json');
+  assert.equal(served.body, doc, 'the served document is the module');
+  await expect(ask('GET /health'), 200);
+
+  await stageAnswers();
+  await walkAnswers();
+  await extractAnswers();
 
   // /producer-run's refusals of a body.
   for (const [json, error] of [
