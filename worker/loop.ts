@@ -20,7 +20,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import PQueue from 'p-queue';
 import type { Database, Queryable } from '../lib/db/database.ts';
 import { isDatabaseUnavailable } from '../lib/db/database.ts';
-import { equalJitter } from '../lib/retry.ts';
+import { equalJitter, retry, RetryGaveUp } from '../lib/retry.ts';
 import type { Logger } from '../lib/log.ts';
 import { asJobError, errorText, JobError } from './errors.ts';
 import type { Heartbeat } from './heartbeat.ts';
@@ -323,21 +323,25 @@ export class JobWorker implements RunningWorker {
     );
   }
 
-  /** Runs a write of a claimed job, retrying a database outage until the lease would end. */
+  /** Runs a write of a claimed job, retrying a database outage until its lease ends. */
   async #write<T>(entry: Running, statement: () => Promise<T>): Promise<T | null> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await statement();
-      } catch (error) {
-        this.stats.databaseErrors += 1;
-        const wait = equalJitter(200, 5_000)(attempt);
-        if (Date.now() + wait >= entry.leaseEnds) {
-          this.#log.warn({ job: entry.job.id, err: error }, 'job outcome not written before its lease ended; dropped');
-          return null;
-        }
-        this.#log.warn({ job: entry.job.id, err: error }, 'job outcome write failed; retrying');
-        await pause(wait);
-      }
+    const job = entry.job.id;
+    try {
+      return await retry(statement, {
+        attempts: Infinity,
+        backoff: equalJitter(200, 5_000),
+        maxDelayMs: 5_000,
+        deadline: entry.leaseEnds,
+        onRetry: (_attempt, error) => {
+          this.stats.databaseErrors += 1;
+          this.#log.warn({ job, err: error }, 'job outcome write failed; retrying');
+        },
+      });
+    } catch (gaveUp) {
+      this.stats.databaseErrors += 1;
+      const err = gaveUp instanceof RetryGaveUp ? gaveUp.cause : gaveUp;
+      this.#log.warn({ job, err }, 'job outcome not written before its lease ended; dropped');
+      return null;
     }
   }
 
