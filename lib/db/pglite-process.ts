@@ -73,8 +73,16 @@ function serializeError(error: unknown): SerializedError {
   return { name: error.name, message: error.message, fields };
 }
 
+/**
+ * Answers the ingest process. One that has gone (killed, or a worker thread terminated) can no
+ * longer be answered: the failed send ends this process as its disconnect does, rather than as
+ * an unhandled EPIPE.
+ */
 function send(message: PgliteReply | PgliteReady): void {
-  process.send!(message);
+  if (!process.connected) return;
+  process.send!(message, undefined, undefined, (error) => {
+    if (error) process.exit(0);
+  });
 }
 
 async function lockDataDir(dataDir: string): Promise<LeaseHold> {
