@@ -23,6 +23,7 @@ import { openLifespan } from '../engine/lifespan.ts';
 import { walk } from '../engine/walk/walk.ts';
 import { openTestDatabase } from './scratch-database.ts';
 import { largeTextParagraphs } from './corpus/large-text.ts';
+import { mockTierEnv } from './mock-tier.ts';
 import { startMockProcess } from './mock-process.ts';
 import { databaseProcessPeakMb } from './process-memory.ts';
 import { enginesToRun, WALKS_ONLY } from './engines.ts';
@@ -71,14 +72,12 @@ async function writeText(file: string, mb: number, seed: number): Promise<void> 
 /** The child: one walk of the corpus on a fresh database, its figures as JSON on stdout. */
 async function runWalk(engine: string, corpus: string, mockUrl: string): Promise<Omit<WalkResult, 'mb'>> {
   const root = mkdtempSync(path.join(tmpdir(), 'ingest-bench-large-'));
+  // The model clients read their endpoint from the environment (this child's own).
+  Object.assign(process.env, mockTierEnv(mockUrl));
   const config = loadConfig(
     {
       INGEST_DATA_DIR: root,
       INGEST_LOG_LEVEL: 'silent',
-      ANTHROPIC_BASE_URL: mockUrl,
-      ANTHROPIC_API_KEY: 'bench-mock',
-      OPENAI_BASE_URL: `${mockUrl}/v1`,
-      OPENAI_API_KEY: 'bench-mock',
       ...WALKS_ONLY,
       ...(engine === 'postgres' ? { ENGINE_DB_DSN: process.env.ENGINE_DB_DSN! } : {}),
     },
