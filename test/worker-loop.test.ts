@@ -245,14 +245,10 @@ test('prefetched jobs hold a lease while they wait, and go back at once at stop'
   assert.is(started, 1, 'one slot, one job working');
   await worker.stop();
   const jobs = await Promise.all(ids.map((id) => getJob(t.db, id)));
-  assert.equal(
-    jobs.map((j) => [j?.status, j?.attempts]),
-    [
-      ['done', 1],
-      ['queued', 0],
-      ['queued', 0],
-    ],
-  );
+  // Jobs enqueued within one clock tick tie on created_at and the claim breaks the tie by id, so
+  // which of the three the slot took is not fixed.
+  const outcomes = jobs.map((j) => `${j?.status}/${j?.attempts}`).sort();
+  assert.equal(outcomes, ['done/1', 'queued/0', 'queued/0']);
   assert.is(worker.stats.givenBack, 2);
 });
 
