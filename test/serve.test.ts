@@ -3,15 +3,15 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { cp, mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { BIN, giveToUnprivileged, UNPRIVILEGED } from './helpers/cli.ts';
 import { seedDataDir } from './helpers/embedded.ts';
 import { markdown } from './helpers/walk.ts';
 
-const BIN = path.resolve(import.meta.dirname, '..', 'bin', 'ingest.ts');
 const TRIGGER = 'serve-test-trigger-secret';
 let root: string;
 const children: ChildProcess[] = [];
@@ -27,11 +27,14 @@ test.after.each(() => {
 /** Starts `ingest serve` on an ephemeral port; resolves with its URL and its exit. */
 async function serve(
   env: Record<string, string>,
+  as: Pick<SpawnOptions, 'uid' | 'gid'> = {},
 ): Promise<{ url: string; child: ChildProcess; exit: Promise<number | null> }> {
   if (env.INGEST_DATA_DIR) await seedDataDir(env.INGEST_DATA_DIR);
+  if (as.uid !== undefined) giveToUnprivileged(root);
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0'], {
     env: { PATH: process.env.PATH ?? '', PIPELINE_TRIGGER_SECRET: TRIGGER, INGEST_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'ignore'],
+    ...as,
   });
   children.push(child);
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -127,6 +130,28 @@ test('a CLI walk on the embedded database a sidecar holds open is refused by nam
     stdio: 'ignore',
   });
   assert.is(await new Promise((resolve) => after.on('exit', resolve)), 0);
+});
+
+test('/walk-status names a folder the walk could not read, whose documents keep their rows', async () => {
+  const corpus = path.join(root, 'corpus');
+  for (const name of ['a.md', 'private/one.md', 'private/two.md']) {
+    await mkdir(path.dirname(path.join(corpus, name)), { recursive: true });
+    await writeFile(path.join(corpus, name), markdown(`Document ${name}`, 3));
+  }
+  const sidecar = await serve({ INGEST_DATA_DIR: path.join(root, 'data'), ENGINE_SOURCE_PATH: corpus }, UNPRIVILEGED ?? {});
+  assert.is((await walkStatus(sidecar.url, await startWalk(sidecar.url))).state, 'completed');
+  chmodSync(path.join(corpus, 'private'), 0o000);
+  const shut = await walkStatus(sidecar.url, await startWalk(sidecar.url)).finally(() =>
+    chmodSync(path.join(corpus, 'private'), 0o755),
+  );
+  assert.is(shut.state, 'completed');
+  assert.equal([(shut.counts as Record<string, number>).removed, (shut.counts as Record<string, number>).unchanged], [0, 1]);
+  assert.equal(
+    (shut.warnings as { name: string; message: string }[]).map((w) => [w.name, w.message.split(';')[0]]),
+    [['unlisted_directory', 'private: cannot read directory: EACCES']],
+  );
+  sidecar.child.kill('SIGTERM');
+  assert.is(await sidecar.exit, 0);
 });
 
 test.run();

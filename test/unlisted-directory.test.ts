@@ -7,14 +7,14 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { chmodSync, lchownSync, readdirSync, renameSync } from 'node:fs';
+import { chmodSync, renameSync } from 'node:fs';
 import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { RunWarning } from '../lib/runs/record.ts';
 import { LiveItems } from '../engine/walk/live-items.ts';
 import { UnlistedDirectories } from '../engine/walk/unlisted.ts';
 import { walk, type WalkSummary } from '../engine/walk/walk.ts';
-import { runIngest } from './helpers/cli.ts';
+import { giveToUnprivileged, runIngest, UNPRIVILEGED } from './helpers/cli.ts';
 import { markdown, walkFixture, type WalkFixture } from './helpers/walk.ts';
 
 const FILES = ['a.md', 'private/one.md', 'private/two.md', 'private/deep/three.md'];
@@ -157,9 +157,6 @@ test('the data directory and the bundle directory inside the corpus are never wa
   );
 });
 
-/** Root reads any folder whatever its mode, so as root the CLI runs as nobody; anyone else runs it as themselves. */
-const UNPRIVILEGED = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : null;
-
 test('ingest walk of a corpus with a folder it may not read (chmod 000) keeps the folder; readable again, it walks it', async () => {
   const data = path.join(f.root, 'cli-data');
   const env = {
@@ -167,17 +164,12 @@ test('ingest walk of a corpus with a folder it may not read (chmod 000) keeps th
     INGEST_PRODUCER_AFTER_WALK: 'false',
     ...(f.target.dsn === null ? {} : { ENGINE_DB_DSN: f.target.dsn }),
   };
-  const giveAway = () => {
-    if (UNPRIVILEGED === null) return;
-    for (const entry of ['', ...readdirSync(f.root, { recursive: true, encoding: 'utf8' })])
-      lchownSync(path.join(f.root, entry), UNPRIVILEGED.uid, UNPRIVILEGED.gid);
-  };
+  const giveAway = () => giveToUnprivileged(f.root);
   const walkCli = async () => {
     const run = await runIngest(['walk', f.corpus, '--json'], env, { cwd: f.root, ...UNPRIVILEGED });
     assert.is(run.status, 0, run.stderr.slice(-4000));
     return JSON.parse(run.stdout) as WalkSummary;
   };
-  chmodSync(f.root, 0o755);
   giveAway();
   const first = await walkCli();
   assert.is(first.items.changed, FILES.length);

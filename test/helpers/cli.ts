@@ -2,9 +2,24 @@
 // this process's event loop, and with it any server the test runs in process (the mock, a trap).
 
 import { spawn, type SpawnOptions } from 'node:child_process';
+import { chmodSync, lchownSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 
 export const BIN = path.resolve(import.meta.dirname, '..', '..', 'bin', 'ingest.ts');
+
+/**
+ * The user a test runs `ingest` as when permissions must hold: root reads any folder whatever
+ * its mode, so as root it is nobody; anyone else runs it as themselves (null).
+ */
+export const UNPRIVILEGED = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : null;
+
+/** Hands `dir` and everything under it to UNPRIVILEGED (nothing to do when that is the caller). */
+export function giveToUnprivileged(dir: string): void {
+  if (UNPRIVILEGED === null) return;
+  chmodSync(dir, 0o755);
+  for (const entry of ['', ...readdirSync(dir, { recursive: true, encoding: 'utf8' })])
+    lchownSync(path.join(dir, entry), UNPRIVILEGED.uid, UNPRIVILEGED.gid);
+}
 
 /** `as` runs it in another directory or as another user (a test that needs permissions to hold, as root they never do). */
 export function runIngest(
