@@ -5,8 +5,9 @@
 //
 // A file is read in batches of chunks (config walk.itemBatchChunks, with the extraction windows
 // over the same text): each batch is chunked, extracted, embedded and written, and the next is
-// prepared while it lands; the names, merged across the whole text, go with the last. So a
-// large file's memory and transactions stay bounded whatever its size; a small file is one
+// prepared while it lands; each batch writes the names it found, merging into the rows of those
+// an earlier batch wrote. So a large file's memory and transactions stay bounded whatever its
+// size (what grows is the keys of its rows and of its distinct names); a small file is one
 // batch, one write, as before. Its memo follows the last batch and its stale rows are deleted
 // only then, so a walk killed half-way leaves its old rows and some new ones, and the redo
 // (whose keys are the same: derived from the document id, which the first batch made durable)
@@ -30,17 +31,18 @@ import {
   extractDeps,
   extractWindows,
   isAnswered,
-  MentionMerge,
   type WindowsExtraction,
 } from '../../stages/extract/index.ts';
 import { embedOwners, type EmbeddingInput } from '../../stages/embed.ts';
 import type { ItemRows, RowKeys } from '../../stages/upsert.ts';
-import { entityRelationshipKey, qaKey } from '../../lib/ids.ts';
+import { qaKey } from '../../lib/ids.ts';
 import type { Database } from '../../lib/db/database.ts';
 import {
   contentChunks,
   entityMentions,
+  entityMentionsMerged,
   entityRelationships,
+  entityRelationshipsMerged,
   qaExtractions,
   recordEmbeddings,
   sourceDocuments,
@@ -54,7 +56,9 @@ import {
   embeddingInputs,
   namedRowsOf,
   OwnedKeys,
+  relationshipRowsOf,
   textBatches,
+  WrittenOnce,
   type RowOwner,
   type TextBatch,
 } from './item-rows.ts';
@@ -229,7 +233,7 @@ export async function* ingestFile(
   );
   const owner: RowOwner = { column: 'source_document_id', id: sourceDocumentId };
   const keys = new OwnedKeys(FILE_TABLES);
-  const names = new MentionMerge();
+  const names = new WrittenOnce();
   /** The rows and their embeddings, the embedded owners' keys counted as the item's. */
   const withEmbeddings = async (
     rows: [TableSpec, Row[]][],
@@ -269,7 +273,6 @@ export async function* ingestFile(
     await extractNext();
     const { span } = current;
     const found = await current.found;
-    names.add(found.entities, found.relationships);
     const chunkRows = chunkRowsOf(owner, span.chunks, opId);
     // The blank-form gate (docs/behaviour/stages.md#blank-form-gate): no row for a blank answer,
     // but its idx is spent, so answered pairs keep their keys when a blank one is filled in or
@@ -286,9 +289,19 @@ export async function* ingestFile(
         metadata: {},
         op_id: opId,
       }));
+    // Each batch writes the names its windows found; one met again in a later batch is merged
+    // into its row by the rule the merge in memory follows, so the rows end as if the whole
+    // text had been merged first, while only the names' keys stay in memory.
+    const named = await atStage('resolve', () => namedRowsOf(deps, owner, found, opId));
+    const mentions = names.split(named.mentionRows);
+    const relationships = names.split(relationshipRowsOf(sourceDocumentId, named.relationships, opId));
     const rows: [TableSpec, Row[]][] = [
       [contentChunks, chunkRows],
       [qaExtractions, qaRows],
+      [entityMentions, mentions.first],
+      [entityMentionsMerged, mentions.again],
+      [entityRelationships, relationships.first],
+      [entityRelationshipsMerged, relationships.again],
     ];
     if (span.first) {
       document = {
@@ -301,47 +314,21 @@ export async function* ingestFile(
         classification: found.classification,
         op_id: opId,
       };
-      rows.push([sourceDocuments, [document]]);
+      rows.unshift([sourceDocuments, [document]]);
     }
-    const toEmbed = embeddingInputs({ chunks: chunkRows, qa: qaRows, mentions: [] });
-    chunksDone += chunkRows.length;
-    const progress = { chunks: chunksDone, percent: Math.floor(100 * converted.share(span.end)) };
-    if (!span.last) {
-      yield { rows: await withEmbeddings(rows, toEmbed), progress };
-      continue;
-    }
-    // The names, merged across the whole text, go with the last batch, and past one batch's
-    // worth in batches of their own.
-    const named = await atStage('resolve', () => namedRowsOf(deps, owner, names, opId));
-    const relationshipRows = named.relationships.map((r) => ({
-      id: entityRelationshipKey(sourceDocumentId, r.source, r.predicate, r.target),
-      source_document_id: sourceDocumentId,
-      source_canonical: r.source,
-      predicate: r.predicate,
-      target_canonical: r.target,
-      confidence: r.confidence,
-      metadata: {},
-      op_id: opId,
-    }));
-    const mentionBatches = inBatches(named.mentionRows, deps.batchChunks);
-    const only = span.first && mentionBatches.length <= 1;
     // A markdown title first met past the first batch (read before the whole text was) is
     // written with the last.
     const retitled: [TableSpec, Row[]][] =
-      document !== null && !span.first && document.title !== converted.title()
+      span.last && document !== null && !span.first && document.title !== converted.title()
         ? [[sourceDocuments, [{ ...document, title: converted.title() }]]]
         : [];
-    for (const [i, mentionRows] of mentionBatches.entries()) {
-      const batch: [TableSpec, Row[]][] =
-        i === 0
-          ? [...rows, [entityRelationships, relationshipRows], [entityMentions, mentionRows]]
-          : [[entityMentions, mentionRows]];
-      const embed = embeddingInputs({ chunks: [], mentions: mentionRows });
-      yield {
-        rows: await withEmbeddings(batch, i === 0 ? [...toEmbed, ...embed] : embed, i === 0 ? retitled : []),
-        progress: only ? null : progress,
-      };
-    }
+    const toEmbed = embeddingInputs({ chunks: chunkRows, qa: qaRows, mentions: mentions.first });
+    chunksDone += chunkRows.length;
+    yield {
+      rows: await withEmbeddings(rows, toEmbed, retitled),
+      progress:
+        span.first && span.last ? null : { chunks: chunksDone, percent: Math.floor(100 * converted.share(span.end)) },
+    };
   }
   return { sourceDocumentId, keys: keys.keys, warnings: converted.warnings() };
 }
@@ -388,11 +375,4 @@ const PIECE_CHARS = 256 * 1024;
 
 function* piecesOf(text: string): Generator<string, void, undefined> {
   for (let start = 0; start < text.length; start += PIECE_CHARS) yield text.slice(start, start + PIECE_CHARS);
-}
-
-/** `list` in slices of `size`; an empty list is one empty slice. */
-function inBatches<T>(list: readonly T[], size: number): T[][] {
-  const slices: T[][] = [];
-  for (let start = 0; start === 0 || start < list.length; start += size) slices.push(list.slice(start, start + size));
-  return slices;
 }

@@ -11,7 +11,7 @@ import type { Queryable } from '../../lib/db/database.ts';
 import { WINDOW_CHUNKING, type DocumentExtraction } from '../../stages/extract/index.ts';
 import { chainUnderRoots, pinnedMentions } from '../../stages/resolve/known.ts';
 import { keysOf, type ItemRows, type RowKeys } from '../../stages/upsert.ts';
-import { chunkKey, entityMentionKey } from '../../lib/ids.ts';
+import { chunkKey, entityMentionKey, entityRelationshipKey } from '../../lib/ids.ts';
 import { recordEmbeddings, type TableSpec } from '../../lib/db/tables.ts';
 
 /** Whose derived rows these are: the owner's id in its own column, the other owner column null. */
@@ -74,6 +74,40 @@ export async function namedRowsOf(
   return { mentionRows: mentionRowsOf(owner, named.entities, pinned, opId), relationships: named.relationships };
 }
 
+/** A document's relationship rows, one per (source, predicate, target). */
+export function relationshipRowsOf(
+  sourceDocumentId: string,
+  relationships: DocumentExtraction['relationships'],
+  opId: string,
+) {
+  return relationships.map((r) => ({
+    id: entityRelationshipKey(sourceDocumentId, r.source, r.predicate, r.target),
+    source_document_id: sourceDocumentId,
+    source_canonical: r.source,
+    predicate: r.predicate,
+    target_canonical: r.target,
+    confidence: r.confidence,
+    metadata: {},
+    op_id: opId,
+  }));
+}
+
+/**
+ * The keys of the rows an item has written so far, of one kind of row met in batch after batch
+ * (a large file's names): a row first met is written as it is, one met again is merged into it.
+ */
+export class WrittenOnce {
+  readonly #keys = new Set<string>();
+
+  split<R extends { id: string }>(rows: readonly R[]): { first: R[]; again: R[] } {
+    const first: R[] = [];
+    const again: R[] = [];
+    for (const row of rows) (this.#keys.has(row.id) ? again : first).push(row);
+    for (const row of first) this.#keys.add(row.id);
+    return { first, again };
+  }
+}
+
 /** What is embedded: each chunk's text, each answered Q&A pair, each mention's canonical name. */
 export function embeddingInputs(rows: {
   chunks: readonly { id: string; text: string }[];
@@ -104,8 +138,10 @@ export class OwnedKeys {
     this.#keys = Object.fromEntries(tables.map((spec) => [spec.name, []]));
   }
 
+  /** Rows merged into ones the item already wrote (a spec with a merge) were counted then. */
   add(rows: ItemRows, embedded: readonly EmbeddingInput[]): void {
-    for (const [table, keys] of Object.entries(itemKeys(rows, embedded))) (this.#keys[table] ??= []).push(...keys);
+    const firstWritten: ItemRows = new Map([...rows].filter(([spec]) => spec.merge === undefined));
+    for (const [table, keys] of Object.entries(itemKeys(firstWritten, embedded))) (this.#keys[table] ??= []).push(...keys);
   }
 
   get keys(): RowKeys {

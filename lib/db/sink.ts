@@ -96,7 +96,10 @@ export class Sink {
       const written = new Map<string, number>();
       for (const spec of WALK_TABLES) {
         const rows = writes.flatMap((w) => w.rows.get(spec) ?? []);
-        if (rows.length > 0) written.set(spec.name, await upsertRows(tx, spec, rows, this.#strategyFor(spec)));
+        if (rows.length === 0) continue;
+        const n = await upsertRows(tx, spec, rows, this.#strategyFor(spec));
+        // Rows merged into ones already written were counted then.
+        if (spec.merge === undefined) written.set(spec.name, n);
       }
       return written;
     });

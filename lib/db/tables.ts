@@ -3,6 +3,8 @@
 // its foreign keys point at. Columns with database defaults that an upsert must not overwrite
 // (created_at) are simply not listed.
 
+import type { ConflictMerge } from './upsert-rows.ts';
+
 export type ColumnType =
   'uuid' | 'text' | 'integer' | 'bigint' | 'real' | 'boolean' | 'jsonb' | 'timestamptz' | 'vector';
 
@@ -27,6 +29,12 @@ export interface TableSpec {
    * database: the vector never travels to this process and back.
    */
   readonly vectorSource?: readonly string[];
+  /**
+   * On a key already held, what the upsert sets instead of every column taking the new value.
+   * A spec with a merge writes rows into ones the same walk already wrote (a large file's names,
+   * met again in a later batch): the sink counts them once, when first written.
+   */
+  readonly merge?: ConflictMerge;
 }
 
 export type Row = Readonly<Record<string, unknown>>;
@@ -148,6 +156,33 @@ export const recordEmbeddings: TableSpec = Object.freeze({
   vectorSource: Object.freeze(['model', 'content_sha256']),
 });
 
+/**
+ * Two mentions on one key keep the better surface form (higher confidence, then the first in
+ * byte order) and the higher confidence, whichever came first (stages/extract/index.ts
+ * outranks is the same rule in memory); a pinned holder is left as it is (the table's rule).
+ */
+export const MENTION_MERGE: ConflictMerge = {
+  surface_form: `CASE WHEN EXCLUDED.confidence > entity_mentions.confidence
+                        OR (EXCLUDED.confidence = entity_mentions.confidence
+                            AND EXCLUDED.surface_form < entity_mentions.surface_form COLLATE "C")
+                      THEN EXCLUDED.surface_form ELSE entity_mentions.surface_form END`,
+  confidence: 'GREATEST(entity_mentions.confidence, EXCLUDED.confidence)',
+};
+
+/** Two relationships on one key keep the higher confidence. */
+export const RELATIONSHIP_MERGE: ConflictMerge = {
+  confidence: 'GREATEST(entity_relationships.confidence, EXCLUDED.confidence)',
+};
+
+/** Mentions merged into the ones an item already wrote this walk (a large file's later batches). */
+export const entityMentionsMerged: TableSpec = Object.freeze({ ...entityMentions, merge: MENTION_MERGE });
+
+/** Relationships merged into the ones an item already wrote this walk. */
+export const entityRelationshipsMerged: TableSpec = Object.freeze({
+  ...entityRelationships,
+  merge: RELATIONSHIP_MERGE,
+});
+
 /** Rows per table, as one unit: an item's rows land together or not at all. */
 export type TableRows = ReadonlyMap<TableSpec, readonly Row[]>;
 
@@ -163,6 +198,8 @@ export const WALK_TABLES: readonly TableSpec[] = Object.freeze([
   contentChunks,
   qaExtractions,
   entityMentions,
+  entityMentionsMerged,
   entityRelationships,
+  entityRelationshipsMerged,
   recordEmbeddings,
 ]);

@@ -90,8 +90,9 @@ export async function upsertRows(
 ): Promise<number> {
   if (rows.length === 0) return 0;
   checkColumns(spec, rows);
-  if (merge !== undefined) checkColumns(spec, [merge]);
-  const conflict = conflictClause(spec, merge);
+  const onConflict = merge ?? spec.merge;
+  if (onConflict !== undefined) checkColumns(spec, [onConflict]);
+  const conflict = conflictClause(spec, onConflict);
   const unique = dedupeByKey(spec, rows);
   const copies = unique.filter((row) => isCopy(spec, row));
   const plain = copies.length === 0 ? unique : unique.filter((row) => !isCopy(spec, row));

@@ -108,53 +108,33 @@ export async function extractDocument(
   extractors: readonly ExtractorName[] = ALL_EXTRACTORS,
 ): Promise<DocumentExtraction> {
   const found = await extractWindows(extractionWindows(text), deps, { first: true, extractors });
-  const names = new MentionMerge().add(found.entities, found.relationships);
   return {
     classification: found.classification,
     qa: found.qa.map((pair, idx) => ({ idx, ...pair })),
-    entities: names.entities,
-    relationships: names.relationships,
+    ...mergeMentions(found.entities, found.relationships),
   };
 }
 
-/** One entity per (canonical name, type) and one relationship per (source, predicate, target). */
-export function mergeMentions(entities: Entities['entities'], relationships: Relationships['relationships']) {
-  const merged = new MentionMerge().add(entities, relationships);
-  return { entities: merged.entities, relationships: merged.relationships };
-}
-
 /**
- * The merge of mergeMentions, fed a batch of windows at a time: what it holds grows with the
- * distinct names of a document, not with its length.
+ * One entity per (canonical name, type) and one relationship per (source, predicate, target),
+ * the best of each kept. A large file merges a batch of windows at a time, and its rows merge
+ * across batches by the same rule in SQL (lib/db/tables.ts MENTION_MERGE).
  */
-export class MentionMerge {
-  readonly #entities = new Map<string, Entities['entities'][number]>();
-  readonly #relationships = new Map<string, Relationships['relationships'][number]>();
-
-  add(entities: Entities['entities'], relationships: Relationships['relationships']): this {
-    keepBest(this.#entities, entities, (e) => `${e.canonical_name}\u0000${e.type}`, outranks);
-    keepBest(
-      this.#relationships,
+export function mergeMentions(entities: Entities['entities'], relationships: Relationships['relationships']) {
+  return {
+    entities: keepBest(entities, (e) => `${e.canonical_name}\u0000${e.type}`, outranks),
+    relationships: keepBest(
       relationships,
       (r) => `${r.source}\u0000${r.predicate}\u0000${r.target}`,
       (a, b) => a.confidence > b.confidence,
-    );
-    return this;
-  }
-
-  get entities(): Entities['entities'] {
-    return [...this.#entities.values()];
-  }
-
-  get relationships(): Relationships['relationships'] {
-    return [...this.#relationships.values()];
-  }
+    ),
+  };
 }
 
 /**
  * Of two mentions on one key, whether `a` is the one kept: the higher confidence, then the
  * smaller surface form, so the survivor never depends on the order the two came in (a re-walk
- * after a crash meets them in another order). The write-back's SQL applies the same rule.
+ * after a crash meets them in another order). lib/db/tables.ts MENTION_MERGE is the same rule in SQL.
  */
 export function outranks(
   a: { confidence: number | null; surface_form: string },
@@ -164,16 +144,13 @@ export function outranks(
   return ca !== cb ? ca > cb : a.surface_form < b.surface_form;
 }
 
-/** Adds each item to `merged` under its key unless the item already there outranks it. */
-function keepBest<T>(
-  merged: Map<string, T>,
-  items: readonly T[],
-  keyOf: (item: T) => string,
-  isBetter: (a: T, b: T) => boolean,
-): void {
+/** One item per key: of several, the one no other outranks. */
+function keepBest<T>(items: readonly T[], keyOf: (item: T) => string, isBetter: (a: T, b: T) => boolean): T[] {
+  const merged = new Map<string, T>();
   for (const item of items) {
     const key = keyOf(item);
     const kept = merged.get(key);
     if (kept === undefined || isBetter(item, kept)) merged.set(key, item);
   }
+  return [...merged.values()];
 }

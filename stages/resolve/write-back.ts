@@ -32,11 +32,13 @@ import {
   entityMentions,
   entityRelationships,
   isPinnedMention,
+  MENTION_MERGE,
   recordEmbeddings,
+  RELATIONSHIP_MERGE,
   VectorCopy,
   type Row,
 } from '../../lib/db/tables.ts';
-import { upsertRows, type ConflictMerge } from '../../lib/db/upsert-rows.ts';
+import { upsertRows } from '../../lib/db/upsert-rows.ts';
 import { EMBEDDING_MODEL } from '../../lib/embed/client.ts';
 import { sha256Hex } from '../../lib/hash.ts';
 import { entityMentionKey, entityRelationshipKey } from '../../lib/ids.ts';
@@ -466,23 +468,6 @@ async function rewriteItemKeys(
   }
   if (updated.length > 0) await store.putItems(updated);
 }
-
-/**
- * On a key already held, the better surface form (higher confidence, then the first in byte
- * order) and the higher confidence are kept; a pinned holder is left as it is (the table's rule).
- */
-const MENTION_MERGE: ConflictMerge = {
-  surface_form: `CASE WHEN EXCLUDED.confidence > entity_mentions.confidence
-                        OR (EXCLUDED.confidence = entity_mentions.confidence
-                            AND EXCLUDED.surface_form < entity_mentions.surface_form COLLATE "C")
-                      THEN EXCLUDED.surface_form ELSE entity_mentions.surface_form END`,
-  confidence: 'GREATEST(entity_mentions.confidence, EXCLUDED.confidence)',
-};
-
-/** On a key already held, the higher confidence is kept. */
-const RELATIONSHIP_MERGE: ConflictMerge = {
-  confidence: 'GREATEST(entity_relationships.confidence, EXCLUDED.confidence)',
-};
 
 /** Relationships under their renamed endpoints (the higher confidence kept on a collision), the old keys gone. */
 async function moveRelationships(tx: Queryable, moving: Moving<RelationshipRow>): Promise<void> {
