@@ -27,12 +27,7 @@ import { admitFile, type ChangedFile, type FileContent } from './admit.ts';
 import { atStage, StageError } from './at-stage.ts';
 import { finishItem, writeItemRows, type CommitDeps } from './commit.ts';
 import type { LiveItems } from '../walk/live-items.ts';
-import {
-  extractDeps,
-  extractWindows,
-  isAnswered,
-  type WindowsExtraction,
-} from '../../stages/extract/index.ts';
+import { extractDeps, extractWindows, isAnswered, type WindowsExtraction } from '../../stages/extract/index.ts';
 import { embedOwners, type EmbeddingInput } from '../../stages/embed.ts';
 import type { ItemRows, RowKeys } from '../../stages/upsert.ts';
 import { qaKey } from '../../lib/ids.ts';

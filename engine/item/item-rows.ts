@@ -141,7 +141,8 @@ export class OwnedKeys {
   /** Rows merged into ones the item already wrote (a spec with a merge) were counted then. */
   add(rows: ItemRows, embedded: readonly EmbeddingInput[]): void {
     const firstWritten: ItemRows = new Map([...rows].filter(([spec]) => spec.merge === undefined));
-    for (const [table, keys] of Object.entries(itemKeys(firstWritten, embedded))) (this.#keys[table] ??= []).push(...keys);
+    for (const [table, keys] of Object.entries(itemKeys(firstWritten, embedded)))
+      (this.#keys[table] ??= []).push(...keys);
   }
 
   get keys(): RowKeys {

@@ -3,7 +3,11 @@
 // its foreign keys point at. Columns with database defaults that an upsert must not overwrite
 // (created_at) are simply not listed.
 
-import type { ConflictMerge } from './upsert-rows.ts';
+/**
+ * What an upsert sets on a row already holding the key: column -> SQL expression over
+ * EXCLUDED (the new row) and the table's name (the row there). Columns not named keep their values.
+ */
+export type ConflictMerge = Readonly<Record<string, string>>;
 
 export type ColumnType =
   'uuid' | 'text' | 'integer' | 'bigint' | 'real' | 'boolean' | 'jsonb' | 'timestamptz' | 'vector';

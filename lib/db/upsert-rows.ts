@@ -19,7 +19,15 @@
 import { toSql as vectorToSql } from 'pgvector';
 import { encodeBinaryArray, encodeCopyBinary } from './copy-binary.ts';
 import { quoteIdent, type Database, type DatabaseKind, type Queryable } from './database.ts';
-import { rowKey, VectorCopy, type Column, type ColumnType, type Row, type TableSpec } from './tables.ts';
+import {
+  rowKey,
+  VectorCopy,
+  type Column,
+  type ColumnType,
+  type ConflictMerge,
+  type Row,
+  type TableSpec,
+} from './tables.ts';
 import { IngestError } from '../errors.ts';
 
 export type UpsertStrategy = 'values' | 'unnest' | 'copy' | 'binary' | 'binary-bind';
@@ -70,12 +78,6 @@ export class VectorSourceGoneError extends IngestError {
     );
   }
 }
-
-/**
- * What an upsert sets on a row already holding the key: column -> SQL expression over
- * EXCLUDED (the new row) and the table's name (the row there). Columns not named keep their values.
- */
-export type ConflictMerge = Readonly<Record<string, string>>;
 
 /**
  * Upserts rows (deduplicated by key) and returns how many distinct rows were written. Rows
