@@ -8,7 +8,9 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PgBoss } from 'pg-boss';
 import { pino } from 'pino';
@@ -233,6 +235,48 @@ if (targetEngine === 'postgres') {
     assert.equal(attempts, [0, 1], 'ran once, then once again, then no more');
     assert.is(aborted, 2, 'each hung run was told its claim ended');
     assert.equal(warnings, []);
+  });
+
+  test('kill -9 a worker holding a job: its heartbeat kept the job past heartbeatSeconds, its death gives the job to another worker', async () => {
+    const queue = await testQueue({ retryLimit: 1, heartbeatSeconds: 10, expireInSeconds: 120 });
+    await open({ supervise: true, queues: [queue] });
+    await (await open({ supervise: false, queues: [queue] })).enqueue(queue, [{ data: { item: 'held' } }]);
+    const lib = (file: string) => JSON.stringify(path.resolve(import.meta.dirname, '..', 'lib', file));
+    const script = `
+      const { pino } = await import('pino');
+      const { openPostgres } = await import(${lib('db/postgres.ts')});
+      const { JobQueue } = await import(${lib('queue/job-queue.ts')});
+      const dsn = ${JSON.stringify(role.dsn)};
+      const q = await JobQueue.open(await openPostgres(dsn, { max: 1 }), { dsn, supervise: false, queues: [${JSON.stringify(queue)}], log: pino({ level: 'silent' }) });
+      await q.work(${JSON.stringify(queue)}, { concurrency: 1, pollingIntervalSeconds: 0.5 }, async (job) => {
+        process.stdout.write('fetched ' + job.retryCount + '\\n');
+        await new Promise(() => {});
+      });`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const fetched = await new Promise<string>((resolve) =>
+      child.stdout.once('data', (chunk) => resolve(String(chunk))),
+    );
+    assert.is(fetched.trim(), 'fetched 0');
+    // Longer than heartbeatSeconds: only the live worker's heartbeat keeps the job its own.
+    await sleep(13_000);
+    assert.equal(await states(queue), [{ state: 'active', retry_count: 0 }]);
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+    const killedAt = performance.now();
+    const reruns: number[] = [];
+    const worker = await open({ supervise: false, queues: [queue] });
+    await worker.work(queue, { concurrency: 1, pollingIntervalSeconds: 0.5 }, async (job) => {
+      reruns.push(job.retryCount);
+    });
+    while ((await states(queue))[0]?.state !== 'completed' && performance.now() - killedAt < 30_000) await sleep(200);
+    assert.equal(await states(queue), [{ state: 'completed', retry_count: 1 }]);
+    assert.equal(reruns, [1]);
+    assert.equal(warnings, []);
+    process.stderr.write(
+      `job-queue: the killed worker's job ran again ${((performance.now() - killedAt) / 1000).toFixed(1)} s after the kill\n`,
+    );
   });
 }
 
