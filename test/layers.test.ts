@@ -34,6 +34,7 @@ export const FACADES: Readonly<Record<string, string>> = {
   '@electric-sql/pglite': 'lib/db/pglite-wasm.ts',
   '@electric-sql/pglite-pgvector': 'lib/db/pglite-wasm.ts',
   pg: 'lib/db/postgres.ts',
+  'pg-boss': 'lib/queue/job-queue.ts',
   'pg-copy-streams': 'lib/db/postgres.ts',
   '@anthropic-ai/sdk': 'lib/llm/client.ts',
   openai: 'lib/embed/client.ts',

@@ -84,3 +84,40 @@ export async function requireSchema(db: Database, tables?: readonly string[]): P
   const missing = await missingSchema(db, tables);
   if (missing !== null) throw new SchemaMissingError(db, missing);
 }
+
+/** Where the job queue's schema comes from: the migration that installs pg-boss's `pgboss`. */
+export const JOB_QUEUE_MIGRATION = 'schema/0017_job_queue.sql';
+
+export class JobQueueMissingError extends IngestError {
+  constructor(db: Pick<Database, 'location'>, lacks: string) {
+    super(
+      'job_queue_missing',
+      `the PostgreSQL database at ${db.location} lacks ${lacks}, which the distributed walk's job queue uses ` +
+        `(${JOB_QUEUE_MIGRATION}). Apply schema/ with \`ingest db migrate\` with ENGINE_DB_DSN naming this ` +
+        'database; opening a database never changes its schema.',
+    );
+  }
+}
+
+/**
+ * The pg-boss schema version installed in the database (pgboss.version), checked present with
+ * the queues a command works; throws JobQueueMissingError otherwise. Only the commands of the
+ * distributed walk call this: a plain walk never needs the queue.
+ */
+export async function requireJobQueue(
+  db: Queryable & Pick<Database, 'location'>,
+  queues: readonly string[],
+): Promise<number> {
+  const { rows } = await db.query<{ installed: boolean }>(
+    `SELECT to_regclass('pgboss.version') IS NOT NULL AS installed`,
+  );
+  if (rows[0]?.installed !== true) throw new JobQueueMissingError(db, 'the schema pgboss');
+  const version = await db.query<{ version: number }>('SELECT max(version)::int AS version FROM pgboss.version');
+  const present = await db.query<{ name: string }>('SELECT name FROM pgboss.queue WHERE name = ANY($1::text[])', [
+    queues,
+  ]);
+  const absent = queues.filter((q) => !present.rows.some((r) => r.name === q));
+  if (absent.length > 0)
+    throw new JobQueueMissingError(db, `the queue${absent.length > 1 ? 's' : ''} ${absent.join(', ')}`);
+  return version.rows[0]?.version ?? 0;
+}
