@@ -82,7 +82,8 @@ const COMMANDS: Record<string, Command> = {
     ),
   },
   mock: {
-    usage: 'ingest mock [--host H] [--port N] [--latency-ms N] [--fault-rate F] [--auth-token T]',
+    usage:
+      'ingest mock [--host H] [--port N] [--latency-ms N] [--fault-rate F] [--auth-token T] [--limit-requests N] [--limit-tokens N] [--limit-input-tokens N] [--limit-output-tokens N] [--limit-window-ms N] [--limit-window fixed|sliding]',
     summary: 'run the mock model server (tier 1) alone',
     run: lazy(
       () => import('./mock.ts'),

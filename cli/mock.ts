@@ -1,9 +1,13 @@
-// `ingest mock [--host H] [--port N] [--latency-ms N] [--fault-rate F] [--auth-token T]`: the mock
-// model server alone, until SIGINT or SIGTERM. With --auth-token it accepts that credential only
-// (401 to any other), standing in for a gateway or the vendor whose key can be dead.
+// `ingest mock [--host H] [--port N] [--latency-ms N] [--fault-rate F] [--auth-token T] [--limit-...]`:
+// the mock model server alone, until SIGINT or SIGTERM. With --auth-token it accepts that
+// credential only (401 to any other), standing in for a gateway or the vendor whose key can be
+// dead; with --limit-requests / --limit-tokens / --limit-input-tokens / --limit-output-tokens it
+// enforces a provider's rate limits per model over a --limit-window-ms window (fixed or sliding,
+// --limit-window), answering 429 past them (mock/README.md "Rate limits").
 
 import { parseArgs } from 'node:util';
 import type { Logger } from '../lib/log.ts';
+import { LIMIT_DIMENSIONS, type MockLimits } from '../mock/limits.ts';
 import { DEFAULT_MOCK_PORT, startMockServer } from '../mock/server.ts';
 import { usageError } from './usage.ts';
 
@@ -16,6 +20,9 @@ export async function mockCommand(args: string[], { log }: { log: Logger }): Pro
       'latency-ms': { type: 'string', default: '0' },
       'fault-rate': { type: 'string', default: '0' },
       'auth-token': { type: 'string' },
+      'limit-window-ms': { type: 'string', default: '60000' },
+      'limit-window': { type: 'string', default: 'fixed' },
+      ...Object.fromEntries(LIMIT_DIMENSIONS.map((d) => [`limit-${d}`, { type: 'string' as const }])),
     },
   });
   const port = Number(values.port);
@@ -26,12 +33,18 @@ export async function mockCommand(args: string[], { log }: { log: Logger }): Pro
   }
   const authToken = values['auth-token'];
   if (authToken !== undefined && authToken.trim() === '') throw usageError('--auth-token must not be blank');
+  const limits = limitsOf(values as Record<string, string | undefined>);
   const mock = await startMockServer(
-    { latencyMs, faultRate, ...(authToken === undefined ? {} : { authToken }) },
+    {
+      latencyMs,
+      faultRate,
+      ...(authToken === undefined ? {} : { authToken }),
+      ...(limits === undefined ? {} : { limits }),
+    },
     { host: values.host, port },
   );
   const checksCredential = authToken !== undefined;
-  log.info({ url: mock.url, latencyMs, faultRate, checksCredential }, 'mock model server listening');
+  log.info({ url: mock.url, latencyMs, faultRate, checksCredential, limits }, 'mock model server listening');
   process.stdout.write(
     `mock model server on ${mock.url} (ANTHROPIC_BASE_URL=${mock.url} OPENAI_BASE_URL=${mock.url}/v1)` +
       `${checksCredential ? '; it accepts only the --auth-token credential' : ''}\n`,
@@ -42,4 +55,21 @@ export async function mockCommand(args: string[], { log }: { log: Logger }): Pro
   });
   await mock.close();
   return 0;
+}
+
+/** The --limit-* flags as the mock's rate limits; undefined when no dimension is limited. */
+function limitsOf(values: Record<string, string | undefined>): MockLimits | undefined {
+  const windowMs = Number(values['limit-window-ms']);
+  const window = values['limit-window'];
+  if (!Number.isInteger(windowMs) || windowMs < 1 || (window !== 'fixed' && window !== 'sliding'))
+    throw usageError('--limit-window-ms must be a whole number of ms >= 1, --limit-window fixed or sliding');
+  const per: MockLimits['per'] = {};
+  for (const dimension of LIMIT_DIMENSIONS) {
+    const raw = values[`limit-${dimension}`];
+    if (raw === undefined) continue;
+    const limit = Number(raw);
+    if (!Number.isInteger(limit) || limit < 1) throw usageError(`--limit-${dimension} must be a whole number >= 1`);
+    per[dimension] = limit;
+  }
+  return Object.keys(per).length === 0 ? undefined : { windowMs, window, per };
 }

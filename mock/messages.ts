@@ -74,7 +74,8 @@ export function answer(
   };
 }
 
-function usage(request: MessagesRequest, content: ContentBlock[]) {
+/** The tokens an answer counts: its usage, and what the mock's rate limits (mock/limits.ts) debit. */
+export function usage(request: MessagesRequest, content: ContentBlock[]) {
   const input = JSON.stringify(request.messages).length;
   const output = JSON.stringify(content).length;
   return { input_tokens: Math.ceil(input / 4), output_tokens: Math.ceil(output / 4) };
@@ -99,8 +100,9 @@ export function streamMessage(
   request: MessagesRequest,
   content: ContentBlock[],
   id: string,
+  headers: Record<string, string> = {},
 ): void {
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers });
   const send = (event: string, data: object) =>
     res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
   const { input_tokens, output_tokens } = usage(request, content);

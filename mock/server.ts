@@ -7,8 +7,10 @@
 // generator so a run can be replayed; a sentinel credential that is always refused with 401
 // (the stage-5 failure injection must be observable on this tier); and, optionally, the one
 // credential it accepts (`authToken`), so that it stands in for a gateway or the vendor whose
-// key can be wrong (the nightly lane's dead-key preflight). Counters of the calls served let
-// tests prove that a walk made no model call.
+// key can be wrong (the nightly lane's dead-key preflight); and, optionally, a provider's rate
+// limits (`limits`: requests and tokens per window and per model, mock/limits.ts), past which it
+// answers 429 with Retry-After and the vendor's rate-limit headers. Counters of the calls served
+// let tests prove that a walk made no model call.
 
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -17,7 +19,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { mockEmbedding, toBase64 } from './embeddings.ts';
 import { FAILURE_SENTINEL } from '../lib/failure-directive.ts';
 import { EXTRACTOR_RESPONDERS } from './extractors.ts';
-import { answer, messageBody, streamMessage, type MessagesRequest, type PromptResponder } from './messages.ts';
+import {
+  anthropicHeaders,
+  openAiHeaders,
+  RateLimits,
+  retryAfterSeconds,
+  type Cost,
+  type MockLimits,
+  type Reading,
+} from './limits.ts';
+import { answer, messageBody, streamMessage, usage, type MessagesRequest, type PromptResponder } from './messages.ts';
 
 export const DEFAULT_MOCK_PORT = 8791;
 export { FAILURE_SENTINEL };
@@ -39,7 +50,20 @@ export interface MockOptions {
    * GET /health stays open (it is the tier-1 liveness gate, and carries no model output).
    */
   authToken?: string;
+  /** A provider's rate limits on /v1/messages and /v1/embeddings; none when absent. */
+  limits?: MockLimits;
 }
+
+/** One rate-limit decision, kept (the last MAX_ADMISSIONS) so tests can see who sent when. */
+export interface AdmissionRecord {
+  /** Epoch ms of the decision. */
+  at: number;
+  route: 'messages' | 'embeddings';
+  model: string;
+  /** The Retry-After it answered, in ms; absent when the request was admitted. */
+  retryAfterMs?: number;
+}
+const MAX_ADMISSIONS = 100_000;
 
 export interface MockStats {
   messages: number;
@@ -49,11 +73,15 @@ export interface MockStats {
   rejected: number;
   /** Requests refused with 401: the sentinel, or a credential that is not `authToken`. */
   unauthorized: number;
+  /** Requests refused with 429 by the rate limits (`limits`); injected faults are not counted. */
+  limited: number;
 }
 
 export interface MockServer {
   readonly url: string;
   readonly stats: MockStats;
+  /** The rate limits' decisions, oldest first (empty without `limits`). */
+  readonly admissions: readonly AdmissionRecord[];
   close(): Promise<void>;
 }
 
@@ -128,8 +156,11 @@ class MockModel {
     faultsInjected: 0,
     rejected: 0,
     unauthorized: 0,
+    limited: 0,
   };
+  readonly admissions: AdmissionRecord[] = [];
   readonly #options: MockOptions;
+  readonly #limits: RateLimits | null;
   readonly #prompts: ReadonlyMap<string, PromptResponder>;
   readonly #random: () => number;
   /** The last message id handed out. */
@@ -145,6 +176,7 @@ class MockModel {
     this.#options = options;
     this.#prompts = options.prompts ?? EXTRACTOR_RESPONDERS;
     this.#random = seeded(options.seed ?? 1);
+    this.#limits = options.limits === undefined ? null : new RateLimits(options.limits);
   }
 
   /** Answers one request: its route, behind the credential check unless the route is open. */
@@ -218,10 +250,44 @@ class MockModel {
       );
       return;
     }
+    const { input_tokens, output_tokens } = usage(request, reply.content);
+    const cost = {
+      requests: 1,
+      tokens: input_tokens + output_tokens,
+      'input-tokens': input_tokens,
+      'output-tokens': output_tokens,
+    };
+    const limit = this.#admit('messages', request.model, cost, anthropicHeaders);
+    if (limit.refused)
+      return sendError(res, 429, 'rate_limit_error', 'mock model server: rate limit exceeded', limit.headers);
     this.stats.messages += 1;
     const id = this.#nextId();
-    if (request.stream) streamMessage(res, request, reply.content, id);
-    else sendJson(res, 200, messageBody(request, reply.content, id));
+    if (request.stream) streamMessage(res, request, reply.content, id, limit.headers);
+    else sendJson(res, 200, messageBody(request, reply.content, id), limit.headers);
+  }
+
+  /**
+   * The rate limits' decision on one request: the vendor's headers to send with the answer and,
+   * when refused, the 429's Retry-After among them. Nothing without `limits`.
+   */
+  #admit(
+    route: AdmissionRecord['route'],
+    model: string,
+    cost: Cost,
+    vendorHeaders: (readings: readonly Reading[]) => Record<string, string>,
+  ): { refused: boolean; headers: Record<string, string> } {
+    if (this.#limits === null) return { refused: false, headers: {} };
+    const at = Date.now();
+    const admission = this.#limits.admit(model, cost, at);
+    const headers = vendorHeaders(admission.readings);
+    const record: AdmissionRecord = { at, route, model };
+    if (!admission.admitted) {
+      this.stats.limited += 1;
+      record.retryAfterMs = admission.retryAfterMs;
+      headers['retry-after'] = retryAfterSeconds(admission.retryAfterMs);
+    }
+    if (this.admissions.push(record) > MAX_ADMISSIONS) this.admissions.shift();
+    return { refused: !admission.admitted, headers };
   }
 
   async #embeddings(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -248,22 +314,30 @@ class MockModel {
       );
       return;
     }
+    const tokens = inputs.reduce((n: number, t: string) => n + Math.ceil(t.length / 4), 0);
+    const cost = { requests: 1, tokens, 'input-tokens': tokens, 'output-tokens': 0 };
+    const model = request.model ?? 'text-embedding-3-large';
+    const limit = this.#admit('embeddings', model, cost, openAiHeaders);
+    if (limit.refused)
+      return sendError(res, 429, 'rate_limit_exceeded', 'mock model server: rate limit exceeded', limit.headers);
     const dimensions = request.dimensions ?? 3072;
     this.stats.embeddings += 1;
     this.stats.embeddedTexts += inputs.length;
     const base64 = request.encoding_format === 'base64';
-    sendJson(res, 200, {
-      object: 'list',
-      model: request.model ?? 'text-embedding-3-large',
-      data: inputs.map((text: string, index) => {
-        const vector = mockEmbedding(text, dimensions);
-        return { object: 'embedding', index, embedding: base64 ? toBase64(vector) : Array.from(vector) };
-      }),
-      usage: {
-        prompt_tokens: inputs.reduce((n: number, t: string) => n + Math.ceil(t.length / 4), 0),
-        total_tokens: 0,
+    sendJson(
+      res,
+      200,
+      {
+        object: 'list',
+        model,
+        data: inputs.map((text: string, index) => {
+          const vector = mockEmbedding(text, dimensions);
+          return { object: 'embedding', index, embedding: base64 ? toBase64(vector) : Array.from(vector) };
+        }),
+        usage: { prompt_tokens: tokens, total_tokens: tokens },
       },
-    });
+      limit.headers,
+    );
   }
 }
 
@@ -281,6 +355,7 @@ export async function startMockServer(
   return {
     url: `http://${address.includes(':') ? `[${address}]` : address}:${port}`,
     stats: model.stats,
+    admissions: model.admissions,
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
