@@ -19,8 +19,6 @@ import { createRunRecorder } from '../lib/runs/index.ts';
 import { converterOptions, createConverter } from '../stages/convert/index.ts';
 import { AliasSnapshot } from '../lib/aliases.ts';
 import { createModels } from '../lib/models.ts';
-import { createLlmClient } from '../lib/llm/client.ts';
-import { createEmbeddingClient } from '../lib/embed/client.ts';
 import { openStateStore } from '../lib/state/store.ts';
 import { Producer } from './producer/producer.ts';
 import { WalkLock } from './walk/walk-lock.ts';
@@ -87,8 +85,8 @@ export async function openLifespan(
         store,
         model: config.models.extraction,
         queue: models.queue,
-        llm: createLlmClient,
-        embedder: createEmbeddingClient,
+        llm: models.newLlm,
+        embedder: models.newEmbedder,
       }),
       qaDedupPass(),
     ],
@@ -98,6 +96,7 @@ export async function openLifespan(
       await producer.idle();
       await converter.close();
       await store.close();
+      await models.budgets.close();
       if (options.db === undefined) await db.close();
     },
   };

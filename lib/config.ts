@@ -93,7 +93,22 @@ function shape(s: Settings, env: Env, cwd: string, mayCreateDataDir: boolean) {
     },
     /** IMAGE_SHA, stamped as result.extractor_version. */
     imageSha: s.IMAGE_SHA,
-    models: { extraction: s.EXTRACTION_MODEL, producer: s.PRODUCER_MODEL ?? s.EXTRACTION_MODEL },
+    models: {
+      extraction: s.EXTRACTION_MODEL,
+      producer: s.PRODUCER_MODEL ?? s.EXTRACTION_MODEL,
+      /** The model calls' budget per provider and model (lib/llm/budget.ts); null sizes: no budget. */
+      budget: {
+        windowMs: s.INGEST_MODEL_BUDGET_WINDOW_MS,
+        anthropic: {
+          requestsPerMinute: s.INGEST_ANTHROPIC_REQUESTS_PER_MINUTE,
+          tokensPerMinute: s.INGEST_ANTHROPIC_TOKENS_PER_MINUTE,
+        },
+        openai: {
+          requestsPerMinute: s.INGEST_OPENAI_REQUESTS_PER_MINUTE,
+          tokensPerMinute: s.INGEST_OPENAI_TOKENS_PER_MINUTE,
+        },
+      },
+    },
     http: { host: s.INGEST_HOST, port: s.INGEST_PORT },
     /** INGEST_WALK_SCHEDULE: a cron expression (UTC) on which `ingest serve` walks; null: never. */
     walkSchedule: s.INGEST_WALK_SCHEDULE,

@@ -1,10 +1,12 @@
-// The model side of a walk: the two SDK clients, the extraction model and its identity, and one
-// queue bounding the model calls in flight across the walk. The clients read the environment
+// The model side of a walk: the two SDK clients, the extraction model and its identity, one
+// queue bounding the model calls in flight across the walk, and the budgets the clients debit
+// (lib/llm/budget.ts; none unless configured). The clients read the environment
 // as it stands when this runs, so tier 1 is started before it (cli/tier1.ts).
 
 import PQueue from 'p-queue';
 import type { Config } from './config.ts';
 import { createEmbeddingClient, type EmbeddingClient } from './embed/client.ts';
+import { openModelBudgets, type ModelBudgets } from './llm/budget.ts';
 import { createLlmClient, llmIdentity, type LlmClient } from './llm/client.ts';
 
 export interface Models {
@@ -13,15 +15,25 @@ export interface Models {
   identity: string;
   embedder: EmbeddingClient;
   queue: PQueue;
+  budgets: ModelBudgets;
+  /** A client of each kind on the same budgets, for the passes that make their own. */
+  newLlm(): LlmClient;
+  newEmbedder(): EmbeddingClient;
 }
 
 export function createModels(config: Config): Models {
-  const llm = createLlmClient();
+  const budgets = openModelBudgets(config);
+  const newLlm = () => createLlmClient(budgets.anthropic);
+  const newEmbedder = () => createEmbeddingClient(budgets.openai);
+  const llm = newLlm();
   return {
     llm,
     model: config.models.extraction,
     identity: llmIdentity(llm, config.models.extraction),
-    embedder: createEmbeddingClient(),
+    embedder: newEmbedder(),
     queue: new PQueue({ concurrency: config.walk.modelConcurrency }),
+    budgets,
+    newLlm,
+    newEmbedder,
   };
 }

@@ -76,7 +76,8 @@ export function answer(
 
 /** The tokens an answer counts: its usage, and what the mock's rate limits (mock/limits.ts) debit. */
 export function usage(request: MessagesRequest, content: ContentBlock[]) {
-  const input = JSON.stringify(request.messages).length;
+  // The system prompt and the tools count as input, as the vendor counts them.
+  const input = JSON.stringify([request.system ?? '', request.tools ?? [], request.messages]).length;
   const output = JSON.stringify(content).length;
   return { input_tokens: Math.ceil(input / 4), output_tokens: Math.ceil(output / 4) };
 }

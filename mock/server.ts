@@ -60,6 +60,8 @@ export interface AdmissionRecord {
   at: number;
   route: 'messages' | 'embeddings';
   model: string;
+  /** The tokens the request costs (input and output). */
+  tokens: number;
   /** The Retry-After it answered, in ms; absent when the request was admitted. */
   retryAfterMs?: number;
 }
@@ -280,7 +282,7 @@ class MockModel {
     const at = Date.now();
     const admission = this.#limits.admit(model, cost, at);
     const headers = vendorHeaders(admission.readings);
-    const record: AdmissionRecord = { at, route, model };
+    const record: AdmissionRecord = { at, route, model, tokens: cost.tokens };
     if (!admission.admitted) {
       this.stats.limited += 1;
       record.retryAfterMs = admission.retryAfterMs;

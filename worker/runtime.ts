@@ -1,11 +1,12 @@
 // What a bid-worker process holds besides its database: the isolated converters, the model
-// clients (read from the environment as it stands: the command starts tier 1 first where it
+// clients and their budgets (read from the environment as it stands: the command starts tier 1 first where it
 // wants one, cli/tier1.ts), the corpus bucket and the output location. Opened once, closed once.
 
 import PQueue from 'p-queue';
 import { openBucket } from '../lib/bucket/index.ts';
 import type { Config } from '../lib/config.ts';
 import { createEmbeddingClient } from '../lib/embed/client.ts';
+import { openModelBudgets } from '../lib/llm/budget.ts';
 import { createLlmClient } from '../lib/llm/client.ts';
 import type { Logger } from '../lib/log.ts';
 import { converterOptions, createConverter, DEFAULT_CONVERTER_OPTIONS } from '../stages/convert/index.ts';
@@ -20,11 +21,12 @@ export interface WorkerRuntime {
 export async function openWorkerRuntime(config: Config, log: Logger): Promise<WorkerRuntime> {
   const bucket = openBucket(config, log);
   const converter = createConverter(converterOptions(config.convert));
+  const budgets = openModelBudgets(config);
   const deps: JobDeps = {
     converter,
     models: {
-      client: createLlmClient(),
-      embedder: createEmbeddingClient(),
+      client: createLlmClient(budgets.anthropic),
+      embedder: createEmbeddingClient(budgets.openai),
       model: config.models.extraction,
       // One model call per job slot: C jobs keep C calls in flight (bench/README.md).
       queue: new PQueue({ concurrency: config.worker.concurrency }),
@@ -47,6 +49,7 @@ export async function openWorkerRuntime(config: Config, log: Logger): Promise<Wo
     deps,
     async close() {
       await converter.close();
+      await budgets.close();
       bucket?.close();
     },
   };

@@ -68,6 +68,28 @@ export interface PostgresOptions {
   max?: number;
 }
 
+/** What rate-limiter-flexible's PostgreSQL store needs of its client (lib/llm/budget-store.ts). */
+export interface QueryPool {
+  query(query: {
+    text: string;
+    values?: unknown[];
+    name?: string;
+  }): Promise<{ rows: unknown[]; rowCount: number | null }>;
+  end(): Promise<void>;
+}
+
+/**
+ * A small pool of its own for a library that issues its own statements (the model budget's
+ * store), outside the Database facade. Idle, it lets the process exit: a budget nobody closed
+ * must not hold a command open.
+ */
+export function openQueryPool(dsn: string, max = 2): QueryPool {
+  const pool = new pg.Pool({ connectionString: dsn, max, allowExitOnIdle: true });
+  // As in openPostgres: a lost idle client must not crash the process; the next query reports.
+  pool.on('error', () => {});
+  return pool;
+}
+
 export async function openPostgres(dsn: string, options: PostgresOptions = {}): Promise<Database> {
   const pool = new pg.Pool({ connectionString: dsn, max: options.max ?? 4 });
   // An idle client that loses its server emits 'error' on the pool; without a listener that

@@ -7,9 +7,12 @@
 //                    a vendor-shaped key neither pins the gateway's routing nor leaks to it
 //   tier 3, vendor:  ANTHROPIC_BASE_URL omitted (the SDK's default applies) + ANTHROPIC_API_KEY
 //
-// The SDK's own retries are off: the service owns retry (lib/llm/retry.ts).
+// The SDK's own retries are off: the service owns retry (lib/llm/retry.ts). A budget, when one is
+// configured, is debited by every request through the SDK's fetch (lib/llm/budget-fetch.ts).
 
 import Anthropic from '@anthropic-ai/sdk';
+import type { ModelBudget } from './budget.ts';
+import { anthropicMeter, budgetedFetch } from './budget-fetch.ts';
 import { scrubBlankVariables } from './env.ts';
 
 export const LLM_VARIABLES = ['ANTHROPIC_BASE_URL', 'ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'] as const;
@@ -71,7 +74,8 @@ export function checkTierEnvironment(
 /** What tier 1 sends when no key is set: the mock takes any credential, the SDK insists on one. */
 export const MOCK_TIER_KEY = 'tier-1-needs-no-key';
 
-export function createLlmClient(): LlmClient {
+/** `budget`: the extraction model's shared budget (lib/llm/budget.ts); none: calls go unmetered. */
+export function createLlmClient(budget: ModelBudget | null = null): LlmClient {
   scrubBlankVariables(LLM_VARIABLES);
   const tier = llmTier();
   const credential =
@@ -80,7 +84,11 @@ export function createLlmClient(): LlmClient {
       : tier === 'mock' && process.env.ANTHROPIC_API_KEY === undefined
         ? { apiKey: MOCK_TIER_KEY }
         : {};
-  return new Anthropic({ maxRetries: 0, ...credential });
+  return new Anthropic({
+    maxRetries: 0,
+    ...credential,
+    ...(budget === null ? {} : { fetch: budgetedFetch(budget, anthropicMeter) }),
+  });
 }
 
 /**

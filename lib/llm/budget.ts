@@ -1,0 +1,275 @@
+// The model clients' budget: one per provider and model, shared by every process that debits it
+// (docs/DECISIONS.md "Provider limits shared across processes (issue 43)"). Before a call it
+// debits the request and an estimate of its tokens, waiting while the budget is spent or paused;
+// after, the answer's usage corrects the estimate; a 429 pauses every process until its
+// Retry-After. The counters are rate-limiter-flexible's: in PostgreSQL (table model_budget,
+// schema/0018_model_budget.sql) when the service runs on it, so every process on the database
+// shares them, and in this process's memory on PGlite (one process, one budget).
+//
+// A window is cut into slices, each allowed its share of the budget: a fixed window of the whole
+// budget lets a burst at its end and another at the next one's start land in one provider window
+// (twice the limit), while slices bound any window's draw to (slices + 1) / slices of the
+// budget. Slices start at multiples of their length on the clock, so k of them fill exactly
+// one provider window that is fixed on the same clock.
+
+import PQueue from 'p-queue';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Config } from '../config.ts';
+import { openQueryPool, type QueryPool } from '../db/postgres.ts';
+
+export const BUDGET_TABLE = 'model_budget';
+/** At most this many slices per window. */
+export const MAX_SLICES = 20;
+/** A slice of the tokens holds at least this many: an extraction call and its answer fit in one. */
+export const MIN_SLICE_TOKENS = 2048;
+/** A slice of the requests holds at least this many. */
+const MIN_SLICE_REQUESTS = 5;
+/** How often a call waiting for the budget looks again within one slice. */
+const POLLS_PER_SLICE = 8;
+/** How long a 429 without a readable Retry-After pauses the budget. */
+export const DEFAULT_PAUSE_MS = 1000;
+/** The output a kind of call is guessed to write before any answer of it was seen, at most its max_tokens. */
+const FIRST_OUTPUT_GUESS = 1024;
+
+export interface BudgetSize {
+  /** Requests per minute; null: not budgeted. */
+  requestsPerMinute: number | null;
+  /** Input and output tokens per minute; null: not budgeted. */
+  tokensPerMinute: number | null;
+}
+
+type Limiter = RateLimiterMemory | RateLimiterPostgres;
+
+/** Where the counters live: one PostgreSQL table shared by every process, or this process's memory. */
+export class BudgetStore {
+  readonly #pool: QueryPool | null;
+
+  private constructor(pool: QueryPool | null) {
+    this.#pool = pool;
+  }
+
+  static postgres(dsn: string): BudgetStore {
+    const pool = openQueryPool(dsn);
+    // The library computes an expiry as now + seconds * 1000, which floating point can leave a
+    // hair off a whole millisecond; the column is bigint, so its numbers are sent whole.
+    return new BudgetStore({
+      query: (query) =>
+        pool.query({ ...query, values: query.values?.map((v) => (typeof v === 'number' ? Math.round(v) : v)) }),
+      end: () => pool.end(),
+    });
+  }
+
+  static memory(): BudgetStore {
+    return new BudgetStore(null);
+  }
+
+  limiter(keyPrefix: string, points: number, sliceMs: number): Limiter {
+    const options = { keyPrefix, points, duration: sliceMs / 1000 };
+    if (this.#pool === null) return new RateLimiterMemory(options);
+    return new RateLimiterPostgres({
+      ...options,
+      storeClient: this.#pool,
+      storeType: 'pool',
+      tableName: BUDGET_TABLE,
+      // The table is schema/0018's: the library must not create it (no DDL at run time).
+      tableCreated: true,
+      // Its keys are a few per model, each row reused slice after slice: nothing to sweep.
+      clearExpiredByTimeout: false,
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.#pool?.end();
+  }
+}
+
+/** One dimension (requests or tokens) cut into slices on the clock. */
+class Slices {
+  readonly #limiter: Limiter;
+  readonly #sliceMs: number;
+  /** What one slice allows. */
+  readonly points: number;
+
+  constructor(store: BudgetStore, keyPrefix: string, perWindow: number, windowMs: number, minPerSlice: number) {
+    // Whole milliseconds per slice, so that slices tile the window exactly.
+    let slices = Math.max(1, Math.min(MAX_SLICES, Math.floor(perWindow / minPerSlice)));
+    while (windowMs % slices !== 0) slices -= 1;
+    this.points = Math.max(1, Math.floor(perWindow / slices));
+    this.#sliceMs = windowMs / slices;
+    this.#limiter = store.limiter(keyPrefix, this.points, this.#sliceMs);
+  }
+
+  /** The slice a debit made now falls in ends at the next multiple of the slice's length. */
+  #aligned(now = Date.now()) {
+    return { customDuration: (this.#sliceMs - (now % this.#sliceMs)) / 1000 };
+  }
+
+  /** Debits `points`; null when they fit, else the ms until this slice ends (the debit undone). */
+  async take(key: string, points: number): Promise<{ sliceEnd: number } | { waitMs: number }> {
+    const now = Date.now();
+    try {
+      const res = await this.#limiter.consume(key, points, this.#aligned(now));
+      return { sliceEnd: now + res.msBeforeNext };
+    } catch (error) {
+      if (!(error instanceof RateLimiterRes)) throw error;
+      // The store counted the refused points: give them back, or a large call refused would
+      // keep smaller ones out of what is left of the slice.
+      await this.give(key, points, now + error.msBeforeNext);
+      // Answers give back what their estimates took beyond their usage while the slice lasts:
+      // look again a few times per slice rather than only at its end.
+      return { waitMs: Math.max(1, Math.min(error.msBeforeNext, this.#sliceMs / POLLS_PER_SLICE)) };
+    }
+  }
+
+  /** Gives `points` back to the slice ending at `sliceEnd`, if it is still the current one. */
+  async give(key: string, points: number, sliceEnd: number): Promise<void> {
+    if (points > 0 && Date.now() < sliceEnd) await this.#limiter.reward(key, points, this.#aligned());
+  }
+
+  /** Charges `points` more to the current slice (what an answer used beyond its estimate). */
+  async charge(key: string, points: number): Promise<void> {
+    if (points > 0) await this.#limiter.penalty(key, points, this.#aligned());
+  }
+}
+
+/** What a call took from the budget, to be corrected by its answer's usage. */
+export interface Debit {
+  model: string;
+  /** What the call asks for (its tool), whose answers' outputs guess the next ones'. */
+  kind: string;
+  tokens: number;
+  requestSliceEnd: number;
+  tokenSliceEnd: number;
+}
+
+/**
+ * The output tokens the answers of one kind of call used: a running mean and spread. The guess
+ * is the mean plus twice the spread, so most answers use less than their debit (given back while
+ * the slice lasts) rather than more (charged after the fact, past the slice's share).
+ */
+class OutputGuess {
+  #mean: number | null = null;
+  #spread = 0;
+
+  next(maxOutput: number): number {
+    const guess = this.#mean === null ? FIRST_OUTPUT_GUESS : this.#mean + 2 * this.#spread;
+    return Math.min(maxOutput, Math.ceil(guess));
+  }
+
+  learn(output: number): void {
+    if (this.#mean === null) {
+      this.#mean = output;
+      return;
+    }
+    this.#spread = 0.8 * this.#spread + 0.2 * Math.abs(output - this.#mean);
+    this.#mean = 0.8 * this.#mean + 0.2 * output;
+  }
+}
+
+export class ModelBudget {
+  readonly provider: string;
+  readonly #requests: Slices | null;
+  readonly #tokens: Slices | null;
+  readonly #pauses: Limiter;
+  /** One debit at a time per process, first come first served: a waiting call holds the line. */
+  readonly #line = new PQueue({ concurrency: 1 });
+  /** `${model} ${kind}` -> what its answers' outputs were. */
+  readonly #outputs = new Map<string, OutputGuess>();
+
+  constructor(provider: string, size: BudgetSize, windowMs: number, store: BudgetStore) {
+    this.provider = provider;
+    const perWindow = (perMinute: number) => (perMinute * windowMs) / 60_000;
+    this.#requests =
+      size.requestsPerMinute === null
+        ? null
+        : new Slices(store, `${provider}-requests`, perWindow(size.requestsPerMinute), windowMs, MIN_SLICE_REQUESTS);
+    this.#tokens =
+      size.tokensPerMinute === null
+        ? null
+        : new Slices(store, `${provider}-tokens`, perWindow(size.tokensPerMinute), windowMs, MIN_SLICE_TOKENS);
+    this.#pauses = store.limiter(`${provider}-pause`, 1, windowMs);
+  }
+
+  #output(model: string, kind: string): OutputGuess {
+    const key = `${model} ${kind}`;
+    let guess = this.#outputs.get(key);
+    if (guess === undefined) this.#outputs.set(key, (guess = new OutputGuess()));
+    return guess;
+  }
+
+  /** A call's tokens before its answer: its input and the output guessed from its kind's answers. */
+  estimate(call: { model: string; kind: string; input: number; maxOutput: number }): number {
+    return call.input + this.#output(call.model, call.kind).next(call.maxOutput);
+  }
+
+  /**
+   * Waits until the budget is not paused and holds one request and `tokens` (at most a slice's
+   * worth: a larger call takes a whole slice, its answer charging the rest), then debits them.
+   */
+  acquire(model: string, kind: string, tokens: number, signal?: AbortSignal): Promise<Debit> {
+    return this.#line.add(
+      async () => {
+        const debitTokens = Math.min(tokens, this.#tokens?.points ?? tokens);
+        for (;;) {
+          const paused = await this.pausedMs(model);
+          if (paused > 0) {
+            await sleep(paused, undefined, { signal });
+            continue;
+          }
+          const request = (await this.#requests?.take(model, 1)) ?? { sliceEnd: Infinity };
+          if ('waitMs' in request) {
+            await sleep(request.waitMs, undefined, { signal });
+            continue;
+          }
+          const taken = (await this.#tokens?.take(model, debitTokens)) ?? { sliceEnd: Infinity };
+          if ('waitMs' in taken) {
+            await this.#requests?.give(model, 1, request.sliceEnd);
+            await sleep(taken.waitMs, undefined, { signal });
+            continue;
+          }
+          return { model, kind, tokens: debitTokens, requestSliceEnd: request.sliceEnd, tokenSliceEnd: taken.sliceEnd };
+        }
+      },
+      { signal },
+    );
+  }
+
+  /** Corrects a debit from what the answer used: the difference given back or charged. */
+  async settle(debit: Debit, used: { input: number; output: number }): Promise<void> {
+    this.#output(debit.model, debit.kind).learn(used.output);
+    const difference = used.input + used.output - debit.tokens;
+    if (difference > 0) await this.#tokens?.charge(debit.model, difference);
+    else await this.#tokens?.give(debit.model, -difference, debit.tokenSliceEnd);
+  }
+
+  /** Pauses every process's calls to `model` for `ms` (a 429's Retry-After); a longer pause stays. */
+  async pause(model: string, ms: number): Promise<void> {
+    if ((await this.pausedMs(model)) >= ms) return;
+    await this.#pauses.block(model, ms / 1000);
+  }
+
+  /** How long calls to `model` stay paused; 0 when they are not. */
+  async pausedMs(model: string): Promise<number> {
+    const res = await this.#pauses.get(model);
+    return res === null ? 0 : Math.max(0, res.msBeforeNext);
+  }
+}
+
+/** The budgets of the two providers the service calls, from the configuration; null where none is set. */
+export interface ModelBudgets {
+  anthropic: ModelBudget | null;
+  openai: ModelBudget | null;
+  close(): Promise<void>;
+}
+
+export function openModelBudgets(config: Config): ModelBudgets {
+  const { budget } = config.models;
+  const sized = (size: BudgetSize) => size.requestsPerMinute !== null || size.tokensPerMinute !== null;
+  if (!sized(budget.anthropic) && !sized(budget.openai))
+    return { anthropic: null, openai: null, close: async () => {} };
+  const store = config.database.dsn === null ? BudgetStore.memory() : BudgetStore.postgres(config.database.dsn);
+  const open = (provider: 'anthropic' | 'openai') =>
+    sized(budget[provider]) ? new ModelBudget(provider, budget[provider], budget.windowMs, store) : null;
+  return { anthropic: open('anthropic'), openai: open('openai'), close: () => store.close() };
+}
