@@ -67,6 +67,14 @@ test(`one process on ${targetEngine}: the budget keeps every call under the limi
   assert.ok(mock.stats.messages >= 60);
 });
 
+test('a call larger than a whole window of the budget still goes: it overdraws the next slices, it never waits forever', async () => {
+  // 300 tokens per 200 ms window, calls of about 360: each takes its window and owes the next.
+  const env = { INGEST_ANTHROPIC_TOKENS_PER_MINUTE: String(300 * 5 * 60), INGEST_MODEL_BUDGET_WINDOW_MS: '200' };
+  const result = await runLoad(inProcess(env), { calls: 8, concurrency: 8 });
+  assertAllOk([result], 8);
+  assert.is(mock.stats.limited, 0);
+});
+
 test('no budget configured: nothing is opened, and past the limit the 429s reach the retry as before', async () => {
   const budgets = openModelBudgets(inProcess({}));
   assert.is(budgets.anthropic, null);

@@ -9,8 +9,8 @@
 // A window is cut into slices, each allowed its share of the budget: a fixed window of the whole
 // budget lets a burst at its end and another at the next one's start land in one provider window
 // (twice the limit), while slices bound any window's draw to (slices + 1) / slices of the
-// budget. Slices start at multiples of their length on the clock, so k of them fill exactly
-// one provider window that is fixed on the same clock.
+// budget (plus one call). Slices start at multiples of their length on the clock, so k of them
+// fill exactly one provider window that is fixed on the same clock.
 
 import PQueue from 'p-queue';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -74,8 +74,9 @@ export class BudgetStore {
       tableName: BUDGET_TABLE,
       // The table is schema/0018's: the library must not create it (no DDL at run time).
       tableCreated: true,
-      // Its keys are a few per model, each row reused slice after slice: nothing to sweep.
-      clearExpiredByTimeout: false,
+      // A row per slice: the library's own sweep deletes those an hour past their slice (a
+      // DELETE every five minutes, on an unref'd timer).
+      clearExpiredByTimeout: true,
     });
   }
 
@@ -84,7 +85,13 @@ export class BudgetStore {
   }
 }
 
-/** One dimension (requests or tokens) cut into slices on the clock. */
+/**
+ * One dimension (requests or tokens) cut into slices on the clock, one counter per slice (its
+ * key names the slice). A call goes when its slice has room left, even if it does not all fit:
+ * what it takes beyond the slice's share is debited to the next slice before it goes, so a slice
+ * is never left unused for want of an exact fit and no slice draws more than its share plus one
+ * call's overdraft.
+ */
 class Slices {
   readonly #limiter: Limiter;
   readonly #sliceMs: number;
@@ -100,36 +107,59 @@ class Slices {
     this.#limiter = store.limiter(keyPrefix, this.points, this.#sliceMs);
   }
 
-  /** The slice a debit made now falls in ends at the next multiple of the slice's length. */
-  #aligned(now = Date.now()) {
-    return { customDuration: (this.#sliceMs - (now % this.#sliceMs)) / 1000 };
+  /** The slice `now` falls in: its number on the clock. */
+  current(now = Date.now()): number {
+    return Math.floor(now / this.#sliceMs);
   }
 
-  /** Debits `points`; null when they fit, else the ms until this slice ends (the debit undone). */
-  async take(key: string, points: number): Promise<{ sliceEnd: number } | { waitMs: number }> {
+  /** The counter of slice `slice`, kept until the slice ends. */
+  #counter(model: string, slice: number, now: number): [string, { customDuration: number }] {
+    return [`${model}@${slice}`, { customDuration: ((slice + 1) * this.#sliceMs - now) / 1000 }];
+  }
+
+  /** Debits `points` to the current slice: its number, or the ms to wait before trying again. */
+  async take(model: string, points: number): Promise<{ slice: number } | { waitMs: number }> {
     const now = Date.now();
+    const slice = this.current(now);
+    const [key, until] = this.#counter(model, slice, now);
+    let consumed: number;
     try {
-      const res = await this.#limiter.consume(key, points, this.#aligned(now));
-      return { sliceEnd: now + res.msBeforeNext };
+      consumed = (await this.#limiter.consume(key, points, until)).consumedPoints;
     } catch (error) {
       if (!(error instanceof RateLimiterRes)) throw error;
-      // The store counted the refused points: give them back, or a large call refused would
-      // keep smaller ones out of what is left of the slice.
-      await this.give(key, points, now + error.msBeforeNext);
-      // Answers give back what their estimates took beyond their usage while the slice lasts:
-      // look again a few times per slice rather than only at its end.
-      return { waitMs: Math.max(1, Math.min(error.msBeforeNext, this.#sliceMs / POLLS_PER_SLICE)) };
+      consumed = error.consumedPoints;
     }
+    if (consumed - points < this.points) {
+      const overdraft = consumed - this.points;
+      if (overdraft > 0) {
+        const [next, nextUntil] = this.#counter(model, slice + 1, now);
+        await this.#limiter.penalty(next, overdraft, nextUntil);
+      }
+      return { slice };
+    }
+    // No room was left: the store counted the refused points, which must not keep out a smaller
+    // call that fits. Look again a few times per slice, since answers give back what their
+    // estimates took beyond their usage while the slice lasts.
+    await this.#limiter.reward(key, points, until);
+    const left = (slice + 1) * this.#sliceMs - now;
+    return { waitMs: Math.max(1, Math.min(left, this.#sliceMs / POLLS_PER_SLICE)) };
   }
 
-  /** Gives `points` back to the slice ending at `sliceEnd`, if it is still the current one. */
-  async give(key: string, points: number, sliceEnd: number): Promise<void> {
-    if (points > 0 && Date.now() < sliceEnd) await this.#limiter.reward(key, points, this.#aligned());
+  /** Gives `points` back to slice `slice`, if it is still the current one. */
+  async give(model: string, points: number, slice: number): Promise<void> {
+    const now = Date.now();
+    if (points <= 0 || this.current(now) !== slice) return;
+    const [key, until] = this.#counter(model, slice, now);
+    await this.#limiter.reward(key, points, until);
   }
 
   /** Charges `points` more to the current slice (what an answer used beyond its estimate). */
-  async charge(key: string, points: number): Promise<void> {
-    if (points > 0) await this.#limiter.penalty(key, points, this.#aligned());
+  async charge(model: string, points: number): Promise<void> {
+    const now = Date.now();
+    if (points > 0) {
+      const [key, until] = this.#counter(model, this.current(now), now);
+      await this.#limiter.penalty(key, points, until);
+    }
   }
 }
 
@@ -139,8 +169,8 @@ export interface Debit {
   /** What the call asks for (its tool), whose answers' outputs guess the next ones'. */
   kind: string;
   tokens: number;
-  requestSliceEnd: number;
-  tokenSliceEnd: number;
+  /** The slice of the tokens debited (a slice's number on the clock). */
+  tokenSlice: number;
 }
 
 /**
@@ -204,31 +234,30 @@ export class ModelBudget {
   }
 
   /**
-   * Waits until the budget is not paused and holds one request and `tokens` (at most a slice's
-   * worth: a larger call takes a whole slice, its answer charging the rest), then debits them.
+   * Waits until the budget is not paused and its current slices have room for one request and
+   * `tokens`, then debits them (what does not fit in the slice, to the next one).
    */
   acquire(model: string, kind: string, tokens: number, signal?: AbortSignal): Promise<Debit> {
     return this.#line.add(
       async () => {
-        const debitTokens = Math.min(tokens, this.#tokens?.points ?? tokens);
         for (;;) {
           const paused = await this.pausedMs(model);
           if (paused > 0) {
             await sleep(paused, undefined, { signal });
             continue;
           }
-          const request = (await this.#requests?.take(model, 1)) ?? { sliceEnd: Infinity };
+          const request = (await this.#requests?.take(model, 1)) ?? { slice: 0 };
           if ('waitMs' in request) {
             await sleep(request.waitMs, undefined, { signal });
             continue;
           }
-          const taken = (await this.#tokens?.take(model, debitTokens)) ?? { sliceEnd: Infinity };
+          const taken = (await this.#tokens?.take(model, tokens)) ?? { slice: 0 };
           if ('waitMs' in taken) {
-            await this.#requests?.give(model, 1, request.sliceEnd);
+            await this.#requests?.give(model, 1, request.slice);
             await sleep(taken.waitMs, undefined, { signal });
             continue;
           }
-          return { model, kind, tokens: debitTokens, requestSliceEnd: request.sliceEnd, tokenSliceEnd: taken.sliceEnd };
+          return { model, kind, tokens, tokenSlice: taken.slice };
         }
       },
       { signal },
@@ -240,7 +269,7 @@ export class ModelBudget {
     this.#output(debit.model, debit.kind).learn(used.output);
     const difference = used.input + used.output - debit.tokens;
     if (difference > 0) await this.#tokens?.charge(debit.model, difference);
-    else await this.#tokens?.give(debit.model, -difference, debit.tokenSliceEnd);
+    else await this.#tokens?.give(debit.model, -difference, debit.tokenSlice);
   }
 
   /** Pauses every process's calls to `model` for `ms` (a 429's Retry-After); a longer pause stays. */
