@@ -6,7 +6,7 @@
 // admitted per whole window once the run is steady, against the limit (the whole run's figure
 // beside it). A run with no budget is measured beside it for comparison (its 429s retried).
 //
-//   node bench/model-budget.ts [--limit 8000] [--window-ms 1000] [--shares 0.95,none]
+//   node bench/model-budget.ts [--limit 8000] [--window-ms 1000] [--window fixed|sliding] [--shares 0.95,none]
 //     [--processes 3] [--seconds 12] [--json FILE]
 
 import { execFile } from 'node:child_process';
@@ -21,6 +21,7 @@ const { values } = parseArgs({
   options: {
     limit: { type: 'string', default: '8000' },
     'window-ms': { type: 'string', default: '1000' },
+    window: { type: 'string', default: 'fixed' },
     shares: { type: 'string', default: '0.95,none' },
     processes: { type: 'string', default: targetEngine === 'postgres' ? '3' : '1' },
     seconds: { type: 'string', default: '12' },
@@ -29,6 +30,7 @@ const { values } = parseArgs({
 });
 const LIMIT = Number(values.limit);
 const WINDOW_MS = Number(values['window-ms']);
+const WINDOW = values.window === 'sliding' ? 'sliding' : 'fixed';
 const PROCESSES = Number(values.processes);
 const SECONDS = Number(values.seconds);
 /** About what one call of the load costs on the mock (measured: 359 tokens on average). */
@@ -70,7 +72,7 @@ function throughput(admissions: readonly AdmissionRecord[]): { whole: number; st
 
 async function measure(share: number | null): Promise<Row> {
   const database = await openTestDatabase();
-  const mock = await startMockServer({ limits: { windowMs: WINDOW_MS, window: 'fixed', per: { tokens: LIMIT } } });
+  const mock = await startMockServer({ limits: { windowMs: WINDOW_MS, window: WINDOW, per: { tokens: LIMIT } } });
   const calls = Math.ceil((SECONDS * LIMIT * (1000 / WINDOW_MS)) / TOKENS_PER_CALL / PROCESSES);
   const env = {
     ...process.env,
@@ -114,7 +116,7 @@ async function measure(share: number | null): Promise<Row> {
 const rows: Row[] = [];
 for (const share of values.shares.split(',')) rows.push(await measure(share === 'none' ? null : Number(share)));
 console.log(
-  `model budget on ${targetEngine}: ${PROCESSES} process(es), the mock's limit ${LIMIT} tokens per ${WINDOW_MS} ms window (fixed)`,
+  `model budget on ${targetEngine}: ${PROCESSES} process(es), the mock's limit ${LIMIT} tokens per ${WINDOW_MS} ms window (${WINDOW})`,
 );
 printTable(
   ['budget (share of limit)', 'calls', 'failed', '429s', '429 share', 's', 'tokens/window', 'of limit', 'whole run'],
@@ -130,4 +132,10 @@ printTable(
     r.ofLimitWholeRun.toFixed(3),
   ]),
 );
-await writeJson(values.json, 'model-budget', { engine: targetEngine, limit: LIMIT, windowMs: WINDOW_MS, rows });
+await writeJson(values.json, 'model-budget', {
+  engine: targetEngine,
+  limit: LIMIT,
+  windowMs: WINDOW_MS,
+  window: WINDOW,
+  rows,
+});

@@ -68,7 +68,7 @@ export interface PostgresOptions {
   max?: number;
 }
 
-/** What rate-limiter-flexible's PostgreSQL store needs of its client (lib/llm/budget-store.ts). */
+/** What rate-limiter-flexible's PostgreSQL store needs of its client (lib/llm/budget.ts). */
 export interface QueryPool {
   query(query: {
     text: string;
