@@ -4,10 +4,12 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { spawn, spawnSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RateLimits, type Cost } from '../mock/limits.ts';
 import type { MessagesRequest } from '../mock/messages.ts';
 import { startMockServer, type MockServer } from '../mock/server.ts';
+import { BIN } from './helpers/cli.ts';
 
 const tokens = (n: number): Cost => ({ requests: 1, tokens: n, 'input-tokens': n, 'output-tokens': 0 });
 
@@ -125,6 +127,46 @@ test('/v1/embeddings: the x-ratelimit headers, and 429 rate_limit_exceeded past 
   assert.is(((await refused.json()) as { error: { type: string } }).error.type, 'rate_limit_exceeded');
   assert.is(refused.headers.get('retry-after'), '1');
   assert.is(mock.stats.embeddings, 2);
+});
+
+test('ingest mock --limit-*: the limits from its flags; a malformed one is a usage error', async () => {
+  const child = spawn(
+    process.execPath,
+    [BIN, 'mock', '--port', '0', '--limit-requests', '1', '--limit-window-ms', '60000'],
+    {
+      env: { PATH: process.env.PATH ?? '', INGEST_LOG_LEVEL: 'silent' },
+    },
+  );
+  try {
+    const url = await new Promise<string>((resolve) => {
+      let out = '';
+      child.stdout.on('data', (c) => {
+        out += c;
+        const match = /on (http:\/\/[\d.:]+)/.exec(out);
+        if (match) resolve(match[1]!);
+      });
+    });
+    const embed = () =>
+      fetch(`${url}/v1/embeddings`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer k' },
+        body: JSON.stringify({ model: 'e', input: ['text'], dimensions: 8 }),
+      });
+    assert.is((await embed()).status, 200);
+    const refused = await embed();
+    assert.is(refused.status, 429);
+    assert.is(refused.headers.get('x-ratelimit-limit-requests'), '1');
+  } finally {
+    child.kill('SIGTERM');
+  }
+  for (const bad of [
+    ['--limit-window', 'rolling', '--limit-tokens', '5'],
+    ['--limit-tokens', '0'],
+  ])
+    assert.is(
+      spawnSync(process.execPath, [BIN, 'mock', '--port', '0', ...bad], { env: { PATH: process.env.PATH } }).status,
+      2,
+    );
 });
 
 test.run();
