@@ -24,9 +24,9 @@ export const MAX_SLICES = 20;
 /**
  * A slice of the tokens holds at least this many (a few extraction calls). Smaller slices would
  * keep a provider's sliding window closer to its share (it may see one slice more), but cost
- * more store round trips per call: measured on the mock, 256 lowered the throughput against a
- * fixed window from 0.95 to 0.90 of the limit (bench/README.md "Model budget"). A call larger
- * than a slice spends the slices after it too.
+ * more store round trips per call: measured on the mock, 256 gave 0.90 of a fixed window's
+ * limit where 2,048 gave 0.94 (bench/README.md "Model budget"). A call larger than a slice
+ * spends the slices after it too.
  */
 export const MIN_SLICE_TOKENS = 2048;
 /** A slice of the requests holds at least this many. */
@@ -247,7 +247,7 @@ export class ModelBudget {
 
   /**
    * Waits until the budget is not paused and its current slices have room for one request and
-   * `tokens`, then debits them (what does not fit in the slice, to the next one).
+   * `tokens`, then debits them (what does not fit in the slice, to the slices after it).
    */
   acquire(model: string, kind: string, tokens: number, signal?: AbortSignal): Promise<Debit> {
     return this.#line.add(
