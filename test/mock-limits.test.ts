@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { RateLimits, type Cost } from '../mock/limits.ts';
 import type { MessagesRequest } from '../mock/messages.ts';
 import { startMockServer, type MockServer } from '../mock/server.ts';
-import { BIN } from './helpers/cli.ts';
+import { BIN, listeningUrl } from './helpers/cli.ts';
 
 const tokens = (n: number): Cost => ({ requests: 1, tokens: n, 'input-tokens': n, 'output-tokens': 0 });
 
@@ -138,14 +138,7 @@ test('ingest mock --limit-*: the limits from its flags; a malformed one is a usa
     },
   );
   try {
-    const url = await new Promise<string>((resolve) => {
-      let out = '';
-      child.stdout.on('data', (c) => {
-        out += c;
-        const match = /on (http:\/\/[\d.:]+)/.exec(out);
-        if (match) resolve(match[1]!);
-      });
-    });
+    const url = await listeningUrl(child);
     const embed = () =>
       fetch(`${url}/v1/embeddings`, {
         method: 'POST',

@@ -4,7 +4,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FAILURE_SENTINEL, startMockServer, type MockServer } from '../mock/server.ts';
-import { BIN, runIngest } from './helpers/cli.ts';
+import { BIN, listeningUrl, runIngest } from './helpers/cli.ts';
 let mock: MockServer;
 test.before(async () => {
   mock = await startMockServer();
@@ -60,14 +60,7 @@ test("with ANTHROPIC_BASE_URL and no credential, preflight checks that endpoint'
 
 test('ingest mock serves until told to stop', async () => {
   const child = spawn(process.execPath, [BIN, 'mock', '--port', '0'], { env: { PATH: process.env.PATH ?? '' } });
-  const url = await new Promise<string>((resolve) => {
-    let out = '';
-    child.stdout.on('data', (c) => {
-      out += c;
-      const match = /on (http:\/\/[\d.:]+)/.exec(out);
-      if (match) resolve(match[1]!);
-    });
-  });
+  const url = await listeningUrl(child);
   const health = await fetch(`${url}/health`);
   assert.is(health.status, 200);
   const exit = new Promise<number | null>((resolve) => child.on('close', resolve));

@@ -1,7 +1,7 @@
 // Runs the real `ingest` CLI in a child process. Asynchronous on purpose: spawnSync would block
 // this process's event loop, and with it any server the test runs in process (the mock, a trap).
 
-import { spawn, type SpawnOptions } from 'node:child_process';
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { chmodSync, lchownSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 
@@ -65,5 +65,17 @@ export function killedIngest(
     });
     child.on('error', reject);
     child.on('exit', (code, signal) => resolve({ killed: code === null && signal === 'SIGKILL' }));
+  });
+}
+
+/** The URL a child `ingest` server prints once it listens ("... on http://127.0.0.1:PORT"). */
+export function listeningUrl(child: ChildProcess): Promise<string> {
+  return new Promise((resolve) => {
+    let out = '';
+    child.stdout!.on('data', (c) => {
+      out += c;
+      const match = /on (http:\/\/[\d.:]+)/.exec(out);
+      if (match) resolve(match[1]!);
+    });
   });
 }
