@@ -17,6 +17,10 @@
 // One item's failure is tallied and logged and never fails the walk. An item's memo entry is
 // committed only after its rows are durable (engine/item/commit.ts), so a walk killed at any instant loses
 // no row and, run again, redoes exactly the items whose memo was not committed.
+//
+// A walk inside the writer fence writes through the fence's database (engine/trigger/fence.ts):
+// on PostgreSQL each of its transactions checks the fencing token, and a walk whose fence passed
+// to another stops as a walk that lost the database does, and fails with fence_lost.
 
 import { randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
