@@ -9,6 +9,10 @@ CREATE TABLE engine_leases (
   name         text PRIMARY KEY,
   token        bigint NOT NULL,
   holder       text NOT NULL,
+  -- The holder's pid, and the kernel boot and pid namespace it is a pid of: a taker in the same
+  -- namespace can tell that the holder died (lib/db/lease-row.ts); null where none can be read.
+  holder_pid   integer,
+  holder_space text,
   acquired_at  timestamptz NOT NULL,
   renewed_at   timestamptz NOT NULL,
   expires_at   timestamptz NOT NULL

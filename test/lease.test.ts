@@ -144,11 +144,14 @@ test('kill -9 the fence holder, a new process under its pid number: the next wal
   holder.kill('SIGKILL');
   await new Promise((resolve) => holder.once('exit', resolve));
   const killed = Date.now();
+  // The pid number now belongs to another live process (this one), as after a container restart:
+  // only the stale time frees the fence.
   if (target.dsn === null) {
-    // The pid number now belongs to another live process (this one), as after a container restart.
     const fence = path.join(config.stateStorePath, 'writer.fence');
     const left = JSON.parse(await readFile(fence, 'utf8'));
     await writeFile(fence, JSON.stringify({ ...left, pid: process.pid }));
+  } else {
+    await target.db.query('UPDATE engine_leases SET holder_pid = $1', [process.pid]);
   }
   let walked = null;
   while (walked === null && Date.now() - killed < STALE_MS * 10) {

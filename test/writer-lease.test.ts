@@ -7,6 +7,7 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -162,6 +163,34 @@ if (targetEngine === 'postgres') {
       await hold.release();
       assert.is(await writerFence(config, f.target.db).tryAcquire(), null, "a lost hold's release frees nothing");
     } finally {
+      await f.dispose();
+    }
+  });
+
+  test('a holder killed in this pid namespace frees the fence at once, long before its lease expires', async () => {
+    const f = await walkFixture({ env: ENV });
+    const config = { stateStorePath: path.join(f.root, 'state'), fenceStaleMs: 60_000 };
+    const module = (file: string) => JSON.stringify(path.resolve(import.meta.dirname, '..', file));
+    const script = `
+      const { writerFence } = await import(${module('engine/trigger/fence.ts')});
+      const { openPostgres } = await import(${module('lib/db/postgres.ts')});
+      const db = await openPostgres(${JSON.stringify(f.target.dsn)});
+      if ((await writerFence(${JSON.stringify(config)}, db).tryAcquire()) === null) throw new Error('busy');
+      process.stdout.write('held\\n');
+      setInterval(() => {}, 1000);`;
+    const holder = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      await new Promise((resolve) => holder.stdout.once('data', resolve));
+      assert.is(await writerFence(config, f.target.db).tryAcquire(), null, 'held by a live process');
+      holder.kill('SIGKILL');
+      await new Promise((resolve) => holder.once('exit', resolve));
+      const hold = await writerFence(config, f.target.db).tryAcquire();
+      assert.ok(hold !== null, 'taken over at once');
+      await hold.release();
+    } finally {
+      holder.kill('SIGKILL');
       await f.dispose();
     }
   });

@@ -2,16 +2,31 @@
 // PostgreSQL, shared by every process on the database whatever its data directory or host.
 //
 // The rules of the lease file (lib/lease.ts) where they fit: its holder renews it every quarter of
-// `staleMs`, and one not renewed within `staleMs` is expired and taken over. Where they do not:
-// every time is the database's now(), so the hosts' clocks never meet, and a dead pid is no
-// evidence here, since the database serves several hosts and two of them may share a hostname
-// (a killed holder's lease lasts until it expires). Each acquisition adds one to the row's token,
+// `staleMs`, and one not renewed within `staleMs` is expired and taken over; a holder that died is
+// taken over at once. Where they do not: every time is the database's now(), so the hosts' clocks
+// never meet; and a dead pid is evidence only in the holder's own pid namespace of the same
+// kernel boot (its "space"), not on a host of the same name: the database serves several hosts,
+// and two containers may share a hostname (given one, or the host's network) while each has pids
+// of its own. Elsewhere a killed holder's lease lasts until it expires. Each acquisition adds one to the row's token,
 // and the row outlives its holders, so the token names one hold for ever: the fencing token that
 // every transaction of the holder checks (check, lib/db/fenced.ts).
 
+import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Database, Queryable } from './database.ts';
 import { FenceLostError, type WriteGuard } from './fenced.ts';
+import { alive } from '../lease.ts';
+
+/** This kernel boot and pid namespace (Linux), in which a pid names one process; null elsewhere. */
+function pidSpace(): string | null {
+  try {
+    return `${readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()} ${readlinkSync('/proc/self/ns/pid')}`;
+  } catch {
+    return null;
+  }
+}
+
+const SPACE = pidSpace();
 
 export interface LeaseRowOptions {
   name: string;
@@ -21,22 +36,41 @@ export interface LeaseRowOptions {
 }
 
 /**
- * Takes the lease when nobody holds it or its holder's expired: one statement, so of two takers
- * exactly one wins. Returns null when a live holder has it.
+ * Takes the lease when nobody holds it, its holder's expired, or its holder is a dead process of
+ * this pid space: one statement each time, so of two takers exactly one wins. Returns null when
+ * a live holder has it.
  */
 export async function tryAcquireLeaseRow(db: Database, options: LeaseRowOptions): Promise<LeaseRowHold | null> {
+  const taken = (await take(db, options, null)) ?? (await takeFromTheDead(db, options));
+  return taken === null ? null : new LeaseRowHold(db, options, taken);
+}
+
+/** The new token, when the row was free or (deadToken) still carries the dead holder's token. */
+async function take(db: Database, options: LeaseRowOptions, deadToken: string | null): Promise<string | null> {
   const holder = `${options.holder} (pid ${process.pid} on ${hostname()})`;
   const { rows } = await db.query<{ token: string }>(
-    `INSERT INTO engine_leases AS l (name, token, holder, acquired_at, renewed_at, expires_at)
-       VALUES ($1, 1, $2, now(), now(), now() + $3 * interval '1 millisecond')
+    `INSERT INTO engine_leases AS l (name, token, holder, holder_pid, holder_space, acquired_at, renewed_at, expires_at)
+       VALUES ($1, 1, $2, $3, $4, now(), now(), now() + $5 * interval '1 millisecond')
      ON CONFLICT (name) DO UPDATE
-       SET token = l.token + 1, holder = EXCLUDED.holder, acquired_at = now(), renewed_at = now(),
+       SET token = l.token + 1, holder = EXCLUDED.holder, holder_pid = EXCLUDED.holder_pid,
+           holder_space = EXCLUDED.holder_space, acquired_at = now(), renewed_at = now(),
            expires_at = EXCLUDED.expires_at
-       WHERE l.expires_at <= now()
+       WHERE l.expires_at <= now() OR l.token = $6::bigint
      RETURNING token::text AS token`,
-    [options.name, holder, options.staleMs],
+    [options.name, holder, process.pid, SPACE, options.staleMs, deadToken],
   );
-  return rows.length === 0 ? null : new LeaseRowHold(db, options, rows[0]!.token);
+  return rows[0]?.token ?? null;
+}
+
+async function takeFromTheDead(db: Database, options: LeaseRowOptions): Promise<string | null> {
+  if (SPACE === null) return null;
+  const { rows } = await db.query<{ token: string; holder_pid: number | null; holder_space: string | null }>(
+    'SELECT token::text AS token, holder_pid, holder_space FROM engine_leases WHERE name = $1',
+    [options.name],
+  );
+  const row = rows[0];
+  if (row === undefined || row.holder_space !== SPACE || row.holder_pid === null || alive(row.holder_pid)) return null;
+  return take(db, options, row.token);
 }
 
 /** Who holds the lease now, or null when nobody does (no row, or an expired one). */
