@@ -13,7 +13,7 @@
 
 import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
-import type { Database, Queryable } from './database.ts';
+import { isDatabaseUnavailable, type Database, type Queryable } from './database.ts';
 import { FenceLostError, type WriteGuard } from './fenced.ts';
 import { alive } from '../lease.ts';
 
@@ -121,11 +121,13 @@ export class LeaseRowHold implements WriteGuard {
   async release(): Promise<void> {
     clearInterval(this.#timer);
     await this.#renewing;
-    // Only our own hold: after a takeover the row is somebody else's.
-    await this.#db.query('UPDATE engine_leases SET expires_at = now() WHERE name = $1 AND token = $2', [
-      this.#name,
-      this.token,
-    ]);
+    // Only our own hold: after a takeover the row is somebody else's. A release that cannot reach
+    // the database is dropped, so the walk's own outcome stands: the lease expires by itself.
+    await this.#db
+      .query('UPDATE engine_leases SET expires_at = now() WHERE name = $1 AND token = $2', [this.#name, this.token])
+      .catch((error: unknown) => {
+        if (!isDatabaseUnavailable(error)) throw error;
+      });
   }
 
   async #renew(): Promise<void> {
