@@ -3,6 +3,7 @@
 
 import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';
+import { writerFence } from '../engine/trigger/fence.ts';
 import { fencedCorpusWalk, type WalkFlags } from '../engine/trigger/fenced-walk.ts';
 import { openLifespan, type Lifespan } from '../engine/lifespan.ts';
 import { withTier1 } from './tier1.ts';
@@ -38,6 +39,8 @@ export async function walkCommand(args: string[], { config, log }: { config: Con
   };
   process.once('SIGINT', interrupted);
   let summary: WalkSummary | null;
+  /** Where the fence is and who holds it, when the walk found it busy: asked before the database closes. */
+  let busyFence = '';
   try {
     summary = await walkWithProgress(
       lifespan,
@@ -49,13 +52,14 @@ export async function walkCommand(args: string[], { config, log }: { config: Con
       },
       progress,
     );
+    if (summary === null) busyFence = await writerFence(config, lifespan.db).describe();
   } finally {
     await lifespan.close();
     process.off('SIGINT', interrupted);
   }
   if (summary === null) {
     process.stderr.write(
-      `ingest: another corpus writer holds the writer fence in ${config.stateStorePath}; try again when its walk ends\n`,
+      `ingest: another corpus writer holds the writer fence ${busyFence}; try again when its walk ends\n`,
     );
     return 1;
   }

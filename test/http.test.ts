@@ -15,6 +15,7 @@ import { startSidecar, type Sidecar } from '../http/server.ts';
 import { publishedBundle } from '../stages/producer/bundle-dir.ts';
 import { checkBundle } from '../stages/producer/check.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
+import { holdWriterFence } from './helpers/fence.ts';
 import { seedDataDir } from './helpers/embedded.ts';
 import { markdown } from './helpers/walk.ts';
 import { startTestS3 } from './helpers/s3.ts';
@@ -196,17 +197,8 @@ test('a second walk while one runs is 409; an unknown requestId is 404; bad bodi
 
 test('a busy writer fence ends the walk as fence_busy with no pass', async () => {
   await start();
-  const stateDir = path.join(root, 'data', 'state');
-  await mkdir(stateDir, { recursive: true });
-  // A live holder: this very process, as another writer on the same volume would be.
-  await writeFile(
-    path.join(stateDir, 'writer.fence'),
-    JSON.stringify({
-      pid: process.pid,
-      hostname: (await import('node:os')).hostname(),
-      acquiredAt: new Date().toISOString(),
-    }),
-  );
+  // A live holder: this very process, as another writer on the same volume or database would be.
+  const other = await holdWriterFence(path.join(root, 'data', 'state'), target.db);
   const staged = await post('/stage', { body: stageForm('inbox/note.md?failStage5=embedder') });
   assert.is(staged.status, 201);
   const status = await walkToEnd();
@@ -215,7 +207,7 @@ test('a busy writer fence ends the walk as fence_busy with no pass', async () =>
   // The directive goes with the request that consumed it
   // (docs/behaviour/states.md#failure-directive), and the entry says so.
   assert.equal([status.stage5DirectiveConsumed, status.stage5FailureInjected], ['embedder', undefined]);
-  await (await import('node:fs/promises')).unlink(path.join(stateDir, 'writer.fence'));
+  await other.release();
   const after = await walkToEnd();
   assert.is((after.counts as Record<string, number>).changed, 9, 'the fence_busy request performed no pass');
   assert.equal([after.stage5DirectiveConsumed, after.warnings], [undefined, undefined], 'nor left the directive armed');

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import { tryAcquireFence } from '../engine/trigger/fence.ts';
+import { writerFence } from '../engine/trigger/fence.ts';
 import { fencedWalk } from '../engine/trigger/fenced-walk.ts';
 import type { WalkSummary } from '../engine/walk/walk.ts';
 import { loadConfig } from '../lib/config.ts';
@@ -44,11 +44,10 @@ async function runs(): Promise<{ status: string; result: { error?: string; extra
 test('a walk that finds the writer fence held leaves one fence_busy row', async () => {
   const config = loadConfig({ INGEST_DATA_DIR: root, IMAGE_SHA: 'sha-1' }, root);
   const recorder = databaseRunRecorder(target.db, (_, error) => assert.unreachable(String(error)));
-  await (await import('node:fs/promises')).mkdir(config.stateStorePath, { recursive: true });
-  const other = await tryAcquireFence(config.stateStorePath, config.fenceStaleMs);
+  const other = await writerFence(config, target.db).tryAcquire();
   try {
     const corpus = path.join(root, 'corpus');
-    assert.is(await fencedWalk(config, { sourcePath: corpus, log, runs: recorder }, neverWalked), null);
+    assert.is(await fencedWalk(config, { db: target.db, sourcePath: corpus, log, runs: recorder }, neverWalked), null);
   } finally {
     await other?.release();
   }
@@ -66,7 +65,7 @@ test('a pull-sync that fails leaves one failed row naming it, and no pass runs',
   const recorder = databaseRunRecorder(target.db, (_, error) => assert.unreachable(String(error)));
   const corpus = path.join(root, 'corpus');
   let thrown: unknown;
-  await fencedWalk(config, { sourcePath: corpus, log, runs: recorder }, neverWalked).catch(
+  await fencedWalk(config, { db: target.db, sourcePath: corpus, log, runs: recorder }, neverWalked).catch(
     (e: unknown) => (thrown = e),
   );
   assert.ok(thrown instanceof Error);

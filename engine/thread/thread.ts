@@ -144,8 +144,8 @@ async function walkOnRequest({ requestId, flags, failStage5 }: Extract<ToEngine,
     const onHeld = () => post({ type: 'walk-running', requestId });
     const summary = await fencedWalk(
       config,
-      { sourcePath: config.sourcePath, log, runs: lifespan.runs, onHeld },
-      (sync) => walk(lifespan, { ...flags, failStage5, sync, observeStage }),
+      { db: lifespan.db, sourcePath: config.sourcePath, log, runs: lifespan.runs, onHeld },
+      (sync, fence) => walk(lifespan, { ...flags, failStage5, sync, fence, observeStage }),
     );
     // A walk consumes an armed directive whatever becomes of it
     // (docs/behaviour/states.md#failure-directive), and says so.

@@ -4,17 +4,19 @@
 // fence_busy (the sidecar) or says who holds it (the command). Either way, and when pull-sync
 // fails, the invocation leaves its one pipeline_runs row (engine/walk/run-record.ts); the pass records its own.
 
-import { mkdir } from 'node:fs/promises';
 import { syncCorpus, type SyncReport } from '../../lib/bucket/pull-sync.ts';
 import type { Config } from '../../lib/config.ts';
+import type { Database } from '../../lib/db/database.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { RunRecorder } from '../../lib/runs/record.ts';
-import { tryAcquireFence } from './fence.ts';
+import { writerFence, type FenceHold } from './fence.ts';
 import { recordUnwalked } from '../walk/run-record.ts';
 import { walk, type WalkOptions, type WalkSummary } from '../walk/walk.ts';
 import type { Lifespan } from '../lifespan.ts';
 
 export interface FencedWalkOptions {
+  /** The database the walk writes: on PostgreSQL the fence is a lease in it (engine/trigger/fence.ts). */
+  db: Database;
   sourcePath: string | null;
   log: Logger;
   /** Where an invocation that never reaches its pass is recorded. */
@@ -26,11 +28,10 @@ export interface FencedWalkOptions {
 /** Runs `pass` inside the writer fence after pull-sync; null, with no pass, when the fence is busy. */
 export async function fencedWalk(
   config: Config,
-  { sourcePath, log, runs, onHeld }: FencedWalkOptions,
-  pass: (sync: SyncReport | null) => Promise<WalkSummary>,
+  { db, sourcePath, log, runs, onHeld }: FencedWalkOptions,
+  pass: (sync: SyncReport | null, fence: FenceHold) => Promise<WalkSummary>,
 ): Promise<WalkSummary | null> {
-  await mkdir(config.stateStorePath, { recursive: true });
-  const hold = await tryAcquireFence(config.stateStorePath, config.fenceStaleMs);
+  const hold = await writerFence(config, db).tryAcquire();
   if (hold === null) {
     await recordUnwalked(runs, config, 'fence_busy');
     return null;
@@ -41,7 +42,7 @@ export async function fencedWalk(
       await recordUnwalked(runs, config, 'failed', `pull-sync failed: ${(error as Error).message}`);
       throw error;
     });
-    return await pass(sync);
+    return await pass(sync, hold);
   } finally {
     await hold.release();
   }
@@ -58,7 +59,8 @@ export function fencedCorpusWalk(
   sourcePath: string | null,
   flags: WalkFlags = {},
 ): Promise<WalkSummary | null> {
-  return fencedWalk(lifespan.config, { sourcePath, log: lifespan.log, runs: lifespan.runs }, (sync) =>
-    walk(lifespan, { ...flags, sourcePath, sync }),
+  const { config, db, log, runs } = lifespan;
+  return fencedWalk(config, { db, sourcePath, log, runs }, (sync, fence) =>
+    walk(lifespan, { ...flags, sourcePath, sync, fence }),
   );
 }

@@ -4,10 +4,13 @@
 // the Q&A dedup proposer) comes as passes given to the lifespan; the URL backlink reconciliation
 // and the stale-row cleanup always run last.
 //
+// A lost writer fence is the one failure no pass contains: it ends the walk (engine/walk/walk.ts).
+//
 // A consumed failStage5 directive (docs/behaviour/states.md#failure-directive) breaks the named
 // credentials for exactly these passes and is restored in every outcome (lib/failure-directive.ts).
 
 import type { Database } from '../../lib/db/database.ts';
+import { isFenceLost } from '../../lib/db/fenced.ts';
 import { withFailureInjection, type FailStage5Mode } from '../../lib/failure-directive.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { RunContext } from '../../lib/run-context.ts';
@@ -70,6 +73,8 @@ async function runContained(
   } catch (error) {
     const message = (error as Error).message;
     tally.passes.push({ name: pass.name, ok: false, error: message });
+    // Not contained: a walk that lost the writer fence may write nothing more, so it stops here.
+    if (isFenceLost(error)) throw error;
     // The operator hears of it where they look, the run record and /walk-status, not only in the log.
     tally.warnings.push({ name: `${pass.name}_failed`, message });
     log.error({ pass: pass.name, err: error }, 'flow-scope pass failed; the walk goes on');

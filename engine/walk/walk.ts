@@ -17,12 +17,17 @@
 // One item's failure is tallied and logged and never fails the walk. An item's memo entry is
 // committed only after its rows are durable (engine/item/commit.ts), so a walk killed at any instant loses
 // no row and, run again, redoes exactly the items whose memo was not committed.
+//
+// A walk inside the writer fence writes through the fence's database (engine/trigger/fence.ts):
+// on PostgreSQL each of its transactions checks the fencing token, and a walk whose fence passed
+// to another stops as a walk that lost the database does, and fails with fence_lost.
 
 import { randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import PQueue from 'p-queue';
 import type { SyncReport } from '../../lib/bucket/pull-sync.ts';
 import { isDatabaseUnavailable } from '../../lib/db/database.ts';
+import { isFenceLost } from '../../lib/db/fenced.ts';
 import { Sink } from '../../lib/db/sink.ts';
 import type { FailStage5Mode } from '../../lib/failure-directive.ts';
 import type { Logger } from '../../lib/log.ts';
@@ -47,6 +52,7 @@ import { runFlowPasses } from './passes.ts';
 import { walkCounts, WalkTally, type ItemCounts, type ItemFailure, type PassOutcome } from './tally.ts';
 import { UnlistedDirectories } from './unlisted.ts';
 import { ingestUrl } from '../item/url.ts';
+import type { FenceHold } from '../trigger/fence.ts';
 import { IngestError } from '../../lib/errors.ts';
 
 export interface WalkOptions {
@@ -64,6 +70,11 @@ export interface WalkOptions {
   rebindCorpus?: boolean;
   /** Told how long each stage of each of this walk's items took (the sidecar's metrics, the walk benchmark). */
   observeStage?: StageObserver;
+  /**
+   * The writer fence this walk holds (engine/trigger/fenced-walk.ts): every write goes through its
+   * fenced database, and a lost fence stops the walk.
+   */
+  fence?: FenceHold;
 }
 
 /** What a caller asks of one walk: the body of POST /walk, the flags of `ingest walk`. */
@@ -159,7 +170,8 @@ async function walkOnce(lifespan: Lifespan, run: RunContext, options: WalkOption
     log.info({ sourcePath }, 'idle: no corpus directory, nothing to walk');
   } else {
     try {
-      await walkCorpus(lifespan, sourcePath, { run, tally, log, options });
+      const db = options.fence?.fenced(lifespan.db) ?? lifespan.db;
+      await walkCorpus({ ...lifespan, db }, sourcePath, { run, tally, log, options });
     } catch (failure) {
       status = 'failed';
       error = (failure as Error).message;
@@ -240,15 +252,18 @@ async function walkCorpus(
   };
   const urlDeps = { ...lifespan, sink, debt, fetch: config.fetch, log };
   const slots = new PQueue({ concurrency: config.walk.inFlight });
-  // Set when the database cannot be reached: the walk admits nothing more and fails. The items
-  // it met are not item failures; none of them committed a memo, so the next walk redoes them.
-  let databaseLost: unknown = null;
+  // Set when the database cannot be reached or the writer fence passed to another walk: the walk
+  // admits nothing more and fails. The items it met are not item failures; none of them
+  // committed a memo, so the next walk redoes them.
+  let stopped: Error | null = null;
+  const stopping = (): boolean => (stopped ??= options.fence?.lost ?? null) !== null;
   const inSlot = async (path: string, life: () => Promise<void>): Promise<void> => {
     // Backpressure: the walk reads no further while every in-flight slot is taken.
     await untilNoneWaiting(slots);
     void slots.add(async () => {
       await life().catch((error: unknown) => {
-        if (isDatabaseUnavailable(error)) databaseLost ??= error;
+        if (isDatabaseUnavailable(error)) stopped ??= new DatabaseLostError(error);
+        else if (isFenceLost(error)) stopped ??= options.fence?.lost ?? (error as Error);
         else tally.failed(path, error);
       });
       finished(path);
@@ -296,7 +311,7 @@ async function walkCorpus(
 
   try {
     for await (const item of sourceItems(sourcePath, db, log, files)) {
-      if (databaseLost !== null) break;
+      if (stopping()) break;
       tally.items.seen += 1;
       if (item.kind === 'file') {
         live.seen.add(fileIdentity(item.file.relPath));
@@ -316,9 +331,9 @@ async function walkCorpus(
   // What the walk could not list is not gone: kept before the cleanup pass looks for removals.
   tally.warnings.push(...unlisted.warnings(unlisted.keepKnownItems(store, live)));
   tally.listingDone();
-  // No flow-scope pass without the database, and above all no cleanup: the walk saw only part
-  // of the corpus, and the rest would read as removed.
-  if (databaseLost !== null) throw new DatabaseLostError(databaseLost);
+  // No flow-scope pass without the database or the fence, and above all no cleanup: the walk saw
+  // only part of the corpus, and the rest would read as removed.
+  if (stopping()) throw stopped;
   const guard = {
     maxPercent: config.walk.maxRemovalPercent,
     minItems: config.walk.removalGuardMinDocs,

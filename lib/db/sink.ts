@@ -10,8 +10,12 @@
 // after the first pending write. A flush writes every table in WALK_TABLES order (parents
 // first) inside one transaction. If that transaction fails, each pending write is retried in a
 // transaction of its own, so one bad row fails only the write (the item) that carried it.
+//
+// The sink writes through the database it is given: a walk's is fenced (lib/db/fenced.ts), so
+// each of its transactions first checks that the walk still holds the writer fence.
 
 import type { Database } from './database.ts';
+import { isFenceLost } from './fenced.ts';
 import { WALK_TABLES, type TableRows, type TableSpec } from './tables.ts';
 import { defaultStrategy, upsertRows, type UpsertStrategy } from './upsert-rows.ts';
 import { metrics } from '../metrics.ts';
@@ -83,7 +87,12 @@ export class Sink {
     try {
       await this.#writeInOneTransaction(batch);
       for (const write of batch) write.resolve();
-    } catch {
+    } catch (error) {
+      // A lost writer fence refuses every write alike (lib/db/fenced.ts): none is tried alone.
+      if (isFenceLost(error)) {
+        for (const write of batch) write.reject(error);
+        return;
+      }
       for (const write of batch) {
         await this.#writeInOneTransaction([write]).then(write.resolve, write.reject);
       }
