@@ -138,14 +138,20 @@ test('/walk-status names a folder the walk could not read, whose documents keep 
     await mkdir(path.dirname(path.join(corpus, name)), { recursive: true });
     await writeFile(path.join(corpus, name), markdown(`Document ${name}`, 3));
   }
-  const sidecar = await serve({ INGEST_DATA_DIR: path.join(root, 'data'), ENGINE_SOURCE_PATH: corpus }, UNPRIVILEGED ?? {});
+  const sidecar = await serve(
+    { INGEST_DATA_DIR: path.join(root, 'data'), ENGINE_SOURCE_PATH: corpus },
+    UNPRIVILEGED ?? {},
+  );
   assert.is((await walkStatus(sidecar.url, await startWalk(sidecar.url))).state, 'completed');
   chmodSync(path.join(corpus, 'private'), 0o000);
   const shut = await walkStatus(sidecar.url, await startWalk(sidecar.url)).finally(() =>
     chmodSync(path.join(corpus, 'private'), 0o755),
   );
   assert.is(shut.state, 'completed');
-  assert.equal([(shut.counts as Record<string, number>).removed, (shut.counts as Record<string, number>).unchanged], [0, 1]);
+  assert.equal(
+    [(shut.counts as Record<string, number>).removed, (shut.counts as Record<string, number>).unchanged],
+    [0, 1],
+  );
   assert.equal(
     (shut.warnings as { name: string; message: string }[]).map((w) => [w.name, w.message.split(';')[0]]),
     [['unlisted_directory', 'private: cannot read directory: EACCES']],
