@@ -49,7 +49,10 @@ test.before.each(async () => {
   process.env.ANTHROPIC_BASE_URL = mock.url;
 });
 test.after.each(async () => {
-  process.env = { ...saved };
+  // Restored in place: a process.env replaced by a plain object no longer reaches the real
+  // environment, which worker threads (the sidecar's engine thread) copy in later test files.
+  for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
+  Object.assign(process.env, saved);
   await mock.close();
   await t.dispose();
 });
