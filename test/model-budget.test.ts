@@ -39,8 +39,10 @@ const budgetEnv = (share: number, provider: 'ANTHROPIC' | 'OPENAI' = 'ANTHROPIC'
 
 let t: TestDatabase;
 let mock: MockServer;
-const saved = { ...process.env };
+let saved: NodeJS.ProcessEnv;
 test.before.each(async () => {
+  // Taken here, not at import: other files' helpers set variables when they are imported.
+  saved = { ...process.env };
   t = await openTestDatabase();
   mock = await startMockServer(
     { limits: { windowMs: WINDOW_MS, window: 'fixed', per: { tokens: LIMIT } } },
