@@ -53,8 +53,8 @@ try {
     `SELECT (SELECT count(*)::int FROM content_chunks) AS chunks, (SELECT count(*)::int FROM record_embeddings) AS vectors,
             pg_total_relation_size('record_embeddings')::text AS table_bytes`,
   );
-  const itemMemos = engine.store.itemCount();
-  const innerMemos = engine.store.memoCount();
+  const itemMemos = await engine.store.itemCount();
+  const innerMemos = await engine.store.memoCount();
   await engine.close();
   await tier.stop();
   const file = statSync(path.join(config.stateStorePath, 'state.mdb'));

@@ -71,7 +71,7 @@ export async function removeVanishedDocuments(
   // moved to another document (stored under a retired: key, never enumerated).
   const vanished: string[] = [];
   let known = 0;
-  for (const key of store.itemIdentities()) {
+  for await (const key of store.itemIdentities()) {
     const retired = isRetiredIdentity(key);
     if (!retired) known += 1;
     if (!input.seen.has(key)) vanished.push(key);
@@ -83,7 +83,7 @@ export async function removeVanishedDocuments(
   const removing = refused ? vanished.filter(isRetiredIdentity) : vanished;
   const dropped: { key: string; memo: ItemMemo }[] = [];
   for (const key of removing) {
-    const { memo } = store.getItem(key);
+    const { memo } = await store.getItem(key);
     if (memo !== undefined) dropped.push({ key, memo });
   }
   if (dropped.length > 0) await beforeDeleting();
@@ -108,8 +108,7 @@ export async function removeVanishedDocuments(
  * rel_path then names one of the files that hold it, so it never points at a file that is gone.
  */
 async function nameLiveFile(db: Database, store: StateStore, sourceDocumentId: string): Promise<void> {
-  const paths = store
-    .itemsOfDocument(sourceDocumentId)
+  const paths = (await store.itemsOfDocument(sourceDocumentId))
     .filter((identity) => !isRetiredIdentity(identity))
     .map(relPathOf)
     .filter((relPath) => relPath !== null)

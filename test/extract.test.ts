@@ -70,7 +70,7 @@ test('an output still invalid after the re-ask fails as invalid_output and is no
   assert.instance(error, ExtractionError);
   assert.is((error as ExtractionError).code, 'invalid_output');
   assert.is(seen.length, 2);
-  assert.is(store.memoCount(), 0);
+  assert.is(await store.memoCount(), 0);
 });
 
 test('a label outside the taxonomy is kept, flagged and counted as taxonomy_miss', async () => {

@@ -95,7 +95,7 @@ async function check(f: WalkFixture, model: Map<File, number>, chunksOf: Map<str
     assert.is(doc.chunks, chunksOf.get(doc.sha), `all of ${doc.relPath}'s chunks, once`);
   }
   for (const [name, content] of model) {
-    const memo = f.lifespan.store.getItem(`file:${name}`).memo;
+    const memo = (await f.lifespan.store.getItem(`file:${name}`)).memo;
     const owner = withRows.find((d) => d.sha === shaOf(content));
     assert.is(memo?.sourceDocumentId, owner?.id, `${name} resolves to its content's document`);
   }

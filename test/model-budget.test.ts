@@ -8,7 +8,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { loadText, runLoad, type LoadResult } from '../bench/model-budget-load.ts';
@@ -18,6 +17,7 @@ import { loadConfig } from '../lib/config.ts';
 import { openModelBudgets } from '../lib/llm/budget.ts';
 import { startMockServer, type AdmissionRecord, type MockServer } from '../mock/server.ts';
 import { openTestDatabase, targetEngine, type TestDatabase } from './helpers/db.ts';
+import { createNoCreateRole } from './helpers/no-create-role.ts';
 
 const MOCK_PORT = 18_793;
 const WINDOW_MS = 1000;
@@ -123,23 +123,9 @@ test('no budget configured: nothing is opened, and past the limit the 429s reach
 });
 
 if (targetEngine === 'postgres') {
-  /** A login role that may use model_budget's rows and create nothing, and a DSN connecting as it. */
-  async function restrictedDsn(): Promise<{ dsn: string; drop(): Promise<void> }> {
-    const role = `budget_${randomBytes(4).toString('hex')}`;
-    const schema = (await t.db.query<{ s: string }>('SELECT current_schema() AS s')).rows[0]!.s;
-    await t.db.exec(
-      `CREATE ROLE ${role} LOGIN; GRANT USAGE ON SCHEMA ${schema} TO ${role}; ` +
-        `GRANT SELECT, INSERT, UPDATE, DELETE ON model_budget TO ${role}`,
-    );
-    const url = new URL(t.dsn!);
-    url.username = role;
-    url.password = '';
-    return { dsn: url.toString(), drop: () => t.db.exec(`DROP OWNED BY ${role}; DROP ROLE ${role}`) };
-  }
-
-  /** Three processes of `calls` each, debiting one budget in PostgreSQL as the restricted role. */
+  /** Three processes of `calls` each, debiting one budget in PostgreSQL under a role that may create nothing. */
   async function threeProcesses(env: Record<string, string>, calls: number): Promise<LoadResult[]> {
-    const restricted = await restrictedDsn();
+    const restricted = await createNoCreateRole(t.dsn!);
     try {
       return await Promise.all(
         [0, 1, 2].map(async (n) => {
@@ -160,7 +146,7 @@ if (targetEngine === 'postgres') {
         }),
       );
     } finally {
-      await restricted.drop();
+      await restricted.dispose();
     }
   }
 

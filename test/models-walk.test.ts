@@ -176,13 +176,13 @@ test('a corrupted extractor memo heals: deleted, recomputed, counted', async () 
   await walk(f.lifespan, { sourcePath: f.corpus });
   const text = await readFile(path.join(f.corpus, 'policies/travel.md'), 'utf8');
   const key = extractorMemoKey(PROMPTS.classification, f.lifespan.models.identity, extractionWindows(text)[0]!);
-  assert.ok(f.lifespan.store.getMemo(key) !== undefined, 'the memo exists');
+  assert.ok((await f.lifespan.store.getMemo(key)) !== undefined, 'the memo exists');
   await f.lifespan.store.putMemo(key, { label: 42 });
   await copyFile(path.join(f.corpus, 'policies/travel.md'), path.join(f.corpus, 'travel-copy.md'));
   const summary = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(summary.counters.memo_heal, 1);
   assert.is(summary.items.failed, 0);
-  assert.ok(validator(ClassificationSchema)(f.lifespan.store.getMemo(key)), 'the recomputed value replaced it');
+  assert.ok(validator(ClassificationSchema)(await f.lifespan.store.getMemo(key)), 'the recomputed value replaced it');
 });
 
 test('blank answers write no row, and answered pairs keep their idx keys across re-walks', async () => {
@@ -324,7 +324,7 @@ test('an item whose vector copy lost its source (another edit deleted it meanwhi
   assert.equal(await rows('SELECT vector_dims(embedding) AS d FROM record_embeddings WHERE owner_id = $1', [doc]), [
     { d: 1024 },
   ]);
-  assert.ok(store.getItem('file:gone.md').memo !== undefined, 'and the item committed');
+  assert.ok((await store.getItem('file:gone.md')).memo !== undefined, 'and the item committed');
 });
 
 test('a vector another model made is embedded again, not kept', async () => {

@@ -13,6 +13,7 @@ import {
   StateStoreVersionError,
   type ItemMemo,
 } from '../lib/state/store.ts';
+import { collect } from './helpers/collect.ts';
 
 let dir: string;
 test.before.each(() => {
@@ -46,12 +47,12 @@ test('item memos persist across reopen and are committed when put resolves', asy
   await store.putItem('file:a.md', memo);
   await store.close();
   const again = await openStateStore(dir);
-  assert.equal(again.getItem('file:a.md'), { memo, healed: false });
+  assert.equal(await again.getItem('file:a.md'), { memo, healed: false });
   const { rows: _rows, ...stamp } = memo;
-  assert.equal(again.getItemStamp('file:a.md'), { stamp, healed: false });
-  assert.equal([...again.itemIdentities()], ['file:a.md']);
+  assert.equal(await again.getItemStamp('file:a.md'), { stamp, healed: false });
+  assert.equal(await collect(again.itemIdentities()), ['file:a.md']);
   await again.removeItem('file:a.md');
-  assert.equal(again.getItem('file:a.md'), { memo: undefined, healed: false });
+  assert.equal(await again.getItem('file:a.md'), { memo: undefined, healed: false });
   await again.close();
 });
 
@@ -66,10 +67,10 @@ test('a format 1 store, row keys inside each memo, is upgraded in place on open'
   assert.equal([before.formatVersion, before.items, before.invalidItems], [1, 2, 1]);
 
   const store = await openStateStore(dir);
-  assert.equal(store.getItem('file:a.md'), { memo, healed: false });
-  assert.equal([...store.itemIdentities()], ['file:a.md']);
-  assert.equal(store.getMemo('extract:x'), { kept: true });
-  assert.equal(store.itemsOfDocument('d'), ['file:a.md'], 'indexed under its document on the way');
+  assert.equal(await store.getItem('file:a.md'), { memo, healed: false });
+  assert.equal(await collect(store.itemIdentities()), ['file:a.md']);
+  assert.equal(await store.getMemo('extract:x'), { kept: true });
+  assert.equal(await store.itemsOfDocument('d'), ['file:a.md'], 'indexed under its document on the way');
   await store.close();
   const after = await inspectStateStore(dir);
   assert.equal([after.formatVersion, after.items, after.invalidItems], [STATE_FORMAT_VERSION, 1, 0]);
@@ -80,17 +81,17 @@ test('each document knows its items: a move, a removal and a clear keep the inde
   await store.putItem('file:a.md', memo);
   await store.putItem('file:b.md', memo);
   await store.putItem('retired:o:file:c.md', { ...memo, sourceDocumentId: 'e' });
-  assert.equal(store.itemsOfDocument('d').sort(), ['file:a.md', 'file:b.md']);
+  assert.equal((await store.itemsOfDocument('d')).sort(), ['file:a.md', 'file:b.md']);
   await store.putItem('file:a.md', { ...memo, sourceDocumentId: 'e' });
-  assert.equal(store.itemsOfDocument('d'), ['file:b.md']);
-  assert.equal(store.itemsOfDocument('e').sort(), ['file:a.md', 'retired:o:file:c.md']);
+  assert.equal(await store.itemsOfDocument('d'), ['file:b.md']);
+  assert.equal((await store.itemsOfDocument('e')).sort(), ['file:a.md', 'retired:o:file:c.md']);
   await store.removeItem('file:b.md');
-  assert.equal(store.itemsOfDocument('d'), []);
+  assert.equal(await store.itemsOfDocument('d'), []);
   const long = `file:${'deep/'.repeat(600)}a.md`;
   await store.putItem(long, memo);
-  assert.equal(store.itemsOfDocument('d'), [long], 'an identity kept under its digest is given back whole');
+  assert.equal(await store.itemsOfDocument('d'), [long], 'an identity kept under its digest is given back whole');
   await store.clearItems();
-  assert.equal([store.itemsOfDocument('d'), store.itemsOfDocument('e')], [[], []]);
+  assert.equal([await store.itemsOfDocument('d'), await store.itemsOfDocument('e')], [[], []]);
   await store.close();
 });
 
@@ -102,10 +103,10 @@ test('putItems lands several memos in one transaction, moves across documents in
     ['file:a.md', { ...memo, sourceDocumentId: 'e', rows: { entity_mentions: ['m1'] } }],
     [long, { ...memo, rows: { entity_mentions: ['m2'] } }],
   ]);
-  assert.equal(store.itemsOfDocument('d'), [long]);
-  assert.equal(store.itemsOfDocument('e'), ['file:a.md']);
-  assert.equal(store.getItem('file:a.md').memo?.rows, { entity_mentions: ['m1'] });
-  assert.equal(store.getItem(long).memo?.rows, { entity_mentions: ['m2'] });
+  assert.equal(await store.itemsOfDocument('d'), [long]);
+  assert.equal(await store.itemsOfDocument('e'), ['file:a.md']);
+  assert.equal((await store.getItem('file:a.md')).memo?.rows, { entity_mentions: ['m1'] });
+  assert.equal((await store.getItem(long)).memo?.rows, { entity_mentions: ['m2'] });
   await store.close();
 });
 
@@ -122,8 +123,8 @@ test('putItems rewrites 10,000 memos of 200 keys (90 MB): one transaction of tha
     ]);
   await store.putItems(many('a'));
   await store.putItems(many('b'));
-  assert.is(store.getItem('file:9999.md').memo?.rows.entity_mentions?.[199], `b-9999-199-${'0'.repeat(32)}`);
-  assert.equal(store.itemsOfDocument('d0'), ['file:0.md']);
+  assert.is((await store.getItem('file:9999.md')).memo?.rows.entity_mentions?.[199], `b-9999-199-${'0'.repeat(32)}`);
+  assert.equal(await store.itemsOfDocument('d0'), ['file:0.md']);
   await store.close();
 });
 
@@ -135,8 +136,8 @@ test('a format 2 store gets its document index built on open', async () => {
   await rawDb(root, 'item_rows').put('file:a.md', rows);
   await root.close();
   const store = await openStateStore(dir);
-  assert.equal(store.getItem('file:a.md'), { memo, healed: false });
-  assert.equal(store.itemsOfDocument('d'), ['file:a.md']);
+  assert.equal(await store.getItem('file:a.md'), { memo, healed: false });
+  assert.equal(await store.itemsOfDocument('d'), ['file:a.md']);
   await store.close();
   assert.is((await inspectStateStore(dir)).formatVersion, STATE_FORMAT_VERSION);
 });
@@ -149,8 +150,8 @@ test('a stamp whose row keys are missing is healed as a whole', async () => {
   await rawDb(root, 'item_rows').remove('file:a.md');
   await root.close();
   const again = await openStateStore(dir);
-  assert.equal(again.getItem('file:a.md'), { memo: undefined, healed: true });
-  assert.equal(again.getItemStamp('file:a.md'), { stamp: undefined, healed: false });
+  assert.equal(await again.getItem('file:a.md'), { memo: undefined, healed: true });
+  assert.equal(await again.getItemStamp('file:a.md'), { stamp: undefined, healed: false });
   await again.close();
 });
 
@@ -177,8 +178,8 @@ test('an unreadable item memo is removed and reported as healed', async () => {
     await items.put('file:bad.md', { sha256: 42 });
   });
   const store = await openStateStore(dir);
-  assert.equal(store.getItem('file:bad.md'), { memo: undefined, healed: true });
-  assert.equal(store.getItem('file:bad.md'), { memo: undefined, healed: false });
+  assert.equal(await store.getItem('file:bad.md'), { memo: undefined, healed: true });
+  assert.equal(await store.getItem('file:bad.md'), { memo: undefined, healed: false });
   await store.close();
 });
 
@@ -191,8 +192,8 @@ test('an item memo whose bytes no longer decode is removed and reported as heale
     .put('file:torn.md', Buffer.from([0xc1, 0xc1]));
   await root.close();
   const store = await openStateStore(dir);
-  assert.equal(store.getItem('file:torn.md'), { memo: undefined, healed: true });
-  assert.equal(store.getItem('file:torn.md'), { memo: undefined, healed: false });
+  assert.equal(await store.getItem('file:torn.md'), { memo: undefined, healed: true });
+  assert.equal(await store.getItem('file:torn.md'), { memo: undefined, healed: false });
   await store.close();
 });
 
@@ -249,10 +250,10 @@ test('a store of 512-byte pages is rebuilt on 1 KB pages on open, every entry ke
   await rawDb(root, 'memos').put('extract:x', { answer: 42 });
   await root.close();
   const store = await openStateStore(dir);
-  assert.equal(store.getItem('file:2499.md'), { memo: { ...memo, sourceDocumentId: 'd99' }, healed: false });
-  assert.is([...store.itemIdentities()].length, 2_500);
-  assert.is(store.itemsOfDocument('d7').length, 25);
-  assert.equal(store.getMemo('extract:x'), { answer: 42 });
+  assert.equal(await store.getItem('file:2499.md'), { memo: { ...memo, sourceDocumentId: 'd99' }, healed: false });
+  assert.is((await collect(store.itemIdentities())).length, 2_500);
+  assert.is((await store.itemsOfDocument('d7')).length, 25);
+  assert.equal(await store.getMemo('extract:x'), { answer: 42 });
   await store.close();
   assert.is(pageSizeOfStore(), 1024);
   assert.equal(readdirSync(dir).sort(), ['state.mdb', 'state.mdb-lock']);
@@ -263,7 +264,7 @@ for (const pageSize of [4096, 1024] as const) {
     await makeStoreOfPages(pageSize);
     const store = await openStateStore(dir);
     await store.putItem('file:a.md', memo);
-    assert.equal(store.getItem('file:a.md'), { memo, healed: false });
+    assert.equal(await store.getItem('file:a.md'), { memo, healed: false });
     await store.close();
     assert.is(pageSizeOfStore(), pageSize);
   });
@@ -279,11 +280,11 @@ for (const [made, make] of [
     const store = await openStateStore(dir);
     await store.putItem(long, memo);
     await store.putItem('file:a.md', memo);
-    assert.equal(store.getItem(long), { memo, healed: false });
-    assert.equal(store.getItemStamp(long).stamp?.sha256, memo.sha256);
-    assert.equal([...store.itemIdentities()], ['file:a.md', long]);
+    assert.equal(await store.getItem(long), { memo, healed: false });
+    assert.equal((await store.getItemStamp(long)).stamp?.sha256, memo.sha256);
+    assert.equal(await collect(store.itemIdentities()), ['file:a.md', long]);
     await store.removeItem(long);
-    assert.equal(store.getItem(long), { memo: undefined, healed: false });
+    assert.equal(await store.getItem(long), { memo: undefined, healed: false });
     await store.close();
   });
 }

@@ -72,7 +72,7 @@ test('with no model configured, an edit re-extracts only the window it touched, 
   const memoEntries = async () => {
     const store = await openStateStore(config.stateStorePath);
     try {
-      return store.memoCount();
+      return await store.memoCount();
     } finally {
       await store.close();
     }

@@ -69,7 +69,7 @@ test('a folder the walk cannot list keeps its rows and memos under a warning; li
   assert.is(lost.status, 'completed');
   assert.equal([lost.items.removed, lost.rowsDeleted], [0, 0]);
   assert.is(await chunks(), before);
-  for (const name of FILES) assert.ok(f.lifespan.store.getItem(`file:${name}`).memo, `${name} keeps its memo`);
+  for (const name of FILES) assert.ok((await f.lifespan.store.getItem(`file:${name}`)).memo, `${name} keeps its memo`);
   assert.equal(lost.warnings, [
     {
       name: 'unlisted_directory',
@@ -84,7 +84,7 @@ test('a folder the walk cannot list keeps its rows and memos under a warning; li
   await f.write('private/new.md', markdown('A new document', 3));
   const listed = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.equal([listed.items.removed, listed.items.changed, listed.items.unchanged, listed.warnings], [1, 1, 3, []]);
-  assert.is(f.lifespan.store.getItem('file:private/two.md').memo, undefined);
+  assert.is((await f.lifespan.store.getItem('file:private/two.md')).memo, undefined);
   assert.ok(listed.rowsDeleted > 0, 'the removed file lost its rows');
 });
 
@@ -113,7 +113,7 @@ test('an unlisted corpus root holds every known file; a nested unlisted folder c
   for (const relPath of ['private/deep', '', 'private/deep'])
     unlisted.add({ relPath, reason: 'cannot read directory: EIO' });
   const live = new LiveItems();
-  const kept = unlisted.keepKnownItems(f.lifespan.store, live);
+  const kept = await unlisted.keepKnownItems(f.lifespan.store, live);
   assert.equal([...kept].sort(), [
     ['', 3],
     ['private/deep', 1],

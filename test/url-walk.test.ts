@@ -351,8 +351,8 @@ test('cleanup keeps the rows of still-passed URLs, even unreachable ones, and re
   assert.is(await count('reference_items WHERE id = $1::uuid', [ref1]), 1, 'its reference item stays as provenance');
   assert.is(await derived(ref2), chunks2, 'a passed URL that failed to fetch keeps its rows');
   assert.ok((await derived(ref4)) > 0);
-  assert.is(f.lifespan.store.getItem(`url:${url('/a/1')}`).memo, undefined);
-  assert.ok(f.lifespan.store.getItem(`url:${url('/a/2')}`).memo !== undefined);
+  assert.is((await f.lifespan.store.getItem(`url:${url('/a/1')}`)).memo, undefined);
+  assert.ok((await f.lifespan.store.getItem(`url:${url('/a/2')}`)).memo !== undefined);
   assert.is(await count('source_documents'), 1);
 });
 

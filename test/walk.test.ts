@@ -7,6 +7,7 @@ import type { FlowPass } from '../engine/walk/passes.ts';
 import { walkCounts } from '../engine/walk/tally.ts';
 import { walk } from '../engine/walk/walk.ts';
 import { markdown, snapshotRows, walkFixture, type WalkFixture } from './helpers/walk.ts';
+import { collect } from './helpers/collect.ts';
 
 let f: WalkFixture;
 test.before.each(async () => {
@@ -126,7 +127,7 @@ test('deleting a file removes its derived rows and keeps its source_documents ro
   assert.ok(second.rowsDeleted > 0);
   assert.is(await count('content_chunks WHERE source_document_id = $1', [doc!.id]), 0);
   assert.is(await count('source_documents WHERE id = $1', [doc!.id]), 1);
-  assert.is(f.lifespan.store.getItem('file:policies/travel.md').memo, undefined);
+  assert.is((await f.lifespan.store.getItem('file:policies/travel.md')).memo, undefined);
 });
 
 test('the same bytes at a new path resolve to the same source_documents id', async () => {
@@ -139,8 +140,8 @@ test('the same bytes at a new path resolve to the same source_documents id', asy
     "SELECT id, rel_path FROM source_documents WHERE content_sha256 = (SELECT content_sha256 FROM source_documents WHERE rel_path = 'travel-copy.md')",
   );
   assert.is(rows.length, 1);
-  assert.is(f.lifespan.store.getItem('file:travel-copy.md').memo?.sourceDocumentId, rows[0]!.id);
-  assert.is(f.lifespan.store.getItem('file:policies/travel.md').memo?.sourceDocumentId, rows[0]!.id);
+  assert.is((await f.lifespan.store.getItem('file:travel-copy.md')).memo?.sourceDocumentId, rows[0]!.id);
+  assert.is((await f.lifespan.store.getItem('file:policies/travel.md')).memo?.sourceDocumentId, rows[0]!.id);
   // Deleting one copy keeps the rows the other copy owns.
   await rm(path.join(f.corpus, 'policies/travel.md'));
   const third = await walk(f.lifespan, { sourcePath: f.corpus });
@@ -160,7 +161,7 @@ test('a file edited into a copy of another document retires its old document’s
   assert.is(await count('content_chunks WHERE source_document_id = $1', [old!.id]), 0);
   assert.is(await count('source_documents WHERE id = $1', [old!.id]), 1, 'provenance stays');
   assert.equal(
-    [...f.lifespan.store.itemIdentities()].filter((k) => k.startsWith('retired:')),
+    (await collect(f.lifespan.store.itemIdentities())).filter((k) => k.startsWith('retired:')),
     [],
     'the retired memo was consumed',
   );

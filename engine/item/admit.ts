@@ -123,8 +123,8 @@ export function stampMtime(mtimeNs: bigint, readAtMs: number): string {
 export type Admission = { kind: 'unchanged'; memo: ItemMemo } | ChangedFile;
 
 /** The item's memo stamp; an unreadable memo is dropped (and counted as healed), so the item re-runs. */
-export function recallFile(item: FileItem, store: StateStore): ItemStamp | undefined {
-  const { stamp, healed } = store.getItemStamp(fileIdentity(item.relPath));
+export async function recallFile(item: FileItem, store: StateStore): Promise<ItemStamp | undefined> {
+  const { stamp, healed } = await store.getItemStamp(fileIdentity(item.relPath));
   if (healed) countEvent('memo_heal');
   return stamp;
 }
@@ -155,7 +155,7 @@ export async function admitFile(
   { fullReprocess, textual }: { fullReprocess: boolean; textual: boolean },
 ): Promise<Admission> {
   const key = fileIdentity(item.relPath);
-  const { memo, healed } = store.getItem(key);
+  const { memo, healed } = await store.getItem(key);
   if (healed) countEvent('memo_heal');
   const readAtMs = Date.now();
   const read = textual ? await readText(item) : await readWhole(item);

@@ -58,10 +58,7 @@ export class DocumentIdentity {
     }
     // Without a memo (a new path, or a lost state store) the row that names this path stands in.
     const own = previous ?? (await this.#documentAt(relPath));
-    if (own !== undefined && !this.#heldByAnother(own, fileIdentity(relPath))) {
-      this.#rewritten.add(own);
-      return own;
-    }
+    if (own !== undefined && (await this.#claim(own, fileIdentity(relPath)))) return own;
     return mintSourceDocumentId();
   }
 
@@ -73,10 +70,14 @@ export class DocumentIdentity {
     return rows[0]?.id;
   }
 
-  #heldByAnother(sourceDocumentId: string, identity: string): boolean {
-    if (this.#heldByContent.has(sourceDocumentId) || this.#rewritten.has(sourceDocumentId)) return true;
-    return this.#store
-      .itemsOfDocument(sourceDocumentId)
-      .some((other) => other !== identity && !isRetiredIdentity(other));
+  /** Takes the document for this edit unless another item holds it; true when taken. */
+  async #claim(sourceDocumentId: string, identity: string): Promise<boolean> {
+    const items = await this.#store.itemsOfDocument(sourceDocumentId);
+    // Checked and taken in one step once the store has answered: another item of this walk may
+    // have taken it meanwhile.
+    if (this.#heldByContent.has(sourceDocumentId) || this.#rewritten.has(sourceDocumentId)) return false;
+    if (items.some((other) => other !== identity && !isRetiredIdentity(other))) return false;
+    this.#rewritten.add(sourceDocumentId);
+    return true;
   }
 }

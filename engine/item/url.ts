@@ -75,7 +75,7 @@ export async function ingestUrl(item: UrlItem, deps: UrlIngestDeps): Promise<Ing
   const referenceItemId = referenceItemKey(item.url);
   const page = await atStage('fetch', () => safeFetch(item.url, deps.fetch));
   const sha256 = sha256Hex(page.bytes);
-  const { memo: previous, healed } = deps.store.getItem(key);
+  const { memo: previous, healed } = await deps.store.getItem(key);
   if (healed) countEvent('memo_heal');
   if (previous !== undefined && !fullReprocess && previous.sha256 === sha256) {
     await linkBack(item, referenceItemId, deps);

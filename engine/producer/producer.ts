@@ -113,7 +113,7 @@ export class Producer {
 
   /** Runs while the producer is owed a run (also one a process that died left owed). */
   async runWanted(): Promise<void> {
-    while (this.#debt.owed() !== undefined) {
+    while ((await this.#debt.owed()) !== undefined) {
       const outcome = await this.start({ all: false, redraft: false }).done;
       if (outcome.status !== 'completed') return;
     }
@@ -144,7 +144,7 @@ export class Producer {
     const { config, db, store, log, runs, llm, queue } = this.#deps;
     await this.#settleAbandoned();
     // Read before the gate reads the rows: what was owed then is what this run produces.
-    const owed = this.#debt.owed();
+    const owed = await this.#debt.owed();
     const started = new Date();
     const run: RunContext = { opId, fullReprocess: options.redraft, counters: emptyRunCounters() };
     const record = (status: 'in_progress' | 'completed' | 'failed', counts: object, error?: string) =>
@@ -202,7 +202,7 @@ export class Producer {
   /** A run record still in progress under the lease we now hold is a run whose process died. */
   async #settleAbandoned(): Promise<void> {
     const { store, runs, log } = this.#deps;
-    const earlier = store.getMemo(RUNNING_MEMO) as ReturnType<typeof runRecord> | undefined;
+    const earlier = (await store.getMemo(RUNNING_MEMO)) as ReturnType<typeof runRecord> | undefined;
     if (earlier === undefined) return;
     await runs.finish({
       ...earlier,

@@ -24,9 +24,9 @@ export async function databaseInstanceId(db: Database): Promise<string> {
  */
 export async function bindStoreToDatabase(store: StateStore, db: Database): Promise<boolean> {
   const id = await databaseInstanceId(db);
-  const bound = store.boundDatabaseId();
+  const bound = await store.boundDatabaseId();
   if (bound === id) return false;
-  const hadItems = store.itemCount() > 0;
+  const hadItems = (await store.itemCount()) > 0;
   await store.clearItems();
   await store.bindDatabase(id);
   return hadItems;
@@ -52,9 +52,9 @@ export class CorpusRootChangedError extends IngestError {
  */
 export async function bindStoreToCorpus(store: StateStore, sourcePath: string, rebind: boolean): Promise<void> {
   const root = await realpath(sourcePath);
-  const bound = store.boundCorpusRoot();
+  const bound = await store.boundCorpusRoot();
   if (bound === root) return;
   // A store with no item memos has nothing to lose: it follows the corpus it is given.
-  if (bound !== undefined && !rebind && store.itemCount() > 0) throw new CorpusRootChangedError(bound, root);
+  if (bound !== undefined && !rebind && (await store.itemCount()) > 0) throw new CorpusRootChangedError(bound, root);
   await store.bindCorpusRoot(root);
 }

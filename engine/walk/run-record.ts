@@ -81,7 +81,7 @@ export const ABANDONED_ERROR =
  * so no live walk's record is among them.
  */
 export async function settleEarlierRuns(store: StateStore, runs: RunRecorder, log: Logger): Promise<void> {
-  for (const earlier of store.unsettledRuns()) {
+  for (const earlier of await store.unsettledRuns()) {
     const record: RunRecord =
       earlier.status === 'in_progress'
         ? {

@@ -29,16 +29,16 @@ export class UnlistedDirectories {
    * Marks every known file under an unlisted directory as seen and its document as live; says,
    * per directory, how many of them this walk had not seen at all. One pass over the known items.
    */
-  keepKnownItems(store: StateStore, live: LiveItems): Map<string, number> {
+  async keepKnownItems(store: StateStore, live: LiveItems): Promise<Map<string, number>> {
     const kept = new Map([...this.#reasons.keys()].map((dir) => [dir, 0]));
     if (kept.size === 0) return kept;
-    for (const identity of store.itemIdentities()) {
+    for await (const identity of store.itemIdentities()) {
       const relPath = relPathOf(identity);
       const dir = relPath === null ? null : this.#holder(relPath);
       if (dir === null) continue;
       if (!live.seen.has(identity)) kept.set(dir, kept.get(dir)! + 1);
       live.seen.add(identity);
-      const { stamp } = store.getItemStamp(identity);
+      const { stamp } = await store.getItemStamp(identity);
       if (stamp !== undefined) live.liveDocumentIds.add(stamp.sourceDocumentId);
     }
     return kept;

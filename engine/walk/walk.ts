@@ -278,7 +278,7 @@ async function walkCorpus(
       log.info({ path: file.relPath }, 'item dropped: unrecognised file type');
       return finished();
     }
-    const stamp = recallFile(file, store);
+    const stamp = await recallFile(file, store);
     if (unchangedByStat(stamp, file, run.fullReprocess)) {
       // The fast path of an unchanged walk: no read, no slot, nothing else.
       live.liveDocumentIds.add(stamp.sourceDocumentId);
@@ -329,7 +329,7 @@ async function walkCorpus(
     for (const [table, n] of sink.rowsWritten) tally.rows[table] = n;
   }
   // What the walk could not list is not gone: kept before the cleanup pass looks for removals.
-  tally.warnings.push(...unlisted.warnings(unlisted.keepKnownItems(store, live)));
+  tally.warnings.push(...unlisted.warnings(await unlisted.keepKnownItems(store, live)));
   tally.listingDone();
   // No flow-scope pass without the database or the fence, and above all no cleanup: the walk saw
   // only part of the corpus, and the rest would read as removed.

@@ -67,7 +67,7 @@ export async function runExtractor<T>(prompt: ExtractorPrompt, text: string, con
   const run = context.run ?? currentRunContext();
   // full_reprocess bypasses the memo (and refreshes it below).
   if (!run.fullReprocess) {
-    const memo = context.store.getMemo(key);
+    const memo = await context.store.getMemo(key);
     if (memo !== undefined) {
       if (valid(memo)) return memo as T;
       await context.store.removeMemo(key);

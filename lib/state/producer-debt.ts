@@ -20,8 +20,8 @@ export class ProducerDebt {
   }
 
   /** The token of what is owed; undefined when every change has been produced. */
-  owed(): string | undefined {
-    const token = this.#store.getMemo(OWED_MEMO);
+  async owed(): Promise<string | undefined> {
+    const token = await this.#store.getMemo(OWED_MEMO);
     return typeof token === 'string' ? token : undefined;
   }
 
@@ -32,7 +32,7 @@ export class ProducerDebt {
 
   /** Settles what `token` named (read when the run began), unless more was incurred since. */
   async settle(token: string | undefined): Promise<void> {
-    if (token !== undefined && this.owed() === token) await this.#store.removeMemo(OWED_MEMO);
+    if (token !== undefined && (await this.owed()) === token) await this.#store.removeMemo(OWED_MEMO);
   }
 }
 

@@ -87,12 +87,17 @@ export class StateStoreVersionError extends IngestError {
   }
 }
 
+/**
+ * What the engine keeps between walks. Its reads are promises although lmdb answers at once, so
+ * that a store in the database itself can stand behind the same interface for processes that
+ * share one corpus (docs/ARCHITECTURE.md "The walk").
+ */
 export interface StateStore {
   readonly path: string;
   /** The item's memo, or undefined when absent; an unreadable entry is removed and reported as healed. */
-  getItem(identity: string): { memo: ItemMemo | undefined; healed: boolean };
+  getItem(identity: string): Promise<{ memo: ItemMemo | undefined; healed: boolean }>;
   /** The item's stamp alone (no row keys to decode), healed the same way. */
-  getItemStamp(identity: string): { stamp: ItemStamp | undefined; healed: boolean };
+  getItemStamp(identity: string): Promise<{ stamp: ItemStamp | undefined; healed: boolean }>;
   /** Resolves once the stamp and the row keys are committed to disk, together. */
   putItem(identity: string, memo: ItemMemo): Promise<void>;
   /**
@@ -102,25 +107,25 @@ export interface StateStore {
   putItems(entries: readonly (readonly [identity: string, memo: ItemMemo])[]): Promise<void>;
   removeItem(identity: string): Promise<void>;
   /** The identity of every item, streamed from disk. */
-  itemIdentities(): Iterable<string>;
+  itemIdentities(): AsyncIterable<string>;
   /** The identities of the items whose memo resolves to this document (retired ones included). */
-  itemsOfDocument(sourceDocumentId: string): string[];
-  itemCount(): number;
+  itemsOfDocument(sourceDocumentId: string): Promise<string[]>;
+  itemCount(): Promise<number>;
   clearItems(): Promise<void>;
   /** The id of the database whose rows the item memos describe. */
-  boundDatabaseId(): string | undefined;
+  boundDatabaseId(): Promise<string | undefined>;
   bindDatabase(databaseId: string): Promise<void>;
   /** The corpus directory (its real path) the item memos describe; undefined before the first walk. */
-  boundCorpusRoot(): string | undefined;
+  boundCorpusRoot(): Promise<string | undefined>;
   bindCorpusRoot(root: string): Promise<void>;
   /** Run records not yet known to have reached the ledger: a walk's own while it runs, then any undelivered. */
-  unsettledRuns(): RunRecord[];
+  unsettledRuns(): Promise<RunRecord[]>;
   putUnsettledRun(record: RunRecord): Promise<void>;
   removeUnsettledRun(opId: string): Promise<void>;
-  getMemo(key: string): unknown;
+  getMemo(key: string): Promise<unknown>;
   putMemo(key: string, value: unknown): Promise<void>;
   removeMemo(key: string): Promise<void>;
-  memoCount(): number;
+  memoCount(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -299,11 +304,11 @@ class LmdbStateStore implements StateStore {
     this.#itemKey = itemKeyOf((root as unknown as { maxKeySize: number }).maxKeySize);
   }
 
-  getItemStamp(identity: string): { stamp: ItemStamp | undefined; healed: boolean } {
+  async getItemStamp(identity: string): Promise<{ stamp: ItemStamp | undefined; healed: boolean }> {
     return this.#stampAt(this.#itemKey(identity), identity);
   }
 
-  getItem(identity: string): { memo: ItemMemo | undefined; healed: boolean } {
+  async getItem(identity: string): Promise<{ memo: ItemMemo | undefined; healed: boolean }> {
     const key = this.#itemKey(identity);
     const { stamp, healed } = this.#stampAt(key, identity);
     if (stamp === undefined) return { memo: undefined, healed };
@@ -331,7 +336,7 @@ class LmdbStateStore implements StateStore {
     });
   }
 
-  *itemIdentities(): Iterable<string> {
+  async *itemIdentities(): AsyncIterable<string> {
     for (const key of this.#items.getKeys()) {
       if (!key.startsWith(DIGEST_KEY)) yield key;
       else {
@@ -341,7 +346,7 @@ class LmdbStateStore implements StateStore {
     }
   }
 
-  itemsOfDocument(sourceDocumentId: string): string[] {
+  async itemsOfDocument(sourceDocumentId: string): Promise<string[]> {
     const identities: string[] = [];
     for (const key of this.#docItems.getValues(sourceDocumentId)) {
       // An entry whose stamp was healed away or moved on is stale: the stamp decides.
@@ -353,7 +358,7 @@ class LmdbStateStore implements StateStore {
     return identities;
   }
 
-  itemCount(): number {
+  async itemCount(): Promise<number> {
     return this.#items.getKeysCount();
   }
 
@@ -365,7 +370,7 @@ class LmdbStateStore implements StateStore {
     });
   }
 
-  boundDatabaseId(): string | undefined {
+  async boundDatabaseId(): Promise<string | undefined> {
     const id = this.#meta.get('database_id');
     return typeof id === 'string' ? id : undefined;
   }
@@ -374,7 +379,7 @@ class LmdbStateStore implements StateStore {
     await this.#meta.put('database_id', databaseId);
   }
 
-  boundCorpusRoot(): string | undefined {
+  async boundCorpusRoot(): Promise<string | undefined> {
     const root = this.#meta.get('corpus_root');
     return typeof root === 'string' ? root : undefined;
   }
@@ -383,7 +388,7 @@ class LmdbStateStore implements StateStore {
     await this.#meta.put('corpus_root', root);
   }
 
-  unsettledRuns(): RunRecord[] {
+  async unsettledRuns(): Promise<RunRecord[]> {
     return [...this.#meta.getRange({ start: UNSETTLED_RUN, end: UNSETTLED_RUN_END })].map((e) => e.value as RunRecord);
   }
 
@@ -395,7 +400,7 @@ class LmdbStateStore implements StateStore {
     await this.#meta.remove(UNSETTLED_RUN + opId);
   }
 
-  getMemo(key: string): unknown {
+  async getMemo(key: string): Promise<unknown> {
     return this.#memos.get(key);
   }
 
@@ -407,7 +412,7 @@ class LmdbStateStore implements StateStore {
     await this.#memos.remove(key);
   }
 
-  memoCount(): number {
+  async memoCount(): Promise<number> {
     return this.#memos.getKeysCount();
   }
 

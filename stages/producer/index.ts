@@ -130,7 +130,7 @@ export async function produceBundle(deps: ProducerDeps, options: ProduceOptions)
     options.now,
   );
 
-  const published = deps.store.getMemo(PUBLISHED_MEMO) as { at: string } | undefined;
+  const published = (await deps.store.getMemo(PUBLISHED_MEMO)) as { at: string } | undefined;
   const assembly = await assembleBundle(db, deps.bundleDir, {
     opId: options.opId,
     now: options.now,
@@ -155,7 +155,7 @@ export async function produceBundle(deps: ProducerDeps, options: ProduceOptions)
  * earlier run's mirroring failed (the files that run dropped may then linger in the bucket).
  */
 async function mirrorBundle(mirror: BundleMirror, store: StateStore, assembly: Assembly): Promise<void> {
-  const behind = store.getMemo(MIRROR_BEHIND_MEMO) !== undefined;
+  const behind = (await store.getMemo(MIRROR_BEHIND_MEMO)) !== undefined;
   await store.putMemo(MIRROR_BEHIND_MEMO, true);
   const upload = behind ? await filesUnder(assembly.version) : assembly.written;
   for (const relPath of upload) await mirror.upload(relPath, `${assembly.version}/${relPath}`);

@@ -446,8 +446,8 @@ async function rewriteItemKeys(
   for (const owner of owners) {
     const dropped = dropping?.get(owner);
     const added = adding?.get(owner);
-    for (const identity of store.itemsOfDocument(owner)) {
-      const { memo } = store.getItem(identity);
+    for (const identity of await store.itemsOfDocument(owner)) {
+      const { memo } = await store.getItem(identity);
       if (memo === undefined) continue;
       const rows = { ...memo.rows };
       const edit = (table: string, change: (listed: Set<string>) => void) => {

@@ -119,8 +119,8 @@ test('a walk whose database stops mid-way fails cleanly, and the next walk lands
     await database.restart();
     lifespan = await openLifespan(config, log);
     // Every memo the interrupted walk committed names rows that landed.
-    for (const identity of lifespan.store.itemIdentities()) {
-      const { memo } = lifespan.store.getItem(identity);
+    for await (const identity of lifespan.store.itemIdentities()) {
+      const { memo } = await lifespan.store.getItem(identity);
       for (const spec of WALK_TABLES) {
         const keys = memo!.rows[spec.name] ?? [];
         if (keys.length === 0) continue;

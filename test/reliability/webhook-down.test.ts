@@ -56,7 +56,7 @@ test('a walk with the receiver down completes; its record is retried within boun
         [second.opId, 'completed'],
       ],
     );
-    assert.equal(f.lifespan.store.unsettledRuns(), [], 'nothing is left to deliver');
+    assert.equal(await f.lifespan.store.unsettledRuns(), [], 'nothing is left to deliver');
   } finally {
     await f.dispose();
     await new Promise((resolve) => app.server.close(resolve));
