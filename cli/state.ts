@@ -5,10 +5,13 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';
+import { openDatabase } from '../lib/db/open.ts';
+import { DatabaseStateStore } from '../lib/state/database-store.ts';
 import { inspectStateStore, resetStateStore } from '../lib/state/store.ts';
 
 export async function stateVerifyCommand(args: string[], { config }: { config: Config }): Promise<number> {
   parseArgs({ args, options: {} });
+  if (config.stateStore === 'database') return verifyDatabaseStore(config);
   if (!existsSync(path.join(config.stateStorePath, 'state.mdb'))) {
     process.stdout.write(`no state store at ${config.stateStorePath} (the next walk creates one)\n`);
     return 0;
@@ -34,13 +37,47 @@ export async function stateVerifyCommand(args: string[], { config }: { config: C
 export async function stateResetCommand(args: string[], { config }: { config: Config }): Promise<number> {
   const { values } = parseArgs({ args, options: { yes: { type: 'boolean', default: false } } });
   if (!values.yes) {
+    const where = config.stateStore === 'database' ? `in ${describe(config)}` : `at ${config.stateStorePath}`;
     process.stderr.write(
-      `ingest: this deletes the engine state store at ${config.stateStorePath}; the next walk re-extracts every item ` +
+      `ingest: this deletes the engine state store ${where}; the next walk re-extracts every item ` +
         '(model calls included). Run again with --yes to proceed.\n',
     );
     return 2;
   }
+  if (config.stateStore === 'database') {
+    await withDatabaseStore(config, (store) => store.reset());
+    process.stdout.write(`state store in ${describe(config)} reset\n`);
+    return 0;
+  }
   await resetStateStore(config.stateStorePath);
   process.stdout.write(`state store at ${config.stateStorePath} reset\n`);
+  return 0;
+}
+
+const describe = (config: Config) => (config.database.dsn === null ? 'the embedded database' : 'the database');
+
+async function withDatabaseStore<T>(config: Config, use: (store: DatabaseStateStore) => Promise<T>): Promise<T> {
+  const db = await openDatabase(config);
+  try {
+    return await use(new DatabaseStateStore(db));
+  } finally {
+    await db.close();
+  }
+}
+
+/** The store in the database has no format of its own to check (the schema's migrations are its format). */
+async function verifyDatabaseStore(config: Config): Promise<number> {
+  const report = await withDatabaseStore(config, async (store) => ({
+    items: await store.itemCount(),
+    memos: await store.memoCount(),
+    database: await store.boundDatabaseId(),
+    corpus: await store.boundCorpusRoot(),
+  }));
+  process.stdout.write(
+    `state store: ${describe(config)} (INGEST_STATE_STORE=database)\n` +
+      `item memos: ${report.items}\ninner memos: ${report.memos}\n` +
+      `bound to database: ${report.database ?? 'none yet'}\n` +
+      `bound to corpus: ${report.corpus ?? 'none yet'}\nok\n`,
+  );
   return 0;
 }

@@ -20,6 +20,7 @@ import { converterOptions, createConverter } from '../stages/convert/index.ts';
 import { AliasSnapshot } from '../lib/aliases.ts';
 import { createModels } from '../lib/models.ts';
 import { openStateStore } from '../lib/state/store.ts';
+import { DatabaseStateStore } from '../lib/state/database-store.ts';
 import { Producer } from './producer/producer.ts';
 import { WalkLock } from './walk/walk-lock.ts';
 
@@ -50,12 +51,12 @@ export async function openLifespan(
   if (config.imageSha === null) {
     log.warn('IMAGE_SHA is not set: no run of this process will carry result.extractor_version');
   }
-  requireStore(config, config.stateStorePath, 'engine state store');
+  if (config.stateStore === 'directory') requireStore(config, config.stateStorePath, 'engine state store');
   const db = options.db ?? (await openDatabase(config));
   const aliases = new AliasSnapshot();
   const store = await aliases
     .refresh(db)
-    .then(() => openStateStore(config.stateStorePath))
+    .then(() => (config.stateStore === 'database' ? new DatabaseStateStore(db) : openStateStore(config.stateStorePath)))
     .catch(async (error: unknown) => {
       if (options.db === undefined) await db.close();
       throw error;

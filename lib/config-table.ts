@@ -13,6 +13,10 @@ export const DEFAULT_PORT = 8790;
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
+/** Where the engine state store lives: its own lmdb directory, or the database (lib/state/database-store.ts). */
+export type StateStoreKind = 'directory' | 'database';
+const STATE_STORES: readonly StateStoreKind[] = ['directory', 'database'];
+
 export interface Variable<T> {
   /** The README's default column: the value, or what leaving the variable unset means. */
   readonly unset: string;
@@ -141,6 +145,16 @@ export const VARIABLES = {
       return raw;
     },
   } satisfies Variable<string | null>,
+  INGEST_STATE_STORE: {
+    unset: '`directory`',
+    meaning:
+      '`directory`: the engine state store is the lmdb store at `ENGINE_DB`; `database`: it is kept in the database (docs/behaviour/tiers.md#engine-state-store), for every process that writes one corpus',
+    parse(raw, name, problem) {
+      if (raw !== null && !STATE_STORES.includes(raw as StateStoreKind))
+        problem(`${name} must be one of ${STATE_STORES.join(', ')}`);
+      return (raw ?? 'directory') as StateStoreKind;
+    },
+  } satisfies Variable<StateStoreKind>,
   ENGINE_SOURCE_PATH: text('unset: idle mode', 'the corpus directory'),
   PIPELINE_TRIGGER_SECRET: text(
     'unset: /walk answers 503',

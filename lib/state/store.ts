@@ -54,7 +54,7 @@ const TRANSACTION_BYTES = 4 * 1024 * 1024;
  * identities.
  */
 const DIGEST_KEY = 'sha256:';
-function itemKeyOf(maxKeyBytes: number): (identity: string) => string {
+export function itemKeyOf(maxKeyBytes: number): (identity: string) => string {
   return (identity) => (Buffer.byteLength(identity) < maxKeyBytes ? identity : `${DIGEST_KEY}${sha256Hex(identity)}`);
 }
 
@@ -131,24 +131,24 @@ export interface StateStore {
 
 const STAMP_STRINGS = ['sha256', 'mtimeNs', 'ino', 'sourceDocumentId', 'mediaType', 'opId'] as const;
 
-function isItemStamp(value: unknown): value is ItemStamp {
+export function isItemStamp(value: unknown): value is ItemStamp {
   if (value === null || typeof value !== 'object') return false;
   const m = value as Record<string, unknown>;
   return STAMP_STRINGS.every((k) => typeof m[k] === 'string') && typeof m.size === 'number';
 }
 
-function isRowKeys(value: unknown): value is ItemMemo['rows'] {
+export function isRowKeys(value: unknown): value is ItemMemo['rows'] {
   if (value === null || typeof value !== 'object') return false;
   return Object.values(value).every((keys) => Array.isArray(keys) && keys.every((k) => typeof k === 'string'));
 }
 
-function stampOf(memo: ItemMemo): ItemStamp {
+export function stampOf(memo: ItemMemo): ItemStamp {
   const { rows: _rows, ...stamp } = memo;
   return stamp;
 }
 
 /** Meta keys of unsettled run records: the prefix, and the first key past every one of them. */
-const UNSETTLED_RUN = 'run:';
+export const UNSETTLED_RUN = 'run:';
 const UNSETTLED_RUN_END = 'run;';
 
 type Dbs = Record<'meta' | 'items' | 'itemRows' | 'memos', LmdbDatabase<unknown, string>>;

@@ -1,0 +1,210 @@
+// The engine state store kept in the database itself (INGEST_STATE_STORE=database): the five
+// things lib/state/store.ts keeps in an lmdb directory, in the tables of
+// schema/0020_engine_state.sql, so that every process that writes one corpus (a sidecar without
+// a volume of its own, the processes of a distributed walk) reads and writes one memo. The same
+// interface, the same rules: a stamp that does not read back as one is removed and reported as
+// healed; an identity too long to be a key is kept under its digest and given back whole.
+
+import type { Database } from '../db/database.ts';
+import type { RunRecord } from '../runs/record.ts';
+import {
+  isItemStamp,
+  isRowKeys,
+  itemKeyOf,
+  stampOf,
+  UNSETTLED_RUN,
+  type ItemMemo,
+  type ItemStamp,
+  type StateStore,
+} from './store.ts';
+
+/** Bytes of an identity kept as its own key: well inside a btree entry's limit (about 2,700). */
+const MAX_KEY_BYTES = 1024;
+/** Identities read from the table at a time when all are listed. */
+const LIST_PAGE = 1000;
+
+interface ItemRow {
+  identity: string;
+  stamp: unknown;
+  row_keys?: unknown;
+}
+
+export class DatabaseStateStore implements StateStore {
+  readonly path: string;
+  readonly #db: Database;
+  readonly #itemKey = itemKeyOf(MAX_KEY_BYTES);
+
+  /** `db` is lent: the store never closes it. */
+  constructor(db: Database) {
+    this.#db = db;
+    this.path = `the database at ${db.location}`;
+  }
+
+  async getItemStamp(identity: string): Promise<{ stamp: ItemStamp | undefined; healed: boolean }> {
+    const row = await this.#item(identity, 'identity, stamp');
+    if (row === undefined) return { stamp: undefined, healed: false };
+    if (isItemStamp(row.stamp)) return { stamp: row.stamp, healed: false };
+    return { stamp: undefined, healed: await this.#heal(identity) };
+  }
+
+  async getItem(identity: string): Promise<{ memo: ItemMemo | undefined; healed: boolean }> {
+    const row = await this.#item(identity, 'identity, stamp, row_keys');
+    if (row === undefined) return { memo: undefined, healed: false };
+    if (isItemStamp(row.stamp) && isRowKeys(row.row_keys))
+      return { memo: { ...row.stamp, rows: row.row_keys }, healed: false };
+    return { memo: undefined, healed: await this.#heal(identity) };
+  }
+
+  putItem(identity: string, memo: ItemMemo): Promise<void> {
+    return this.putItems([[identity, memo]]);
+  }
+
+  /** One statement: every memo lands whole, or none does. */
+  async putItems(entries: readonly (readonly [identity: string, memo: ItemMemo])[]): Promise<void> {
+    if (entries.length === 0) return;
+    await this.#db.query(
+      `INSERT INTO engine_items (item_key, identity, stamp, row_keys, source_document_id)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[], $5::text[])
+       ON CONFLICT (item_key) DO UPDATE
+         SET identity = excluded.identity, stamp = excluded.stamp, row_keys = excluded.row_keys,
+             source_document_id = excluded.source_document_id`,
+      [
+        entries.map(([identity]) => this.#itemKey(identity)),
+        entries.map(([identity]) => identity),
+        entries.map(([, memo]) => JSON.stringify(stampOf(memo))),
+        entries.map(([, memo]) => JSON.stringify(memo.rows)),
+        entries.map(([, memo]) => memo.sourceDocumentId),
+      ],
+    );
+  }
+
+  async removeItem(identity: string): Promise<void> {
+    await this.#db.query('DELETE FROM engine_items WHERE item_key = $1', [this.#itemKey(identity)]);
+  }
+
+  /** A page at a time in key order, so that listing a million items holds a page of them. */
+  async *itemIdentities(): AsyncIterable<string> {
+    let after = '';
+    for (;;) {
+      const { rows } = await this.#db.query<{ item_key: string; identity: string }>(
+        'SELECT item_key, identity FROM engine_items WHERE item_key > $1 ORDER BY item_key LIMIT $2',
+        [after, LIST_PAGE],
+      );
+      for (const row of rows) yield row.identity;
+      if (rows.length < LIST_PAGE) return;
+      after = rows.at(-1)!.item_key;
+    }
+  }
+
+  async itemsOfDocument(sourceDocumentId: string): Promise<string[]> {
+    const { rows } = await this.#db.query<{ identity: string }>(
+      'SELECT identity FROM engine_items WHERE source_document_id = $1 ORDER BY item_key',
+      [sourceDocumentId],
+    );
+    return rows.map((r) => r.identity);
+  }
+
+  async itemCount(): Promise<number> {
+    const { rows } = await this.#db.query<{ n: number }>('SELECT count(*)::int AS n FROM engine_items');
+    return rows[0]!.n;
+  }
+
+  async clearItems(): Promise<void> {
+    await this.#db.query('DELETE FROM engine_items');
+  }
+
+  async boundDatabaseId(): Promise<string | undefined> {
+    return this.#metaText('database_id');
+  }
+
+  bindDatabase(databaseId: string): Promise<void> {
+    return this.#putMeta('database_id', databaseId);
+  }
+
+  async boundCorpusRoot(): Promise<string | undefined> {
+    return this.#metaText('corpus_root');
+  }
+
+  bindCorpusRoot(root: string): Promise<void> {
+    return this.#putMeta('corpus_root', root);
+  }
+
+  async unsettledRuns(): Promise<RunRecord[]> {
+    const { rows } = await this.#db.query<{ value: RunRecord }>(
+      'SELECT value FROM engine_meta WHERE starts_with(key, $1) ORDER BY key',
+      [UNSETTLED_RUN],
+    );
+    return rows.map((r) => r.value);
+  }
+
+  putUnsettledRun(record: RunRecord): Promise<void> {
+    return this.#putMeta(UNSETTLED_RUN + record.opId, record);
+  }
+
+  async removeUnsettledRun(opId: string): Promise<void> {
+    await this.#db.query('DELETE FROM engine_meta WHERE key = $1', [UNSETTLED_RUN + opId]);
+  }
+
+  async getMemo(key: string): Promise<unknown> {
+    const { rows } = await this.#db.query<{ value: unknown }>('SELECT value FROM engine_memos WHERE key = $1', [key]);
+    return rows[0]?.value;
+  }
+
+  async putMemo(key: string, value: unknown): Promise<void> {
+    await this.#db.query(
+      `INSERT INTO engine_memos (key, value) VALUES ($1, $2::jsonb)
+       ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+      [key, JSON.stringify(value)],
+    );
+  }
+
+  async removeMemo(key: string): Promise<void> {
+    await this.#db.query('DELETE FROM engine_memos WHERE key = $1', [key]);
+  }
+
+  async memoCount(): Promise<number> {
+    const { rows } = await this.#db.query<{ n: number }>('SELECT count(*)::int AS n FROM engine_memos');
+    return rows[0]!.n;
+  }
+
+  /** Deletes everything the store holds (`ingest state reset`): the next walk re-extracts every item. */
+  async reset(): Promise<void> {
+    await this.#db.transaction(async (tx) => {
+      await tx.query('DELETE FROM engine_items');
+      await tx.query('DELETE FROM engine_memos');
+      await tx.query('DELETE FROM engine_meta');
+    });
+  }
+
+  /** The database is lent by the lifespan, which closes it. */
+  async close(): Promise<void> {}
+
+  async #item(identity: string, columns: string): Promise<ItemRow | undefined> {
+    const { rows } = await this.#db.query<ItemRow>(`SELECT ${columns} FROM engine_items WHERE item_key = $1`, [
+      this.#itemKey(identity),
+    ]);
+    return rows[0];
+  }
+
+  /** Removes an entry that does not read back as a memo; true when there was one to remove. */
+  async #heal(identity: string): Promise<boolean> {
+    const { rowCount } = await this.#db.query('DELETE FROM engine_items WHERE item_key = $1', [
+      this.#itemKey(identity),
+    ]);
+    return rowCount > 0;
+  }
+
+  async #metaText(key: string): Promise<string | undefined> {
+    const { rows } = await this.#db.query<{ value: unknown }>('SELECT value FROM engine_meta WHERE key = $1', [key]);
+    const value = rows[0]?.value;
+    return typeof value === 'string' ? value : undefined;
+  }
+
+  async #putMeta(key: string, value: unknown): Promise<void> {
+    await this.#db.query(
+      `INSERT INTO engine_meta (key, value) VALUES ($1, $2::jsonb)
+       ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+      [key, JSON.stringify(value)],
+    );
+  }
+}

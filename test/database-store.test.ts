@@ -1,0 +1,188 @@
+// @engine
+// The engine state store kept in the database (INGEST_STATE_STORE=database,
+// lib/state/database-store.ts): the same rules as the lmdb store behind the same interface, and
+// a walk on it whose memo every process on the database shares: a process with a data
+// directory of its own walks the same corpus unchanged, with no model call and no row written.
+
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { walk } from '../engine/walk/walk.ts';
+import { DatabaseStateStore } from '../lib/state/database-store.ts';
+import type { ItemMemo } from '../lib/state/store.ts';
+import type { RunRecord } from '../lib/runs/record.ts';
+import { startMockServer, type MockServer } from '../mock/server.ts';
+import { collect } from './helpers/collect.ts';
+import { openTestDatabase, targetEngine, type TestDatabase } from './helpers/db.ts';
+import { BIN } from './helpers/corpus.ts';
+import { markdown, walkFixture } from './helpers/walk.ts';
+
+const memo: ItemMemo = {
+  sha256: 'ab',
+  size: 3,
+  mtimeNs: '1',
+  ino: '2',
+  sourceDocumentId: 'd',
+  mediaType: 'text/markdown',
+  opId: 'o',
+  rows: { content_chunks: ['k1', 'k2'] },
+};
+
+let t: TestDatabase;
+let store: DatabaseStateStore;
+test.before.each(async () => {
+  t = await openTestDatabase();
+  store = new DatabaseStateStore(t.db);
+});
+test.after.each(async () => {
+  await store.close();
+  await t.dispose();
+});
+
+test('item memos: put, read whole or as a stamp, listed, indexed under their document through a move', async () => {
+  await store.putItem('file:a.md', memo);
+  await store.putItem('file:b.md', memo);
+  assert.equal(await store.getItem('file:a.md'), { memo, healed: false });
+  const { rows: _rows, ...stamp } = memo;
+  assert.equal(await store.getItemStamp('file:a.md'), { stamp, healed: false });
+  assert.equal(await store.itemsOfDocument('d'), ['file:a.md', 'file:b.md']);
+  await store.putItems([['file:a.md', { ...memo, sourceDocumentId: 'e', rows: { entity_mentions: ['m1'] } }]]);
+  assert.equal([await store.itemsOfDocument('d'), await store.itemsOfDocument('e')], [['file:b.md'], ['file:a.md']]);
+  assert.equal((await store.getItem('file:a.md')).memo?.rows, { entity_mentions: ['m1'] });
+  await store.removeItem('file:b.md');
+  assert.equal(await store.getItem('file:b.md'), { memo: undefined, healed: false });
+  assert.equal(await collect(store.itemIdentities()), ['file:a.md']);
+  assert.is(await store.itemCount(), 1);
+  await store.clearItems();
+  assert.is(await store.itemCount(), 0);
+});
+
+test('an identity too long to be a key is kept under its digest and given back whole', async () => {
+  const long = `file:${'deep/'.repeat(600)}a.md`;
+  await store.putItem(long, memo);
+  assert.equal(await store.getItem(long), { memo, healed: false });
+  assert.equal(await store.itemsOfDocument('d'), [long]);
+  assert.equal(await collect(store.itemIdentities()), [long]);
+  const { rows } = await t.db.query<{ n: number }>('SELECT max(length(item_key))::int AS n FROM engine_items');
+  assert.ok(rows[0]!.n < 100, 'the key is a digest');
+});
+
+test('every identity is listed, page after page, and several memos land in one statement', async () => {
+  const identities = Array.from({ length: 2_500 }, (_, i) => `file:${i}.md`);
+  await store.putItems(identities.map((identity, i) => [identity, { ...memo, sourceDocumentId: `d${i % 100}` }]));
+  const listed = await collect(store.itemIdentities());
+  assert.equal(listed.sort(), [...identities].sort());
+  assert.is((await store.itemsOfDocument('d7')).length, 25);
+});
+
+test('an entry that does not read back as a memo is removed and counted as healed once', async () => {
+  await t.db.query(
+    `INSERT INTO engine_items (item_key, identity, stamp, row_keys, source_document_id)
+     VALUES ('file:bad.md', 'file:bad.md', '{"sha256": 1}', '{}', 'd'),
+            ('file:torn.md', 'file:torn.md', $1::jsonb, '{"content_chunks": [1]}', 'd')`,
+    [JSON.stringify({ ...memo, rows: undefined })],
+  );
+  assert.equal(await store.getItemStamp('file:bad.md'), { stamp: undefined, healed: true });
+  assert.equal(await store.getItemStamp('file:bad.md'), { stamp: undefined, healed: false });
+  assert.equal(await store.getItem('file:torn.md'), { memo: undefined, healed: true });
+  assert.equal(await store.getItem('file:torn.md'), { memo: undefined, healed: false });
+});
+
+test('inner memos, the bindings and the run records not yet landed', async () => {
+  await store.putMemo('extract:x', { answer: 42, names: ['a'] });
+  assert.equal(await store.getMemo('extract:x'), { answer: 42, names: ['a'] });
+  await store.putMemo('extract:x', 'replaced');
+  assert.is(await store.getMemo('extract:x'), 'replaced');
+  assert.is(await store.memoCount(), 1);
+  await store.removeMemo('extract:x');
+  assert.is(await store.getMemo('extract:x'), undefined);
+
+  assert.equal([await store.boundDatabaseId(), await store.boundCorpusRoot()], [undefined, undefined]);
+  await store.bindDatabase('db-1');
+  await store.bindCorpusRoot('/corpus');
+  assert.equal([await store.boundDatabaseId(), await store.boundCorpusRoot()], ['db-1', '/corpus']);
+
+  const record = { opId: 'op-1', status: 'in_progress' } as unknown as RunRecord;
+  await store.putUnsettledRun(record);
+  await store.putUnsettledRun({ ...record, opId: 'op-2' });
+  assert.equal(
+    (await store.unsettledRuns()).map((r) => r.opId),
+    ['op-1', 'op-2'],
+  );
+  await store.removeUnsettledRun('op-1');
+  assert.equal(
+    (await store.unsettledRuns()).map((r) => r.opId),
+    ['op-2'],
+  );
+});
+
+if (targetEngine === 'postgres') {
+  test('ingest state verify and reset --yes work on the store in the database', async () => {
+    await store.putItem('file:a.md', memo);
+    await store.putMemo('extract:x', 1);
+    const run = (...args: string[]) =>
+      spawnSync(process.execPath, [BIN, 'state', ...args], {
+        env: { PATH: process.env.PATH, ENGINE_DB_DSN: t.dsn!, INGEST_STATE_STORE: 'database' },
+        encoding: 'utf8',
+      });
+    const verify = run('verify');
+    assert.is(verify.status, 0, verify.stderr);
+    assert.match(verify.stdout, /INGEST_STATE_STORE=database\nitem memos: 1\ninner memos: 1\n/);
+    assert.is(run('reset').status, 2, 'reset without --yes refuses');
+    assert.is(run('reset', '--yes').status, 0);
+    assert.equal([await store.itemCount(), await store.memoCount()], [0, 0]);
+  });
+}
+
+const MODEL_VARS = ['ANTHROPIC_BASE_URL', 'ANTHROPIC_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_API_KEY'];
+
+test('a walk on the database store: another process with a data directory of its own finds every memo', async () => {
+  const saved = Object.fromEntries(MODEL_VARS.map((v) => [v, process.env[v]]));
+  const mock: MockServer = await startMockServer();
+  Object.assign(process.env, {
+    ANTHROPIC_BASE_URL: mock.url,
+    ANTHROPIC_API_KEY: 'k',
+    OPENAI_BASE_URL: `${mock.url}/v1`,
+    OPENAI_API_KEY: 'k',
+  });
+  const f = await walkFixture({ env: { INGEST_STATE_STORE: 'database' } });
+  const elsewhere = mkdtempSync(path.join(tmpdir(), 'ingest-elsewhere-'));
+  try {
+    // Long enough for several extraction windows, so that an edit at its end leaves most unchanged.
+    await f.write('handbook.md', markdown('Handbook', 200));
+    await f.write('policies/travel.md', markdown('Travel policy', 4));
+    const cold = await walk(f.lifespan, { sourcePath: f.corpus });
+    assert.equal([cold.status, cold.items.changed], ['completed', 2]);
+    const calls = { ...mock.stats };
+    assert.ok(calls.messages > 0, 'the cold walk asked the model');
+    assert.ok(!existsSync(path.join(f.root, 'state', 'state.mdb')), 'no lmdb store was made');
+
+    // Another process: the same database and corpus, a data directory of its own.
+    await f.reopen(undefined, { INGEST_DATA_DIR: elsewhere });
+    const again = await walk(f.lifespan, { sourcePath: f.corpus });
+    assert.equal([again.status, again.items.unchanged, again.items.changed], ['completed', 2, 0]);
+    assert.equal(again.rows, {}, 'no row written');
+    assert.equal([mock.stats.messages, mock.stats.embeddings], [calls.messages, calls.embeddings]);
+
+    // An edit: the file's unchanged windows are memo hits wherever they were first asked.
+    await appendFile(path.join(f.corpus, 'handbook.md'), '\n\nOne more paragraph about the handbook.\n');
+    const edited = await walk(f.lifespan, { sourcePath: f.corpus });
+    assert.equal([edited.items.changed, edited.items.unchanged], [1, 1]);
+    const asked = mock.stats.messages - calls.messages;
+    assert.ok(asked > 0 && asked < calls.messages / 2, `the edit asked ${asked} of ${calls.messages} again`);
+  } finally {
+    await f.dispose();
+    rmSync(elsewhere, { recursive: true, force: true });
+    await mock.close();
+    for (const v of MODEL_VARS) {
+      if (saved[v] === undefined) delete process.env[v];
+      else process.env[v] = saved[v];
+    }
+  }
+});
+
+test.run();
