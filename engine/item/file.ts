@@ -26,7 +26,7 @@ import { fileIdentity, retiredIdentity } from '../../lib/state/keys.ts';
 import { admitFile, type ChangedFile, type FileContent } from './admit.ts';
 import { atStage, StageError } from './at-stage.ts';
 import { finishItem, writeItemRows, type CommitDeps } from './commit.ts';
-import type { LiveItems } from '../walk/live-items.ts';
+import { failedOutcome, stopsTheWalk, type ItemOutcome } from './outcome.ts';
 import { extractDeps, extractWindows, isAnswered, type WindowsExtraction } from '../../stages/extract/index.ts';
 import { embedOwners, type EmbeddingInput } from '../../stages/embed.ts';
 import type { ItemRows, RowKeys } from '../../stages/upsert.ts';
@@ -76,10 +76,7 @@ export interface FileIngestDeps {
 export interface FileWalkDeps extends FileIngestDeps {
   sink: Sink;
   debt: WalkDebt;
-  live: LiveItems;
   limits: Config['convert'];
-  /** Hears what an item that landed has to say about its document (the walk's summary shows it). */
-  warn: (path: string, warning: ConversionWarning) => void;
   /** Told after each durable batch of a file written in several. */
   onItemProgress?: (progress: ItemProgress) => void;
 }
@@ -94,14 +91,11 @@ export interface ItemProgress {
 }
 
 /**
- * Walks one file through its life; resolves 'unchanged' or 'changed', throws a StageError. Whatever
- * happens, the document the file resolves to is marked live, so the cleanup pass keeps its rows.
+ * Walks one file through its life to its outcome: unchanged, changed, or failed at a stage (a
+ * failure that stops the walk is thrown). Whatever happens, the outcome names the document the
+ * file resolves to, so the cleanup pass keeps its rows.
  */
-export async function walkFile(
-  item: FileItem,
-  mediaType: MediaType,
-  deps: FileWalkDeps,
-): Promise<'changed' | 'unchanged'> {
+export async function walkFile(item: FileItem, mediaType: MediaType, deps: FileWalkDeps): Promise<ItemOutcome> {
   const { opId, fullReprocess } = currentRunContext();
   const key = fileIdentity(item.relPath);
   let previous: ItemMemo | undefined;
@@ -120,8 +114,7 @@ export async function walkFile(
       admitFile(item, deps.store, { fullReprocess, textual: isText(mediaType) }),
     );
     if (admission.kind === 'unchanged') {
-      deps.live.liveDocumentIds.add(admission.memo.sourceDocumentId);
-      return 'unchanged';
+      return { path: item.relPath, kind: 'unchanged', liveDocumentId: admission.memo.sourceDocumentId };
     }
     previous = admission.previous;
     const { sha256, mtimeNs } = admission;
@@ -149,13 +142,16 @@ export async function walkFile(
         await atStage('memo', () => deps.store.putItem(retiredIdentity(key, opId), retired));
       }
     });
-    deps.live.liveDocumentIds.add(ingested.sourceDocumentId);
-    for (const warning of ingested.warnings) deps.warn(item.relPath, warning);
-    return 'changed';
+    return {
+      path: item.relPath,
+      kind: 'changed',
+      liveDocumentId: ingested.sourceDocumentId,
+      ...(ingested.warnings.length > 0 ? { warnings: ingested.warnings } : {}),
+    };
   } catch (error) {
+    if (stopsTheWalk(error)) throw error;
     // The item's earlier rows stay as they were: its document is still live.
-    if (previous !== undefined) deps.live.liveDocumentIds.add(previous.sourceDocumentId);
-    throw error;
+    return failedOutcome(item.relPath, error, previous?.sourceDocumentId);
   }
 }
 

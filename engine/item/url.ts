@@ -33,6 +33,7 @@ import { safeFetch, type FetchedPage, type FetchPolicy } from '../../lib/net/saf
 import { sha256Hex } from '../../lib/hash.ts';
 import { atStage } from './at-stage.ts';
 import { commitItem } from './commit.ts';
+import type { ItemOutcome } from './outcome.ts';
 import { chunkRowsOf, embeddingInputs, itemKeys, namedRowsOf, type RowOwner } from './item-rows.ts';
 import type { AliasSnapshot } from '../../lib/aliases.ts';
 import type { Models } from '../../lib/models.ts';
@@ -64,12 +65,8 @@ export interface UrlIngestDeps {
   log: Logger;
 }
 
-export interface IngestedUrl {
-  kind: 'changed' | 'unchanged';
-  referenceItemId: string;
-}
-
-export async function ingestUrl(item: UrlItem, deps: UrlIngestDeps): Promise<IngestedUrl> {
+/** One URL's life to its outcome, unchanged or changed, its rows in place; a failure is thrown. */
+export async function ingestUrl(item: UrlItem, deps: UrlIngestDeps): Promise<ItemOutcome> {
   const { opId, fullReprocess } = currentRunContext();
   const key = urlIdentity(item.url);
   const referenceItemId = referenceItemKey(item.url);
@@ -79,7 +76,7 @@ export async function ingestUrl(item: UrlItem, deps: UrlIngestDeps): Promise<Ing
   if (healed) countEvent('memo_heal');
   if (previous !== undefined && !fullReprocess && previous.sha256 === sha256) {
     await linkBack(item, referenceItemId, deps);
-    return { kind: 'unchanged', referenceItemId };
+    return { path: item.url, kind: 'unchanged', landedReferenceId: referenceItemId };
   }
 
   const { rows, keys } = await pageRows(item, page, sha256, referenceItemId, opId, deps);
@@ -98,7 +95,7 @@ export async function ingestUrl(item: UrlItem, deps: UrlIngestDeps): Promise<Ing
   await commitItem(deps, { key, rows, memo, previousKeys: previous?.rows }, () =>
     linkBack(item, referenceItemId, deps),
   );
-  return { kind: 'changed', referenceItemId };
+  return { path: item.url, kind: 'changed', landedReferenceId: referenceItemId };
 }
 
 async function pageRows(

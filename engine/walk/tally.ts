@@ -8,7 +8,7 @@ import type { FailStage5Mode } from '../../lib/failure-directive.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { RunCounters } from '../../lib/run-context.ts';
 import type { RunWarning } from '../../lib/runs/record.ts';
-import { StageError } from '../item/at-stage.ts';
+import type { ItemOutcome } from '../item/outcome.ts';
 
 export interface ItemCounts {
   seen: number;
@@ -67,15 +67,19 @@ export class WalkTally {
     this.#log = log;
   }
 
-  /** One item failed: counted (also as the run's item_failure), kept in detail while there is room, logged. */
-  failed(path: string, error: unknown): void {
-    const stageError = error instanceof StageError ? error : new StageError('walk', error);
-    this.items.failed += 1;
-    this.#counters.item_failure += 1;
-    if (this.failures.length < MAX_REPORTED_FAILURES) {
-      this.failures.push({ path, stage: stageError.stage, code: stageError.code, message: stageError.message });
+  /**
+   * One item settled: counted by its outcome; a failure also as the run's item_failure, kept in
+   * detail while there is room, and logged; a landed item's warnings kept.
+   */
+  record(outcome: ItemOutcome): void {
+    const { path, failure } = outcome;
+    this.items[outcome.kind] += 1;
+    if (failure !== undefined) {
+      this.#counters.item_failure += 1;
+      if (this.failures.length < MAX_REPORTED_FAILURES) this.failures.push({ path, ...failure });
+      this.#log.warn({ path, stage: failure.stage, code: failure.code, err: failure.message }, 'item failed');
     }
-    this.#log.warn({ path, stage: stageError.stage, code: stageError.code, err: stageError.message }, 'item failed');
+    for (const warning of outcome.warnings ?? []) this.#itemWarning(path, warning);
   }
 
   /** One entry of the corpus passed over: counted; a link leaving the corpus is also named by `listingDone`. */
@@ -101,7 +105,7 @@ export class WalkTally {
   }
 
   /** One item landed with something to say about it (a guessed encoding, a PDF without text). */
-  itemWarning(path: string, warning: { name: string; message: string }): void {
+  #itemWarning(path: string, warning: { name: string; message: string }): void {
     this.#itemWarnings += 1;
     if (this.#itemWarnings <= MAX_REPORTED_ITEM_WARNINGS) this.warnings.push({ ...warning, path });
     this.#log.warn({ path, warning: warning.name }, warning.message);

@@ -35,7 +35,7 @@ import type { RunRecord, RunWarning } from '../../lib/runs/record.ts';
 import { inRunContext, publishRunContext, type RunContext, type RunCounters } from '../../lib/run-context.ts';
 import { fileIdentity, urlIdentity } from '../../lib/state/keys.ts';
 import { ProducerDebt, WalkDebt } from '../../lib/state/producer-debt.ts';
-import { mediaTypeFor, type ConversionWarning } from '../../stages/convert/index.ts';
+import { mediaTypeFor } from '../../stages/convert/index.ts';
 import type { FileItem, WalkFilesOptions } from '../../lib/corpus/files.ts';
 import { ownDataDirectories } from '../../lib/corpus/own-data.ts';
 import { sourceItems, type UrlItem } from '../../stages/source.ts';
@@ -52,6 +52,7 @@ import { runFlowPasses } from './passes.ts';
 import { walkCounts, WalkTally, type ItemCounts, type ItemFailure, type PassOutcome } from './tally.ts';
 import { UnlistedDirectories } from './unlisted.ts';
 import { ingestUrl } from '../item/url.ts';
+import { failedOutcome, type ItemOutcome } from '../item/outcome.ts';
 import type { FenceHold } from '../trigger/fence.ts';
 import { IngestError } from '../../lib/errors.ts';
 
@@ -238,12 +239,10 @@ async function walkCorpus(
   const fileDeps = {
     ...lifespan,
     sink,
-    live,
     debt,
     identity: new DocumentIdentity(db, store),
     limits: config.convert,
     batchChunks: config.walk.itemBatchChunks,
-    warn: (path: string, warning: ConversionWarning) => tally.itemWarning(path, warning),
     onItemProgress: (progress: ItemProgress) => {
       log.debug(progress, 'item batch durable');
       longItem = progress.percent < 100 ? progress : undefined;
@@ -257,14 +256,18 @@ async function walkCorpus(
   // committed a memo, so the next walk redoes them.
   let stopped: Error | null = null;
   const stopping = (): boolean => (stopped ??= options.fence?.lost ?? null) !== null;
-  const inSlot = async (path: string, life: () => Promise<void>): Promise<void> => {
+  const settle = (outcome: ItemOutcome): void => {
+    tally.record(outcome);
+    live.record(outcome);
+  };
+  const inSlot = async (path: string, life: () => Promise<ItemOutcome>): Promise<void> => {
     // Backpressure: the walk reads no further while every in-flight slot is taken.
     await untilNoneWaiting(slots);
     void slots.add(async () => {
-      await life().catch((error: unknown) => {
+      await life().then(settle, (error: unknown) => {
         if (isDatabaseUnavailable(error)) stopped ??= new DatabaseLostError(error);
         else if (isFenceLost(error)) stopped ??= options.fence?.lost ?? (error as Error);
-        else tally.failed(path, error);
+        else settle(failedOutcome(path, error));
       });
       finished(path);
     });
@@ -285,16 +288,9 @@ async function walkCorpus(
       tally.items.unchanged += 1;
       return finished();
     }
-    await inSlot(file.relPath, async () => {
-      tally.items[await walkFile(file, mediaType, fileDeps)] += 1;
-    });
+    await inSlot(file.relPath, () => walkFile(file, mediaType, fileDeps));
   };
-  const admitUrl = (item: UrlItem): Promise<void> =>
-    inSlot(item.url, async () => {
-      const ingested = await ingestUrl(item, urlDeps);
-      live.landedReferenceIds.add(ingested.referenceItemId);
-      tally.items[ingested.kind] += 1;
-    });
+  const admitUrl = (item: UrlItem): Promise<void> => inSlot(item.url, () => ingestUrl(item, urlDeps));
   const unlisted = new UnlistedDirectories();
   const files: WalkFilesOptions = {
     exclude: ownDataDirectories(config),
