@@ -126,6 +126,18 @@ export function cronProblem(expression: string): string | null {
 
 const MEDIA_TYPE = /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/;
 
+/** One of a few words; null when unset (the setting's default is the caller's). */
+function oneOf<T extends string>(values: readonly T[], unset: string, meaning: string): Variable<T | null> {
+  return {
+    unset,
+    meaning,
+    parse(raw, name, problem) {
+      if (raw !== null && !values.includes(raw as T)) problem(`${name} must be one of ${values.join(', ')}`);
+      return raw as T | null;
+    },
+  };
+}
+
 /** Every variable, in the README's order. */
 export const VARIABLES = {
   ENGINE_DB_DSN: url(
@@ -145,16 +157,11 @@ export const VARIABLES = {
       return raw;
     },
   } satisfies Variable<string | null>,
-  INGEST_STATE_STORE: {
-    unset: '`directory`',
-    meaning:
-      '`directory`: the engine state store is the lmdb store at `ENGINE_DB`; `database`: it is kept in the database (docs/behaviour/tiers.md#engine-state-store), for every process that writes one corpus',
-    parse(raw, name, problem) {
-      if (raw !== null && !STATE_STORES.includes(raw as StateStoreKind))
-        problem(`${name} must be one of ${STATE_STORES.join(', ')}`);
-      return (raw ?? 'directory') as StateStoreKind;
-    },
-  } satisfies Variable<StateStoreKind>,
+  INGEST_STATE_STORE: oneOf(
+    STATE_STORES,
+    '`directory`',
+    '`directory`: the engine state store is the lmdb store at `ENGINE_DB`; `database`: it is kept in the database (docs/behaviour/tiers.md#engine-state-store), for every process that writes one corpus',
+  ),
   ENGINE_SOURCE_PATH: text('unset: idle mode', 'the corpus directory'),
   PIPELINE_TRIGGER_SECRET: text(
     'unset: /walk answers 503',
@@ -246,16 +253,11 @@ export const VARIABLES = {
   ),
   INGEST_S3_REGION: textOr('us-east-1', 'region of the bucket'),
   INGEST_S3_FORCE_PATH_STYLE: flag(false, '`true` for stores that address buckets by path, not by host name'),
-  INGEST_LOG_LEVEL: {
-    unset: '`info` (`ingest watch`: `warn`)',
-    meaning:
-      '`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`; on a terminal the log is one readable line per record, elsewhere JSON lines',
-    parse(raw, name, problem) {
-      if (raw !== null && !LOG_LEVELS.includes(raw as LogLevel))
-        problem(`${name} must be one of ${LOG_LEVELS.join(', ')}`);
-      return raw as LogLevel | null;
-    },
-  } satisfies Variable<LogLevel | null>,
+  INGEST_LOG_LEVEL: oneOf(
+    LOG_LEVELS,
+    '`info` (`ingest watch`: `warn`)',
+    '`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`; on a terminal the log is one readable line per record, elsewhere JSON lines',
+  ),
   INGEST_SINK_BATCH_ROWS: integer(500, 1, 50_000, 'rows per UPSERT flush'),
   INGEST_SINK_FLUSH_MS: integer(50, 0, 60_000, 'longest wait before a partial batch is flushed'),
   INGEST_FENCE_STALE_MS: integer(

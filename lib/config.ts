@@ -82,7 +82,7 @@ function shape(s: Settings, env: Env, cwd: string, mayCreateDataDir: boolean) {
     /** ENGINE_DB: filesystem path of the engine state store (not a connection string). */
     stateStorePath: under(s.ENGINE_DB, 'state'),
     /** INGEST_STATE_STORE: the state store in its directory, or in the database. */
-    stateStore: s.INGEST_STATE_STORE,
+    stateStore: s.INGEST_STATE_STORE ?? 'directory',
     /** A writer fence not renewed for this long is stale and taken over (lib/lease.ts). */
     fenceStaleMs: s.INGEST_FENCE_STALE_MS,
     /** ENGINE_SOURCE_PATH: the corpus directory; null means idle mode. */

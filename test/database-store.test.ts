@@ -13,24 +13,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { walk } from '../engine/walk/walk.ts';
 import { DatabaseStateStore } from '../lib/state/database-store.ts';
-import type { ItemMemo } from '../lib/state/store.ts';
 import type { RunRecord } from '../lib/runs/record.ts';
 import { startMockServer, type MockServer } from '../mock/server.ts';
 import { collect } from './helpers/collect.ts';
+import { sampleMemo as memo } from './helpers/item-memo.ts';
 import { openTestDatabase, targetEngine, type TestDatabase } from './helpers/db.ts';
 import { BIN } from './helpers/corpus.ts';
 import { markdown, walkFixture } from './helpers/walk.ts';
-
-const memo: ItemMemo = {
-  sha256: 'ab',
-  size: 3,
-  mtimeNs: '1',
-  ino: '2',
-  sourceDocumentId: 'd',
-  mediaType: 'text/markdown',
-  opId: 'o',
-  rows: { content_chunks: ['k1', 'k2'] },
-};
 
 let t: TestDatabase;
 let store: DatabaseStateStore;

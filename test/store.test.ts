@@ -14,23 +14,13 @@ import {
   type ItemMemo,
 } from '../lib/state/store.ts';
 import { collect } from './helpers/collect.ts';
+import { sampleMemo as memo } from './helpers/item-memo.ts';
 
 let dir: string;
 test.before.each(() => {
   dir = mkdtempSync(path.join(tmpdir(), 'ingest-state-'));
 });
 test.after.each(() => rmSync(dir, { recursive: true, force: true }));
-
-const memo: ItemMemo = {
-  sha256: 'ab',
-  size: 3,
-  mtimeNs: '1',
-  ino: '2',
-  sourceDocumentId: 'd',
-  mediaType: 'text/markdown',
-  opId: 'o',
-  rows: { content_chunks: ['k1', 'k2'] },
-};
 
 /** Writes raw values behind the facade's back, as an older build or a corruption would. */
 async function tamper(write: (meta: ReturnType<typeof rawDb>, items: ReturnType<typeof rawDb>) => Promise<void>) {
