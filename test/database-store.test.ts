@@ -120,7 +120,7 @@ if (targetEngine === 'postgres') {
       });
     const verify = run('verify');
     assert.is(verify.status, 0, verify.stderr);
-    assert.match(verify.stdout, /INGEST_STATE_STORE=database\nitem memos: 1\ninner memos: 1\n/);
+    assert.match(verify.stdout, /\(INGEST_STATE_STORE=database\)\nitem memos: 1\ninner memos: 1\n/, verify.stdout);
     assert.is(run('reset').status, 2, 'reset without --yes refuses');
     assert.is(run('reset', '--yes').status, 0);
     assert.equal([await store.itemCount(), await store.memoCount()], [0, 0]);
