@@ -79,7 +79,7 @@ export class DatabaseStateStore implements StateStore {
   }
 
   async removeItem(identity: string): Promise<void> {
-    await this.#db.query('DELETE FROM engine_items WHERE item_key = $1', [this.#itemKey(identity)]);
+    await this.#deleteItem(identity);
   }
 
   /** A page at a time in key order, so that listing a million items holds a page of them. */
@@ -150,12 +150,8 @@ export class DatabaseStateStore implements StateStore {
     return rows[0]?.value;
   }
 
-  async putMemo(key: string, value: unknown): Promise<void> {
-    await this.#db.query(
-      `INSERT INTO engine_memos (key, value) VALUES ($1, $2::jsonb)
-       ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
-      [key, JSON.stringify(value)],
-    );
+  putMemo(key: string, value: unknown): Promise<void> {
+    return this.#put('engine_memos', key, value);
   }
 
   async removeMemo(key: string): Promise<void> {
@@ -188,10 +184,14 @@ export class DatabaseStateStore implements StateStore {
 
   /** Removes an entry that does not read back as a memo; true when there was one to remove. */
   async #heal(identity: string): Promise<boolean> {
+    return (await this.#deleteItem(identity)) > 0;
+  }
+
+  async #deleteItem(identity: string): Promise<number> {
     const { rowCount } = await this.#db.query('DELETE FROM engine_items WHERE item_key = $1', [
       this.#itemKey(identity),
     ]);
-    return rowCount > 0;
+    return rowCount;
   }
 
   async #metaText(key: string): Promise<string | undefined> {
@@ -200,9 +200,14 @@ export class DatabaseStateStore implements StateStore {
     return typeof value === 'string' ? value : undefined;
   }
 
-  async #putMeta(key: string, value: unknown): Promise<void> {
+  #putMeta(key: string, value: unknown): Promise<void> {
+    return this.#put('engine_meta', key, value);
+  }
+
+  /** A value under its key in one of the two key-value tables, replacing what was there. */
+  async #put(table: 'engine_memos' | 'engine_meta', key: string, value: unknown): Promise<void> {
     await this.#db.query(
-      `INSERT INTO engine_meta (key, value) VALUES ($1, $2::jsonb)
+      `INSERT INTO ${table} (key, value) VALUES ($1, $2::jsonb)
        ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
       [key, JSON.stringify(value)],
     );
