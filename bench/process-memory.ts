@@ -16,3 +16,30 @@ export function databaseProcessPeakMb(): number | null {
   }
   return null;
 }
+
+export interface MemorySample {
+  anon: number;
+  file: number;
+  heapUsed: number;
+}
+
+/**
+ * Resident memory split as Linux counts it: anonymous pages are the process's own; file-backed
+ * pages are mapped files (LMDB maps the state store, so its pages read or written show here),
+ * which the kernel can drop under pressure. Elsewhere only the heap is known.
+ */
+export function memorySample(): MemorySample {
+  const status = (() => {
+    try {
+      return readFileSync('/proc/self/status', 'utf8');
+    } catch {
+      return '';
+    }
+  })();
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? NaN);
+  return {
+    anon: Math.round(kb('RssAnon') / 1024),
+    file: Math.round(kb('RssFile') / 1024),
+    heapUsed: Math.round(process.memoryUsage().heapUsed / 2 ** 20),
+  };
+}

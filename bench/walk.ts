@@ -16,7 +16,7 @@
 // --engines names some of them.
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -30,7 +30,7 @@ import { walk, type WalkSummary } from '../engine/walk/walk.ts';
 import { openTestDatabase } from './scratch-database.ts';
 import { buildDocument, DEFAULT_MIX, mixPattern, parseMix, relPathOf, type CorpusType } from './corpus/generate.ts';
 import { startMockProcess, type MockProcess } from './mock-process.ts';
-import { databaseProcessPeakMb } from './process-memory.ts';
+import { databaseProcessPeakMb, memorySample, type MemorySample } from './process-memory.ts';
 import { enginesToRun, WALKS_ONLY } from './engines.ts';
 import { LogHistogram, printTable, rate, writeJson } from './report.ts';
 
@@ -86,33 +86,6 @@ interface EngineResult {
 }
 
 const rssMb = () => Math.round(process.memoryUsage.rss() / 2 ** 20);
-
-interface MemorySample {
-  anon: number;
-  file: number;
-  heapUsed: number;
-}
-
-/**
- * Resident memory split as Linux counts it: anonymous pages are the process's own; file-backed
- * pages are mapped files (LMDB maps the state store, so its pages read or written show here),
- * which the kernel can drop under pressure. Elsewhere only the heap is known.
- */
-function memorySample(): MemorySample {
-  const status = (() => {
-    try {
-      return readFileSync('/proc/self/status', 'utf8');
-    } catch {
-      return '';
-    }
-  })();
-  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? NaN);
-  return {
-    anon: Math.round(kb('RssAnon') / 1024),
-    file: Math.round(kb('RssFile') / 1024),
-    heapUsed: Math.round(process.memoryUsage().heapUsed / 2 ** 20),
-  };
-}
 
 /** Writes the first `docs` documents of the corpus under `dir` (streamed). */
 async function writeCorpus(dir: string, docs: number): Promise<void> {

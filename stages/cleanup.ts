@@ -90,7 +90,7 @@ export async function removeVanishedDocuments(
   let rowsDeleted = 0;
   const stillHeld = new Set<string>();
   for (const { key, memo } of dropped) {
-    if (!input.liveDocumentIds.has(memo.sourceDocumentId)) rowsDeleted += await deleteItemRows(db, memo.rows);
+    if (!input.liveDocumentIds.has(memo.sourceDocumentId)) rowsDeleted += await deleteItemRows(db, memo);
     else if (relPathOf(isRetiredIdentity(key) ? unretired(key) : key) !== null) stillHeld.add(memo.sourceDocumentId);
   }
   // Memo entries go only after their rows: a crash in between repeats the deletes next time.

@@ -6,7 +6,16 @@
 
 import type { Database } from '../lib/db/database.ts';
 import { deleteRowsByKey } from '../lib/db/delete.ts';
-import { referenceItems, rowKey, sourceDocuments, WALK_TABLES, type TableRows } from '../lib/db/tables.ts';
+import {
+  contentChunks,
+  recordEmbeddings,
+  referenceItems,
+  sourceDocuments,
+  WALK_TABLES,
+  type TableRows,
+} from '../lib/db/tables.ts';
+import { chunkKey } from '../lib/ids.ts';
+import type { ItemMemo } from '../lib/state/store.ts';
 
 /** One item's rows per table. */
 export type ItemRows = TableRows;
@@ -14,12 +23,41 @@ export type ItemRows = TableRows;
 /** Keys of the rows an item owns, per table name. */
 export type RowKeys = Record<string, string[]>;
 
-export function keysOf(rows: ItemRows): RowKeys {
-  return Object.fromEntries([...rows].map(([spec, list]) => [spec.name, list.map((row) => rowKey(spec, row))]));
+/** What an item's memo says it owns: the rows it lists by key, and its chunks by count. */
+export type OwnedRows = Pick<ItemMemo, 'sourceDocumentId' | 'rows' | 'chunks'>;
+
+/** Chunks deleted per statement, each with its embedding. */
+const CHUNKS_PER_DELETE = 5000;
+
+/** Deletes every row the item owns (its provenance row is never deleted). */
+export async function deleteItemRows(db: Database, owned: OwnedRows): Promise<number> {
+  return (await deleteListed(db, owned.rows)) + (await deleteChunks(db, owned.sourceDocumentId, 0, owned.chunks ?? 0));
+}
+
+/**
+ * Deletes the rows an item owned before and owns no longer, once its new rows are durable. Both
+ * memos belong to one owner, so the chunks past the new count are the stale ones.
+ */
+export async function deleteStaleRows(db: Database, now: OwnedRows, before: OwnedRows): Promise<number> {
+  // A memo from before chunks were counted lists its chunks; the ones the new count covers stay.
+  const counted = before.rows[contentChunks.name]?.length ? chunkKeys(now.sourceDocumentId, 0, now.chunks ?? 0) : [];
+  const kept: Record<string, Set<string>> = {
+    [contentChunks.name]: new Set(counted),
+    [recordEmbeddings.name]: new Set(counted.map(chunkEmbeddingKey)),
+  };
+  const stale: RowKeys = {};
+  for (const [table, old] of Object.entries(before.rows)) {
+    const listed = new Set(now.rows[table] ?? []);
+    stale[table] = old.filter((k) => !listed.has(k) && kept[table]?.has(k) !== true);
+  }
+  return (
+    (await deleteListed(db, stale)) +
+    (await deleteChunks(db, now.sourceDocumentId, now.chunks ?? 0, before.chunks ?? 0))
+  );
 }
 
 /** Deletes the given keys table by table, children before parents. */
-export async function deleteItemRows(db: Database, keys: RowKeys): Promise<number> {
+async function deleteListed(db: Database, keys: RowKeys): Promise<number> {
   let deleted = 0;
   for (const spec of [...WALK_TABLES].reverse()) {
     if (spec === sourceDocuments || spec === referenceItems) continue;
@@ -28,12 +66,19 @@ export async function deleteItemRows(db: Database, keys: RowKeys): Promise<numbe
   return deleted;
 }
 
-/** Deletes the rows an item owned before (`previousKeys`) and owns no longer (`keys`), once its new rows are durable. */
-export async function deleteStaleRows(db: Database, keys: RowKeys, previousKeys: RowKeys): Promise<number> {
-  const stale: RowKeys = {};
-  for (const [table, old] of Object.entries(previousKeys)) {
-    const now = new Set(keys[table] ?? []);
-    stale[table] = old.filter((k) => !now.has(k));
+/** Deletes chunks `from` to `to` - 1 of an owner and their embeddings, a bounded number at a time. */
+async function deleteChunks(db: Database, ownerId: string, from: number, to: number): Promise<number> {
+  let deleted = 0;
+  for (let start = from; start < to; start += CHUNKS_PER_DELETE) {
+    const keys = chunkKeys(ownerId, start, Math.min(to, start + CHUNKS_PER_DELETE));
+    deleted += await deleteRowsByKey(db, recordEmbeddings, keys.map(chunkEmbeddingKey));
+    deleted += await deleteRowsByKey(db, contentChunks, keys);
   }
-  return deleteItemRows(db, stale);
+  return deleted;
 }
+
+const chunkKeys = (ownerId: string, from: number, to: number): string[] =>
+  Array.from({ length: to - from }, (_, i) => chunkKey(ownerId, from + i));
+
+/** The key of a chunk's embedding row (rowKey form). */
+export const chunkEmbeddingKey = (chunk: string): string => `content_chunk:${chunk}`;

@@ -27,7 +27,10 @@ import { admitFile, FileChangedError } from '../engine/item/admit.ts';
 import { textBatches, type TextBatch } from '../engine/item/item-rows.ts';
 import { sha256Hex } from '../lib/hash.ts';
 import type { FileItem } from '../lib/corpus/files.ts';
-import { openStateStore } from '../lib/state/store.ts';
+import { openStateStore, type ItemMemo } from '../lib/state/store.ts';
+import { fileIdentity } from '../lib/state/keys.ts';
+import { chunkKey } from '../lib/ids.ts';
+import { chunkEmbeddingKey } from '../stages/upsert.ts';
 import { chunkText } from '../stages/chunk.ts';
 import { convertMarkdown, TextStream } from '../stages/convert/text.ts';
 import { decodeText, EncodingProbe } from '../stages/convert/text-decode.ts';
@@ -195,6 +198,56 @@ test('a walk killed half-way through an edited large file, run again, ends with 
   assert.ok(chunks >= (await firstVersion).chunks, `the old chunks are kept until the end (${chunks})`);
   assert.is((await runWalk(killed)).code, 0);
   assertSameRows(await landed(killed), expected.rows, 'after the kill');
+});
+
+/** The large file's memo, read (or rewritten, by `edit`) in its deployment's state store while no walk runs. */
+async function largeMemo(d: Deployment, edit?: (memo: ItemMemo) => ItemMemo): Promise<ItemMemo> {
+  const store = await openStateStore(loadConfig(d.env, root).stateStorePath);
+  try {
+    const { memo } = await store.getItem(fileIdentity('large.txt'));
+    if (memo === undefined) throw new Error('the large file has no memo');
+    if (edit !== undefined) await store.putItem(fileIdentity('large.txt'), edit(memo));
+    return memo;
+  } finally {
+    await store.close();
+  }
+}
+
+test('a large file’s memo counts its chunks instead of listing them and their embeddings', async () => {
+  const counted = await deployment('counted', BATCH_CHUNKS);
+  counted.write(FIRST_VERSION);
+  assert.is((await runWalk(counted)).code, 0);
+  const memo = await largeMemo(counted);
+  assert.is(memo.chunks, (await firstVersion).chunks);
+  assert.equal(memo.rows.content_chunks, []);
+  const embeddings = memo.rows.record_embeddings ?? [];
+  assert.ok(embeddings.length > 0, 'the mentions’ and pairs’ embeddings are listed');
+  assert.not.ok(
+    embeddings.some((key) => key.startsWith('content_chunk:')),
+    'no chunk’s embedding is listed',
+  );
+});
+
+test('an edit of a file whose memo lists its chunks (written before they were counted) ends as an unbroken walk', async () => {
+  const expected = await unbroken('whole-listed', FIRST_VERSION, SECOND_VERSION);
+  const listed = await deployment('listed', BATCH_CHUNKS);
+  listed.write(FIRST_VERSION);
+  assert.is((await runWalk(listed)).code, 0);
+  await largeMemo(listed, ({ chunks, ...memo }) => {
+    const keys = Array.from({ length: chunks ?? 0 }, (_, i) => chunkKey(memo.sourceDocumentId, i));
+    return {
+      ...memo,
+      rows: {
+        ...memo.rows,
+        content_chunks: keys,
+        record_embeddings: [...keys.map(chunkEmbeddingKey), ...(memo.rows.record_embeddings ?? [])],
+      },
+    };
+  });
+  listed.write(SECOND_VERSION);
+  assert.is((await runWalk(listed)).code, 0);
+  assertSameRows(await landed(listed), expected.rows, 'after the edit');
+  assert.is((await largeMemo(listed)).chunks, (await largeChunks(listed)).chunks, 'the new memo counts them');
 });
 
 test('a large file tells its own progress after each durable batch, a small one none', async () => {

@@ -316,7 +316,7 @@ test('an item whose vector copy lost its source (another edit deleted it meanwhi
         opId: op,
         rows: {},
       },
-      previousKeys: undefined,
+      previous: undefined,
     },
   );
   await sink.close();

@@ -16,7 +16,7 @@ import type { Models } from '../../lib/models.ts';
 import type { WalkDebt } from '../../lib/state/producer-debt.ts';
 import type { ItemMemo, StateStore } from '../../lib/state/store.ts';
 import { embedVectorCopies } from '../../stages/embed.ts';
-import { deleteStaleRows, type ItemRows, type RowKeys } from '../../stages/upsert.ts';
+import { deleteStaleRows, type ItemRows } from '../../stages/upsert.ts';
 import { atStage } from './at-stage.ts';
 
 export interface CommitDeps {
@@ -33,8 +33,8 @@ export interface ItemCommit {
   key: string;
   rows: ItemRows;
   memo: ItemMemo;
-  /** The keys the item owned before, when they belong to the same owner: the stale ones are deleted. */
-  previousKeys: RowKeys | undefined;
+  /** The item's memo before, when it belongs to the same owner: the rows it names and the new one does not are deleted. */
+  previous: ItemMemo | undefined;
 }
 
 /** The whole commit of an item whose rows are one write (a feed URL's; a file's that fits one batch). */
@@ -74,9 +74,8 @@ export async function finishItem(
   commit: Omit<ItemCommit, 'rows'>,
   beforeMemo?: () => Promise<void>,
 ): Promise<void> {
-  const { previousKeys } = commit;
-  if (previousKeys !== undefined)
-    await atStage('upsert', () => deleteStaleRows(deps.db, commit.memo.rows, previousKeys));
+  const { previous } = commit;
+  if (previous !== undefined) await atStage('upsert', () => deleteStaleRows(deps.db, commit.memo, previous));
   await deps.debt.incurOnce();
   await beforeMemo?.();
   await atStage('memo', () => deps.store.putItem(commit.key, commit.memo));

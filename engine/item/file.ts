@@ -29,7 +29,7 @@ import { finishItem, writeItemRows, type CommitDeps } from './commit.ts';
 import { failedOutcome, stopsTheWalk, type ItemOutcome } from './outcome.ts';
 import { extractDeps, extractWindows, isAnswered, type WindowsExtraction } from '../../stages/extract/index.ts';
 import { embedOwners, type EmbeddingInput } from '../../stages/embed.ts';
-import type { ItemRows, RowKeys } from '../../stages/upsert.ts';
+import type { ItemRows } from '../../stages/upsert.ts';
 import { qaKey } from '../../lib/ids.ts';
 import type { Database } from '../../lib/db/database.ts';
 import {
@@ -130,9 +130,9 @@ export async function walkFile(item: FileItem, mediaType: MediaType, deps: FileW
       sourceDocumentId: ingested.sourceDocumentId,
       mediaType,
       opId,
-      rows: ingested.keys,
+      ...ingested.owned,
     };
-    await finishItem(deps, { key, memo, previousKeys: sameDocument ? previous?.rows : undefined }, async () => {
+    await finishItem(deps, { key, memo, previous: sameDocument ? previous : undefined }, async () => {
       deps.identity.settled(sha256);
       if (previous !== undefined && !sameDocument) {
         // The item moved to another document. Its old memo is kept under a key no walk will
@@ -191,8 +191,8 @@ export interface RowBatch {
 
 export interface IngestedFile {
   sourceDocumentId: string;
-  /** Keys of every row the item owns per table, including embeddings kept unchanged. */
-  keys: RowKeys;
+  /** What the memo keeps of every row the item owns, embeddings kept unchanged included. */
+  owned: Pick<ItemMemo, 'rows' | 'chunks'>;
   warnings: ConversionWarning[];
 }
 
@@ -321,7 +321,7 @@ export async function* ingestFile(
         span.first && span.last ? null : { chunks: chunksDone, percent: Math.floor(100 * converted.share(span.end)) },
     };
   }
-  return { sourceDocumentId, keys: keys.keys, warnings: converted.warnings() };
+  return { sourceDocumentId, owned: keys.owned, warnings: converted.warnings() };
 }
 
 /** A document's text as its batches read it: in pieces, with what its conversion says of it. */

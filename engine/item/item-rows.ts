@@ -10,9 +10,10 @@ import type { AliasSnapshot } from '../../lib/aliases.ts';
 import type { Queryable } from '../../lib/db/database.ts';
 import { WINDOW_CHUNKING, type DocumentExtraction } from '../../stages/extract/index.ts';
 import { chainUnderRoots, pinnedMentions } from '../../stages/resolve/known.ts';
-import { keysOf, type ItemRows, type RowKeys } from '../../stages/upsert.ts';
+import type { ItemRows, RowKeys } from '../../stages/upsert.ts';
+import type { ItemMemo } from '../../lib/state/store.ts';
 import { chunkKey, entityMentionKey, entityRelationshipKey } from '../../lib/ids.ts';
-import { recordEmbeddings, type TableSpec } from '../../lib/db/tables.ts';
+import { contentChunks, recordEmbeddings, rowKey, type Row, type TableSpec } from '../../lib/db/tables.ts';
 
 /** Whose derived rows these are: the owner's id in its own column, the other owner column null. */
 export interface RowOwner {
@@ -125,14 +126,14 @@ export function embeddingInputs(rows: {
   ];
 }
 
-/** Keys of every row the item owns, including embeddings kept because their text did not change. */
-export function itemKeys(rows: ItemRows, embedded: readonly EmbeddingInput[]): RowKeys {
-  return { ...keysOf(rows), [recordEmbeddings.name]: embedded.map((e) => `${e.ownerKind}:${e.ownerId}`) };
-}
-
-/** Keys of every row an item owns, gathered one written batch at a time. */
+/**
+ * What the memo keeps of every row the item owns, embeddings kept because their text did not
+ * change included: each row's key, but the chunks and their embeddings, which are counted
+ * (ItemStamp.chunks).
+ */
 export class OwnedKeys {
   readonly #keys: RowKeys;
+  #chunks = 0;
 
   constructor(tables: readonly TableSpec[]) {
     this.#keys = Object.fromEntries(tables.map((spec) => [spec.name, []]));
@@ -140,13 +141,25 @@ export class OwnedKeys {
 
   /** Rows merged into ones the item already wrote (a spec with a merge) were counted then. */
   add(rows: ItemRows, embedded: readonly EmbeddingInput[]): void {
-    const firstWritten: ItemRows = new Map([...rows].filter(([spec]) => spec.merge === undefined));
-    for (const [table, keys] of Object.entries(itemKeys(firstWritten, embedded)))
-      (this.#keys[table] ??= []).push(...keys);
+    for (const [spec, list] of rows) {
+      if (spec.merge !== undefined || spec === recordEmbeddings) continue;
+      if (spec === contentChunks) this.#countChunks(list);
+      else this.#keys[spec.name]!.push(...list.map((row) => rowKey(spec, row)));
+    }
+    for (const e of embedded)
+      if (e.ownerKind !== 'content_chunk') this.#keys[recordEmbeddings.name]!.push(`${e.ownerKind}:${e.ownerId}`);
   }
 
-  get keys(): RowKeys {
-    return this.#keys;
+  /** The count stands for chunks 0 to n - 1: every batch must carry the next ones, in order. */
+  #countChunks(chunks: readonly Row[]): void {
+    for (const chunk of chunks) {
+      if (chunk.idx !== this.#chunks) throw new Error(`chunk ${String(chunk.idx)} came where ${this.#chunks} was due`);
+      this.#chunks += 1;
+    }
+  }
+
+  get owned(): Pick<ItemMemo, 'rows' | 'chunks'> {
+    return { rows: this.#keys, chunks: this.#chunks };
   }
 }
 

@@ -34,7 +34,7 @@ import { sha256Hex } from '../../lib/hash.ts';
 import { atStage } from './at-stage.ts';
 import { commitItem } from './commit.ts';
 import type { ItemOutcome } from './outcome.ts';
-import { chunkRowsOf, embeddingInputs, itemKeys, namedRowsOf, type RowOwner } from './item-rows.ts';
+import { chunkRowsOf, embeddingInputs, namedRowsOf, OwnedKeys, type RowOwner } from './item-rows.ts';
 import type { AliasSnapshot } from '../../lib/aliases.ts';
 import type { Models } from '../../lib/models.ts';
 import { urlIdentity } from '../../lib/state/keys.ts';
@@ -79,7 +79,7 @@ export async function ingestUrl(item: UrlItem, deps: UrlIngestDeps): Promise<Ite
     return { path: item.url, kind: 'unchanged', landedReferenceId: referenceItemId };
   }
 
-  const { rows, keys } = await pageRows(item, page, sha256, referenceItemId, opId, deps);
+  const { rows, owned } = await pageRows(item, page, sha256, referenceItemId, opId, deps);
   const memo = {
     // A URL has no file stat: size is the body's, and the stat fields stay empty.
     sha256,
@@ -90,11 +90,9 @@ export async function ingestUrl(item: UrlItem, deps: UrlIngestDeps): Promise<Ite
     sourceDocumentId: referenceItemId,
     mediaType: page.mediaType,
     opId,
-    rows: keys,
+    ...owned,
   };
-  await commitItem(deps, { key, rows, memo, previousKeys: previous?.rows }, () =>
-    linkBack(item, referenceItemId, deps),
-  );
+  await commitItem(deps, { key, rows, memo, previous }, () => linkBack(item, referenceItemId, deps));
   return { path: item.url, kind: 'changed', landedReferenceId: referenceItemId };
 }
 
@@ -147,7 +145,9 @@ async function pageRows(
     [entityMentions, mentionRows],
     [recordEmbeddings, embeddingRows],
   ]);
-  return { rows, keys: itemKeys(rows, toEmbed) };
+  const keys = new OwnedKeys([...rows.keys()]);
+  keys.add(rows, toEmbed);
+  return { rows, owned: keys.owned };
 }
 
 /** The charset the response declared wins over a meta tag (as in browsers); else the cleaner sniffs the bytes. */

@@ -58,7 +58,7 @@ export function itemKeyOf(maxKeyBytes: number): (identity: string) => string {
   return (identity) => (Buffer.byteLength(identity) < maxKeyBytes ? identity : `${DIGEST_KEY}${sha256Hex(identity)}`);
 }
 
-/** What an unchanged walk needs of an item's outer memo. */
+/** The small part of an item's outer memo, read without its row keys (all an unchanged walk needs). */
 export interface ItemStamp {
   sha256: string;
   size: number;
@@ -69,6 +69,13 @@ export interface ItemStamp {
   mediaType: string;
   /** op_id of the walk that last changed this item's rows. */
   opId: string;
+  /**
+   * How many chunks the item owns: chunks 0 to chunks - 1 of its owner (sourceDocumentId), whose
+   * keys and whose embeddings' keys follow from the owner and the index, so the row keys do not
+   * list them (a 100 MB text has some 115,000). Absent from a memo written before chunks were
+   * counted: its row keys list them.
+   */
+  chunks?: number;
 }
 
 /** The outer memo of one source item. */
@@ -134,7 +141,11 @@ const STAMP_STRINGS = ['sha256', 'mtimeNs', 'ino', 'sourceDocumentId', 'mediaTyp
 export function isItemStamp(value: unknown): value is ItemStamp {
   if (value === null || typeof value !== 'object') return false;
   const m = value as Record<string, unknown>;
-  return STAMP_STRINGS.every((k) => typeof m[k] === 'string') && typeof m.size === 'number';
+  return (
+    STAMP_STRINGS.every((k) => typeof m[k] === 'string') &&
+    typeof m.size === 'number' &&
+    (m.chunks === undefined || (Number.isSafeInteger(m.chunks) && (m.chunks as number) >= 0))
+  );
 }
 
 export function isRowKeys(value: unknown): value is ItemMemo['rows'] {
