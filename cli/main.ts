@@ -206,6 +206,14 @@ const COMMANDS: Record<string, Command> = {
       (m) => m.workerCommand,
     ),
   },
+  'walk-worker': {
+    usage: 'ingest walk-worker [PATH]',
+    summary: 'work the items of distributed walks (INGEST_WALK_MODE=distributed) from the walk_item queue',
+    run: lazy(
+      () => import('./walk-worker.ts'),
+      (m) => m.walkWorkerCommand,
+    ),
+  },
   'worker health': {
     usage: 'ingest worker health',
     summary: "the bid-worker container's health check: exit 0 while its heartbeat is fresh",

@@ -17,6 +17,10 @@ const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debu
 export type StateStoreKind = 'directory' | 'database';
 const STATE_STORES: readonly StateStoreKind[] = ['directory', 'database'];
 
+/** Where a walk's items run: in the walk's own process, or as jobs on walk workers (engine/walk/distributed.ts). */
+export type WalkMode = 'in-process' | 'distributed';
+const WALK_MODES: readonly WalkMode[] = ['in-process', 'distributed'];
+
 export interface Variable<T> {
   /** The README's default column: the value, or what leaving the variable unset means. */
   readonly unset: string;
@@ -266,7 +270,23 @@ export const VARIABLES = {
     3_600_000,
     'a writer fence its holder stopped renewing (killed, frozen, its container gone) is taken over after this long',
   ),
-  INGEST_WALK_IN_FLIGHT: integer(16, 1, 1024, "items admitted and not yet durable at once (bounds a walk's memory)"),
+  INGEST_WALK_MODE: oneOf(
+    WALK_MODES,
+    '`in-process`',
+    '`in-process`: a walk runs its items itself; `distributed`: it queues them as jobs for `ingest walk-worker` processes (docs/OPERATIONS.md#a-walk-on-several-machines; needs `ENGINE_DB_DSN` and `INGEST_STATE_STORE=database`)',
+  ),
+  INGEST_WALK_SUPERVISE_SECONDS: integer(
+    60,
+    1,
+    3600,
+    "seconds between the job queue's supervision passes: a lost walk worker's items run again within its 30 s heartbeat and this",
+  ),
+  INGEST_WALK_IN_FLIGHT: integer(
+    16,
+    1,
+    1024,
+    "items admitted and not yet durable at once (bounds a walk's memory); a walk worker's items at once",
+  ),
   INGEST_MODEL_CONCURRENCY: integer(8, 1, 1024, 'model calls (extraction and embedding requests) in flight at once'),
   INGEST_ANTHROPIC_REQUESTS_PER_MINUTE: integer(
     null,

@@ -55,6 +55,17 @@ export function loadConfig(
   const settings = parseSettings(env, problems);
   if (settings.INGEST_WALK_SCHEDULE !== null && settings.PIPELINE_TRIGGER_SECRET === null)
     problems.push('INGEST_WALK_SCHEDULE needs PIPELINE_TRIGGER_SECRET: the scheduled walk calls POST /walk with it');
+  if (settings.INGEST_WALK_MODE === 'distributed') {
+    // Every worker must reach the rows, the memo and the queue: all three live in PostgreSQL.
+    if (settings.ENGINE_DB_DSN === null)
+      problems.push(
+        'INGEST_WALK_MODE=distributed needs ENGINE_DB_DSN: the job queue and the shared memo live in PostgreSQL',
+      );
+    if (settings.INGEST_STATE_STORE !== 'database')
+      problems.push(
+        'INGEST_WALK_MODE=distributed needs INGEST_STATE_STORE=database: every worker reads and writes one memo',
+      );
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(shape(settings, env, cwd, mayCreateDataDir));
 }
@@ -153,7 +164,11 @@ function shape(s: Settings, env: Env, cwd: string, mayCreateDataDir: boolean) {
     },
     sink: { batchRows: s.INGEST_SINK_BATCH_ROWS, flushMs: s.INGEST_SINK_FLUSH_MS },
     walk: {
-      /** Items admitted and not yet durable at once: bounds the walk's memory on any corpus size. */
+      /** INGEST_WALK_MODE: a walk's items run in its own process, or as jobs on walk workers. */
+      mode: s.INGEST_WALK_MODE ?? 'in-process',
+      /** Seconds between the job queue's supervision passes (expired and lost jobs retried or failed). */
+      superviseSeconds: s.INGEST_WALK_SUPERVISE_SECONDS,
+      /** Items admitted and not yet durable at once: bounds the walk's memory on any corpus size; a walk worker's items at once. */
       inFlight: s.INGEST_WALK_IN_FLIGHT,
       /** Model calls (extraction and embedding requests) in flight at once across the walk. */
       modelConcurrency: s.INGEST_MODEL_CONCURRENCY,

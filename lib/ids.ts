@@ -51,3 +51,6 @@ export const conceptKey = (kind: 'entity' | 'topic', entityType: string, name: s
  */
 export const formQuestionKey = (formSha256: string, block: string, ordinal: number): string =>
   key(`formq:${formSha256}:${block}:${ordinal}`);
+
+/** The job of one item of a distributed walk: enqueued again, it adds nothing (engine/walk/distributed.ts). */
+export const walkItemJobKey = (opId: string, path: string): string => key(`walk-item:${opId}:${path}`);

@@ -7,9 +7,14 @@
 // must not take the document with it: the others still hold its old content, and would lose
 // their rows. So an edited file keeps its document only while no other item resolves to it
 // (the state store's index of each document's items); otherwise the edit is a new document.
+//
+// A distributed walk's workers are processes of their own: one whose resolution is shared also
+// claims the hash for its walk in the database (walk_document_claims), and the first claim names
+// the document for every worker.
 
 import type { Database } from '../../lib/db/database.ts';
 import { mintSourceDocumentId } from '../../lib/ids.ts';
+import { currentRunContext } from '../../lib/run-context.ts';
 import { fileIdentity, isRetiredIdentity } from '../../lib/state/keys.ts';
 import type { StateStore } from '../../lib/state/store.ts';
 
@@ -23,9 +28,13 @@ export class DocumentIdentity {
   readonly #heldByContent = new Set<string>();
   readonly #rewritten = new Set<string>();
 
-  constructor(db: Database, store: StateStore) {
+  readonly #shared: boolean;
+
+  /** `shared`: other processes resolve the same walk's items (a distributed walk's workers). */
+  constructor(db: Database, store: StateStore, { shared = false }: { shared?: boolean } = {}) {
     this.#db = db;
     this.#store = store;
+    this.#shared = shared;
   }
 
   /** `previous` is the document the file's memo resolved to before this change, if any. */
@@ -33,6 +42,7 @@ export class DocumentIdentity {
     let pending = this.#inFlight.get(sha256);
     if (pending === undefined) {
       pending = this.#lookup(sha256, relPath, previous);
+      if (this.#shared) pending = pending.then((id) => this.#claimHash(sha256, id));
       this.#inFlight.set(sha256, pending);
       // A failed lookup must not poison later items with the same bytes.
       pending.catch(() => this.#inFlight.delete(sha256));
@@ -60,6 +70,17 @@ export class DocumentIdentity {
     const own = previous ?? (await this.#documentAt(relPath));
     if (own !== undefined && (await this.#claim(own, fileIdentity(relPath)))) return own;
     return mintSourceDocumentId();
+  }
+
+  /** The document the walk's first claim of these bytes named: `id` when this is the first. */
+  async #claimHash(sha256: string, id: string): Promise<string> {
+    const { rows } = await this.#db.query<{ id: string }>(
+      `INSERT INTO walk_document_claims (op_id, content_sha256, source_document_id) VALUES ($1, $2, $3)
+       ON CONFLICT (op_id, content_sha256) DO UPDATE SET op_id = walk_document_claims.op_id
+       RETURNING source_document_id::text AS id`,
+      [currentRunContext().opId, sha256, id],
+    );
+    return rows[0]!.id;
   }
 
   async #documentAt(relPath: string): Promise<string | undefined> {

@@ -12,13 +12,15 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../../lib/config.ts';
 import type { Database } from '../../lib/db/database.ts';
-import { FencedDatabase, type FenceLostError } from '../../lib/db/fenced.ts';
-import { leaseRowHolder, tryAcquireLeaseRow } from '../../lib/db/lease-row.ts';
+import { FencedDatabase, FenceLostError } from '../../lib/db/fenced.ts';
+import { carriesToken, leaseRowHolder, tryAcquireLeaseRow } from '../../lib/db/lease-row.ts';
 import { tryAcquireLease } from '../../lib/lease.ts';
 
 export interface FenceHold {
   /** The database as the holder must write it: on PostgreSQL, every write checks the fencing token. */
   fenced(db: Database): Database;
+  /** The fencing token (PostgreSQL): a distributed walk's workers write under it (fencedByToken). */
+  readonly token: string | null;
   /** Set once the fence is known to be another writer's (PostgreSQL only). */
   readonly lost: FenceLostError | null;
   release(): Promise<void>;
@@ -38,6 +40,19 @@ export function writerFence(config: Pick<Config, 'stateStorePath' | 'fenceStaleM
   return db.kind === 'postgres' ? rowFence(config, db) : fileFence(config);
 }
 
+/**
+ * `db` as a process that works for a fence's holder must write it (a distributed walk's worker):
+ * every write checks that the fence still carries the holder's token.
+ */
+export function fencedByToken(db: Database, token: string): Database {
+  return new FencedDatabase(db, {
+    async check(tx) {
+      if (!(await carriesToken(tx, LEASE_NAME, token)))
+        throw new FenceLostError(`the ${LEASE_NAME} lease no longer carries token ${token}`);
+    },
+  });
+}
+
 function rowFence({ stateStorePath, fenceStaleMs }: Pick<Config, 'stateStorePath' | 'fenceStaleMs'>, db: Database) {
   return {
     async tryAcquire(): Promise<FenceHold | null> {
@@ -45,6 +60,7 @@ function rowFence({ stateStorePath, fenceStaleMs }: Pick<Config, 'stateStorePath
       if (hold === null) return null;
       return {
         fenced: (target) => new FencedDatabase(target, hold),
+        token: hold.token,
         get lost() {
           return hold.lost;
         },
@@ -64,7 +80,7 @@ function fileFence({ stateStorePath, fenceStaleMs }: Pick<Config, 'stateStorePat
       await mkdir(stateStorePath, { recursive: true });
       const hold = await tryAcquireLease(path.join(stateStorePath, 'writer.fence'), { staleMs: fenceStaleMs });
       if (hold === null) return null;
-      return { fenced: (target) => target, lost: null, release: () => hold.release() };
+      return { fenced: (target) => target, token: null, lost: null, release: () => hold.release() };
     },
     describe: async () => `in ${stateStorePath}`,
   };

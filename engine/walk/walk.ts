@@ -55,6 +55,7 @@ import { ingestUrl } from '../item/url.ts';
 import { failedOutcome, type ItemOutcome } from '../item/outcome.ts';
 import type { FenceHold } from '../trigger/fence.ts';
 import { IngestError } from '../../lib/errors.ts';
+import { RemoteItems, type WalkItemJob } from './distributed.ts';
 
 export interface WalkOptions {
   /** Overrides ENGINE_SOURCE_PATH. */
@@ -260,7 +261,10 @@ async function walkCorpus(
     tally.record(outcome);
     live.record(outcome);
   };
-  const inSlot = async (path: string, life: () => Promise<ItemOutcome>): Promise<void> => {
+  const remote =
+    config.walk.mode === 'distributed' ? await RemoteItems.open(lifespan, run, options.fence?.token ?? null) : null;
+  const inSlot = async (path: string, life: () => Promise<ItemOutcome>, item: WalkItemJob['item']): Promise<void> => {
+    if (remote !== null) return remote.dispatch(item);
     // Backpressure: the walk reads no further while every in-flight slot is taken.
     await untilNoneWaiting(slots);
     void slots.add(async () => {
@@ -288,25 +292,17 @@ async function walkCorpus(
       tally.items.unchanged += 1;
       return finished();
     }
-    await inSlot(file.relPath, () => walkFile(file, mediaType, fileDeps));
+    await inSlot(file.relPath, () => walkFile(file, mediaType, fileDeps), {
+      kind: 'file',
+      relPath: file.relPath,
+      mediaType,
+    });
   };
-  const admitUrl = (item: UrlItem): Promise<void> => inSlot(item.url, () => ingestUrl(item, urlDeps));
+  const admitUrl = (item: UrlItem): Promise<void> =>
+    inSlot(item.url, () => ingestUrl(item, urlDeps), { kind: 'url', url: item });
   const unlisted = new UnlistedDirectories();
-  const files: WalkFilesOptions = {
-    exclude: ownDataDirectories(config),
-    onSkip: (entry) => {
-      // An unreadable entry is still part of the corpus: its earlier rows must not be cleaned up.
-      live.seen.add(fileIdentity(entry.relPath));
-      tally.skipped(entry);
-    },
-    onUnlisted: (directory) => {
-      unlisted.add(directory);
-      tally.items.skipped += 1;
-    },
-  };
-
   try {
-    for await (const item of sourceItems(sourcePath, db, log, files)) {
+    for await (const item of sourceItems(sourcePath, db, log, listing(config, live, tally, unlisted))) {
       if (stopping()) break;
       tally.items.seen += 1;
       if (item.kind === 'file') {
@@ -317,12 +313,19 @@ async function walkCorpus(
         await admitUrl(item.url);
       }
     }
+    // A distributed walk's barrier: every item it queued has come back from a worker.
+    await remote?.settleAll((outcome) => {
+      settle(outcome);
+      finished(outcome.path);
+    }, stopping);
   } finally {
     // Settle barrier: every item has finished and every row it wrote is durable (also when
     // the enumeration itself failed, so no write is left in flight).
     await slots.onIdle();
     await sink.close();
+    await remote?.close();
     for (const [table, n] of sink.rowsWritten) tally.rows[table] = n;
+    for (const [table, n] of remote?.rowsWritten ?? []) tally.rows[table] = (tally.rows[table] ?? 0) + n;
   }
   // What the walk could not list is not gone: kept before the cleanup pass looks for removals.
   tally.warnings.push(...unlisted.warnings(await unlisted.keepKnownItems(store, live)));
@@ -336,6 +339,27 @@ async function walkCorpus(
     allow: options.allowMassRemoval === true,
   };
   await runFlowPasses(lifespan.passes, { db, store, log, run, live, tally, guard, debt }, options.failStage5 ?? null);
+}
+
+/** What the corpus's listing leaves out, and who hears of the entries it skips and the folders it cannot list. */
+function listing(
+  config: Lifespan['config'],
+  live: LiveItems,
+  tally: WalkTally,
+  unlisted: UnlistedDirectories,
+): WalkFilesOptions {
+  return {
+    exclude: ownDataDirectories(config),
+    onSkip: (entry) => {
+      // An unreadable entry is still part of the corpus: its earlier rows must not be cleaned up.
+      live.seen.add(fileIdentity(entry.relPath));
+      tally.skipped(entry);
+    },
+    onUnlisted: (directory) => {
+      unlisted.add(directory);
+      tally.items.skipped += 1;
+    },
+  };
 }
 
 async function isDirectory(dir: string): Promise<boolean> {

@@ -82,6 +82,18 @@ export async function leaseRowHolder(db: Database, name: string): Promise<string
   return rows[0]?.holder ?? null;
 }
 
+/**
+ * Whether the lease still carries `token`, read FOR SHARE inside the writing transaction: a
+ * takeover (which bumps the token) then waits for that transaction to commit.
+ */
+export async function carriesToken(tx: Queryable, name: string, token: string): Promise<boolean> {
+  const { rowCount } = await tx.query('SELECT 1 FROM engine_leases WHERE name = $1 AND token = $2 FOR SHARE', [
+    name,
+    token,
+  ]);
+  return rowCount > 0;
+}
+
 export class LeaseRowHold implements WriteGuard {
   readonly token: string;
   readonly #db: Database;
@@ -111,11 +123,7 @@ export class LeaseRowHold implements WriteGuard {
   }
 
   async check(tx: Queryable): Promise<void> {
-    const { rowCount } = await tx.query('SELECT 1 FROM engine_leases WHERE name = $1 AND token = $2 FOR SHARE', [
-      this.#name,
-      this.token,
-    ]);
-    if (rowCount === 0) throw this.#lose();
+    if (!(await carriesToken(tx, this.#name, this.token))) throw this.#lose();
   }
 
   async release(): Promise<void> {

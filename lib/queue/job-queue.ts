@@ -19,8 +19,17 @@ import type { Logger } from '../log.ts';
 /** The pgboss.version the pinned pg-boss reads and writes. */
 export const EXPECTED_SCHEMA_VERSION: number = bossPackage.pgboss.schema;
 
-/** The queue one distributed walk's items are jobs of (schema/0017_job_queue.sql). */
+/** The queue schema/0017_job_queue.sql made, and the prefix of each application schema's own (walkItemQueue). */
 export const WALK_ITEM_QUEUE = 'walk_item';
+
+/**
+ * The queue of the distributed walks of `db`'s application schema (schema/0021): two deployments
+ * on one database never work each other's items.
+ */
+export async function walkItemQueue(db: Queryable): Promise<string> {
+  const { rows } = await db.query<{ name: string }>(`SELECT $1 || '_' || current_schema() AS name`, [WALK_ITEM_QUEUE]);
+  return rows[0]!.name;
+}
 
 // Jobs per INSERT statement: one round trip each, and far under PostgreSQL's 1 GB parameter
 // limit at the payloads of an item (a path and a few hashes).
@@ -65,6 +74,18 @@ export interface WorkOptions {
   concurrency: number;
   /** Seconds between fetches when the queue is empty (default pg-boss's 2; at least 0.5). */
   pollingIntervalSeconds?: number;
+}
+
+/**
+ * The data of the jobs of `queue` that failed for good (every retry spent) whose data contains
+ * `match`: read from pg-boss's job table, which pg-boss's API lists only by id.
+ */
+export async function failedJobData<T>(db: Queryable, queue: string, match: object): Promise<T[]> {
+  const { rows } = await db.query<{ data: T }>(
+    "SELECT data FROM pgboss.job WHERE name = $1 AND state = 'failed' AND data @> $2::jsonb",
+    [queue, JSON.stringify(match)],
+  );
+  return rows.map((r) => r.data);
 }
 
 export class JobQueue {

@@ -1,0 +1,60 @@
+// `ingest walk-worker [PATH]`: a worker of distributed walks (INGEST_WALK_MODE=distributed,
+// docs/OPERATIONS.md "A walk on several machines"): a pure poller of its schema's walk_item queue, with no
+// HTTP server, running INGEST_WALK_IN_FLIGHT items at once, one log line per item. PATH (else
+// ENGINE_SOURCE_PATH) is the corpus as this machine reaches it. SIGTERM or SIGINT stops it: the
+// items running are given up to 30 s, and pg-boss gives the rest to another worker.
+
+import { parseArgs } from 'node:util';
+import path from 'node:path';
+import type { Config } from '../lib/config.ts';
+import type { Logger } from '../lib/log.ts';
+import { JobQueue, walkItemQueue } from '../lib/queue/job-queue.ts';
+import { openLifespan } from '../engine/lifespan.ts';
+import type { WalkItemJob } from '../engine/walk/distributed.ts';
+import { WalkWorker } from '../engine/walk/walk-worker.ts';
+import { withTier1 } from './tier1.ts';
+import { usageError } from './usage.ts';
+
+export async function walkWorkerCommand(
+  args: string[],
+  { config, log }: { config: Config; log: Logger },
+): Promise<number> {
+  const { positionals } = parseArgs({ args, options: {}, allowPositionals: true });
+  if (positionals.length > 1) throw usageError('ingest walk-worker takes at most one PATH');
+  if (config.walk.mode !== 'distributed')
+    throw usageError('ingest walk-worker works the items of distributed walks: set INGEST_WALK_MODE=distributed');
+  const corpus = positionals[0] === undefined ? config.sourcePath : path.resolve(positionals[0]);
+  if (corpus === null) throw usageError('ingest walk-worker needs the corpus: PATH or ENGINE_SOURCE_PATH');
+  const stopRequested = new Promise<string>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+  const lifespan = await withTier1(log, () => openLifespan(config, log));
+  try {
+    const worker = new WalkWorker(lifespan, corpus);
+    const name = await walkItemQueue(lifespan.db);
+    const queue = await JobQueue.open(lifespan.db, {
+      dsn: config.database.dsn!,
+      supervise: true,
+      superviseIntervalSeconds: config.walk.superviseSeconds,
+      queues: [name],
+      log,
+    });
+    const concurrency = config.walk.inFlight;
+    await queue.work<WalkItemJob>(name, { concurrency, pollingIntervalSeconds: 0.5 }, async (job) => {
+      const started = Date.now();
+      const outcome = await worker.run(job.data);
+      log.info(
+        { job: job.id, opId: job.data.opId, item: outcome.path, outcome: outcome.kind, ms: Date.now() - started },
+        'walk item done',
+      );
+    });
+    log.info({ concurrency, corpus, queue: name }, 'walk worker polling its queue');
+    const signal = await stopRequested;
+    log.info({ signal }, 'walk worker stopping');
+    await queue.stop();
+  } finally {
+    await lifespan.close();
+  }
+  return 0;
+}

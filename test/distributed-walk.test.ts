@@ -1,0 +1,251 @@
+// @engine
+// A distributed walk (INGEST_WALK_MODE=distributed, engine/walk/distributed.ts) on PostgreSQL:
+// `ingest walk` as the coordinator and three `ingest walk-worker` processes, all real processes
+// on one mock model server with a fixed URL, under a role without CREATE. It leaves every table
+// equal, in content terms, to a walk in one process of the same corpus, reports the same counts,
+// and a re-walk makes no model call and writes no row whichever worker ran which item.
+
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startMockServer, type MockServer } from '../mock/server.ts';
+import { mockTierEnv } from './helpers/mock-tier.ts';
+import { BIN, generateCorpus } from './helpers/corpus.ts';
+import { rowsInContentTerms, WALKED_TABLES } from './helpers/content.ts';
+import { openTestDatabase, targetEngine, type TestDatabase } from './helpers/db.ts';
+import { createNoCreateRole } from './helpers/no-create-role.ts';
+import { pino } from 'pino';
+import type { WalkSummary } from '../engine/walk/walk.ts';
+import type { WalkItemJob } from '../engine/walk/distributed.ts';
+import { JobQueue, walkItemQueue } from '../lib/queue/job-queue.ts';
+
+const DOCS = 40;
+const WORKERS = 3;
+
+let root: string;
+let corpus: string;
+let mock: MockServer;
+const disposals: (() => Promise<void>)[] = [];
+
+if (targetEngine === 'postgres') {
+  test.before(async () => {
+    root = mkdtempSync(path.join(tmpdir(), 'ingest-distributed-'));
+    corpus = path.join(root, 'corpus');
+    generateCorpus(corpus, DOCS, { mix: 'md:60,html:20,docx:20', seed: 7 });
+    mock = await startMockServer();
+  });
+  test.after(async () => {
+    for (const dispose of disposals.reverse()) await dispose();
+    await mock.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  /** A deployment of its own: a database (reached as a role without CREATE) and a data directory. */
+  async function deployment(name: string, extra: Record<string, string> = {}) {
+    const t: TestDatabase = await openTestDatabase();
+    const role = await createNoCreateRole(t.dsn!);
+    disposals.push(
+      () => t.dispose(),
+      () => role.dispose(),
+    );
+    const env = {
+      PATH: process.env.PATH ?? '',
+      ENGINE_DB_DSN: role.dsn,
+      INGEST_DATA_DIR: path.join(root, name),
+      INGEST_LOG_LEVEL: 'warn',
+      INGEST_PRODUCER_AFTER_WALK: 'false',
+      ...mockTierEnv(mock.url),
+      ...extra,
+    };
+    return { db: t.db, env };
+  }
+
+  /** `ingest walk --json` (spawned, not run synchronously: the mock answers from this process). */
+  async function walk(env: Record<string, string>): Promise<WalkSummary> {
+    const child = spawn(process.execPath, [BIN, 'walk', corpus, '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    assert.is(code, 0, err);
+    return JSON.parse(out) as WalkSummary;
+  }
+
+  async function startWorkers(env: Record<string, string>): Promise<ChildProcess[]> {
+    const workers = Array.from({ length: WORKERS }, () =>
+      spawn(process.execPath, [BIN, 'walk-worker', corpus], {
+        env: { ...env, INGEST_LOG_LEVEL: 'info' },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      }),
+    );
+    // Each is polling once it says so.
+    await Promise.all(
+      workers.map(
+        (worker) =>
+          new Promise<void>((resolve, reject) => {
+            let said = '';
+            worker.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+              said += chunk;
+              if (said.includes('walk worker polling')) resolve();
+            });
+            worker.once('exit', (code) => reject(new Error(`a walk worker exited with ${code}: ${said}`)));
+          }),
+      ),
+    );
+    disposals.push(async () => {
+      for (const worker of workers) {
+        if (worker.exitCode !== null || worker.signalCode !== null) continue;
+        worker.kill('SIGTERM');
+        await once(worker, 'exit');
+      }
+    });
+    return workers;
+  }
+
+  const calls = () => mock.stats.messages + mock.stats.embeddings;
+
+  let single: Promise<{ summary: WalkSummary; rows: Record<string, string[]> }>;
+  /** The walk of the same corpus in one process, once for every test. */
+  const inOneProcess = () =>
+    (single ??= deployment('single').then(async ({ db, env }) => {
+      const summary = await walk(env);
+      assert.is(summary.status, 'completed');
+      assert.is(summary.items.failed, 0, JSON.stringify(summary.failures));
+      return { summary, rows: await rowsInContentTerms(db) };
+    }));
+
+  const DISTRIBUTED = {
+    INGEST_WALK_MODE: 'distributed',
+    INGEST_STATE_STORE: 'database',
+    INGEST_WALK_SUPERVISE_SECONDS: '2',
+  };
+
+  async function assertRowsOfOneProcess(db: TestDatabase['db']): Promise<void> {
+    const expected = (await inOneProcess()).rows;
+    const got = await rowsInContentTerms(db);
+    for (const table of WALKED_TABLES) {
+      assert.ok(expected[table]!.length > 0, `${table} has rows`);
+      assert.equal(got[table], expected[table], table);
+    }
+  }
+
+  test('a walk on three workers lands the rows and counts of a walk in one process, and its re-walk asks and writes nothing', async () => {
+    const alone = (await inOneProcess()).summary;
+    const spread = await deployment('spread', DISTRIBUTED);
+    await startWorkers(spread.env);
+    const distributed = await walk(spread.env);
+    assert.is(distributed.status, 'completed', distributed.error);
+    assert.equal(distributed.items, alone.items, 'the same item counts');
+    assert.equal(distributed.rows, alone.rows, 'the same rows written per table');
+    assert.is(distributed.rowsDeleted, alone.rowsDeleted);
+    await assertRowsOfOneProcess(spread.db);
+    const { rows: scratch } = await spread.db.query<{ n: number }>(
+      'SELECT (SELECT count(*) FROM walk_item_outcomes) + (SELECT count(*) FROM walk_document_claims) AS n',
+    );
+    assert.is(Number(scratch[0]!.n), 0, "the walk's outcome and claim rows are gone once it ended");
+
+    const before = calls();
+    const again = await walk(spread.env);
+    assert.is(again.items.changed, 0);
+    assert.is(again.items.unchanged, DOCS);
+    assert.equal(
+      Object.values(again.rows).reduce((a, b) => a + b, 0),
+      0,
+      'no row written',
+    );
+    assert.is(calls() - before, 0, 'no model call');
+  });
+
+  test('a worker killed in the middle of its items: others redo them, and the tables end as one process leaves them', async () => {
+    // Slow answers (a mock of its own: its answers are the same), so that the killed worker holds items half done.
+    const slow = await startMockServer({ latencyMs: 150 });
+    try {
+      const spread = await deployment('killed', {
+        ...DISTRIBUTED,
+        INGEST_WALK_IN_FLIGHT: '4',
+        ...mockTierEnv(slow.url),
+      });
+      const [victim] = await startWorkers(spread.env);
+      let said = '';
+      victim!.stderr!.on('data', (chunk: string) => {
+        said += chunk;
+        if (said.includes('walk item done') && victim!.exitCode === null) victim!.kill('SIGKILL');
+      });
+      const distributed = await walk(spread.env);
+      assert.ok(victim!.signalCode === 'SIGKILL', 'a worker was killed during the walk');
+      assert.is(distributed.status, 'completed', distributed.error);
+      assert.is(distributed.items.failed, 0, JSON.stringify(distributed.failures));
+      assert.is(distributed.items.seen, DOCS);
+      await assertRowsOfOneProcess(spread.db);
+      const { rows } = await spread.db.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pgboss.job WHERE name = $1 AND state = 'active'",
+        [await walkItemQueue(spread.db)],
+      );
+      assert.is(rows[0]!.n, 0, 'no job is left active');
+    } finally {
+      await slow.close();
+    }
+  });
+
+  test('an item queued under a fence that has passed to a later walk lands nothing', async () => {
+    const spread = await deployment('late', DISTRIBUTED);
+    await startWorkers(spread.env);
+    assert.is((await walk(spread.env)).status, 'completed');
+    const token = async () =>
+      (
+        await spread.db.query<{ token: string }>(
+          "SELECT token::text AS token FROM engine_leases WHERE name = 'writer_fence'",
+        )
+      ).rows[0]!.token;
+    const stale = await token();
+    assert.is((await walk(spread.env)).status, 'completed');
+    assert.not.equal(await token(), stale, 'the second walk took the fence under a new token');
+
+    const late = 'late/arrival.md';
+    mkdirSync(path.join(corpus, 'late'), { recursive: true });
+    writeFileSync(path.join(corpus, late), '# Late\n\nAda Lovelace wrote this after the walk had ended.\n');
+    try {
+      const name = await walkItemQueue(spread.db);
+      const queue = await JobQueue.open(spread.db, {
+        dsn: spread.env.ENGINE_DB_DSN,
+        supervise: false,
+        queues: [name],
+        log: pino({ level: 'silent' }),
+      });
+      const job: WalkItemJob = {
+        opId: randomUUID(),
+        fullReprocess: false,
+        fenceToken: stale,
+        item: { kind: 'file', relPath: late, mediaType: 'text/markdown' },
+      };
+      await queue.enqueue(name, [{ data: job }]);
+      await queue.stop();
+      // Every try of the job fails its first write; then it is failed for good.
+      for (let waited = 0; waited < 60_000; waited += 250) {
+        const { rows } = await spread.db.query<{ state: string }>(
+          "SELECT state FROM pgboss.job WHERE name = $2 AND data->>'opId' = $1",
+          [job.opId, name],
+        );
+        if (rows[0]?.state === 'failed') break;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      const { rows } = await spread.db.query<{ n: number; state: string }>(
+        `SELECT (SELECT count(*)::int FROM source_documents WHERE rel_path = $1) AS n,
+                (SELECT state FROM pgboss.job WHERE name = $3 AND data->>'opId' = $2) AS state`,
+        [late, job.opId, name],
+      );
+      assert.is(rows[0]!.state, 'failed', "the late item's job failed");
+      assert.is(rows[0]!.n, 0, 'no row of the late item landed');
+    } finally {
+      rmSync(path.join(corpus, 'late'), { recursive: true, force: true });
+    }
+  });
+}
+
+test.run();
