@@ -214,6 +214,14 @@ const COMMANDS: Record<string, Command> = {
       (m) => m.walkWorkerCommand,
     ),
   },
+  'walk-worker health': {
+    usage: 'ingest walk-worker health',
+    summary: "the walk worker container's health check: exit 0 while its heartbeat is fresh",
+    run: lazy(
+      () => import('./walk-worker.ts'),
+      (m) => m.walkWorkerHealthCommand,
+    ),
+  },
   'worker health': {
     usage: 'ingest worker health',
     summary: "the bid-worker container's health check: exit 0 while its heartbeat is fresh",

@@ -3,6 +3,8 @@
 // HTTP server, running INGEST_WALK_IN_FLIGHT items at once, one log line per item. PATH (else
 // ENGINE_SOURCE_PATH) is the corpus as this machine reaches it. SIGTERM or SIGINT stops it: the
 // items running are given up to 30 s, and pg-boss gives the rest to another worker.
+// `ingest walk-worker health`: the container's health check, from the heartbeat file that a
+// live event loop rewrites every half INGEST_WORKER_HEARTBEAT_MS.
 
 import { parseArgs } from 'node:util';
 import path from 'node:path';
@@ -12,6 +14,8 @@ import { JobQueue, walkItemQueue } from '../lib/queue/job-queue.ts';
 import { openLifespan } from '../engine/lifespan.ts';
 import type { WalkItemJob } from '../engine/walk/distributed.ts';
 import { WalkWorker } from '../engine/walk/walk-worker.ts';
+import { Heartbeat } from '../worker/heartbeat.ts';
+import { heartbeatHealth } from './heartbeat-health.ts';
 import { withTier1 } from './tier1.ts';
 import { usageError } from './usage.ts';
 
@@ -41,20 +45,38 @@ export async function walkWorkerCommand(
       log,
     });
     const concurrency = config.walk.inFlight;
-    await queue.work<WalkItemJob>(name, { concurrency, pollingIntervalSeconds: 0.5 }, async (job) => {
+    const counts = { running: 0, done: 0, failed: 0 };
+    const workerId = await queue.work<WalkItemJob>(name, { concurrency, pollingIntervalSeconds: 0.5 }, async (job) => {
       const started = Date.now();
-      const outcome = await worker.run(job.data);
-      log.info(
-        { job: job.id, opId: job.data.opId, item: outcome.path, outcome: outcome.kind, ms: Date.now() - started },
-        'walk item done',
-      );
+      counts.running += 1;
+      try {
+        const outcome = await worker.run(job.data);
+        counts[outcome.kind === 'failed' ? 'failed' : 'done'] += 1;
+        log.info(
+          { job: job.id, opId: job.data.opId, item: outcome.path, outcome: outcome.kind, ms: Date.now() - started },
+          'walk item done',
+        );
+      } finally {
+        counts.running -= 1;
+      }
     });
+    const heartbeat = new Heartbeat(config.walk.workerHeartbeatFile, config.worker.heartbeatMs);
+    const beat = (state: 'polling' | 'stopping') => heartbeat.beat({ workerId, state, ...counts }, true);
+    await beat('polling');
+    const beating = setInterval(() => void beat('polling'), config.worker.heartbeatMs / 2);
     log.info({ concurrency, corpus, queue: name }, 'walk worker polling its queue');
     const signal = await stopRequested;
     log.info({ signal }, 'walk worker stopping');
+    clearInterval(beating);
+    await beat('stopping');
     await queue.stop();
   } finally {
     await lifespan.close();
   }
   return 0;
+}
+
+export async function walkWorkerHealthCommand(args: string[], { config }: { config: Config }): Promise<number> {
+  parseArgs({ args, options: {}, allowPositionals: false });
+  return heartbeatHealth('ingest walk-worker', config.walk.workerHeartbeatFile, config.worker.heartbeatMs);
 }

@@ -6,7 +6,8 @@ import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';
 import { openDatabase } from '../lib/db/open.ts';
 import type { Logger } from '../lib/log.ts';
-import { Heartbeat, readHeartbeat } from '../worker/heartbeat.ts';
+import { Heartbeat } from '../worker/heartbeat.ts';
+import { heartbeatHealth } from './heartbeat-health.ts';
 import { jobHandlers } from '../worker/jobs.ts';
 import { startWorker } from '../worker/loop.ts';
 import { openWorkerRuntime } from '../worker/runtime.ts';
@@ -60,12 +61,5 @@ export async function workerCommand(args: string[], { config, log }: { config: C
 
 export async function workerHealthCommand(args: string[], { config }: { config: Config }): Promise<number> {
   parseArgs({ args, options: {}, allowPositionals: false });
-  // Three missed beats: one late write is not death.
-  const health = await readHeartbeat(config.worker.heartbeatFile, 3 * config.worker.heartbeatMs);
-  if (!health.ok) {
-    process.stderr.write(`ingest worker: unhealthy: ${health.reason}\n`);
-    return 1;
-  }
-  process.stdout.write(`${JSON.stringify({ ...health.beat, ageMs: health.ageMs })}\n`);
-  return 0;
+  return heartbeatHealth('ingest worker', config.worker.heartbeatFile, config.worker.heartbeatMs);
 }

@@ -168,6 +168,8 @@ function shape(s: Settings, env: Env, cwd: string, mayCreateDataDir: boolean) {
       mode: s.INGEST_WALK_MODE ?? 'in-process',
       /** Seconds between the job queue's supervision passes (expired and lost jobs retried or failed). */
       superviseSeconds: s.INGEST_WALK_SUPERVISE_SECONDS,
+      /** What `ingest walk-worker` beats into and `ingest walk-worker health` reads (every INGEST_WORKER_HEARTBEAT_MS). */
+      workerHeartbeatFile: under(null, 'walk-worker.heartbeat'),
       /** Items admitted and not yet durable at once: bounds the walk's memory on any corpus size; a walk worker's items at once. */
       inFlight: s.INGEST_WALK_IN_FLIGHT,
       /** Model calls (extraction and embedding requests) in flight at once across the walk. */

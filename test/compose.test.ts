@@ -2,7 +2,8 @@
 // The compose files, which cannot run here (no Docker engine): parsed, interpolated as compose
 // interpolates them against a deploy environment, and checked for what the deployment relies
 // on: the services, one image for all roles, ports on loopback only, the model tier each deploy
-// environment selects, the volumes for the corpus and the state store, and knobs that exist.
+// environment selects, the volumes for the corpus and the state store, knobs that exist, and walk
+// workers that can be scaled.
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -23,6 +24,8 @@ interface Service {
   volumes?: string[];
   healthcheck?: { test: string[] };
   depends_on?: Record<string, unknown>;
+  profiles?: string[];
+  container_name?: string;
 }
 interface ComposeFile {
   services: Record<string, Service>;
@@ -105,18 +108,49 @@ function checkCommon(compose: ComposeFile, roles: string[]) {
   assert.equal(compose.services['bid-worker']!.command, ['worker']);
   assert.equal(compose.services['bid-worker']!.healthcheck!.test.slice(-2), ['worker', 'health']);
   assert.is(compose.services['bid-worker']!.ports, undefined, 'the bid-worker has no HTTP server');
+  checkWalkWorkers(compose);
+}
+
+/** The walk workers: off by default, scalable, and in the mode the sidecar walks in when the deploy asks. */
+function checkWalkWorkers(compose: ComposeFile) {
+  const worker = compose.services['walk-worker']!;
+  assert.equal(worker.command, ['walk-worker']);
+  assert.equal(worker.profiles, ['distributed'], 'started only with the distributed profile');
+  assert.is(worker.container_name, undefined, 'no container name: it can be scaled');
+  assert.is(worker.ports, undefined, 'no published port: it can be scaled');
+  assert.equal(worker.healthcheck!.test.slice(-2), ['walk-worker', 'health']);
+  assert.ok(
+    worker.volumes!.some((v) => v.endsWith(`:${imageEnv.ENGINE_SOURCE_PATH}:ro`)),
+    'the corpus, read-only, where the image looks for it',
+  );
+  for (const role of ['sidecar', 'walk-worker']) {
+    const env = compose.services[role]!.environment!;
+    assert.is(env.INGEST_WALK_MODE, '', `${role}: in-process unless the deploy environment says distributed`);
+    assert.equal(env.ENGINE_DB_DSN, compose.services.sidecar!.environment!.ENGINE_DB_DSN, 'one database for both');
+  }
+}
+
+/** Loaded with a distributed deploy environment, the coordinator and its workers agree. */
+function checkDistributed(file: string) {
+  const compose = load(file, { ...required, INGEST_WALK_MODE: 'distributed', INGEST_STATE_STORE: 'database' });
+  for (const role of ['sidecar', 'walk-worker']) {
+    const env = compose.services[role]!.environment!;
+    assert.is(env.INGEST_WALK_MODE, 'distributed', role);
+    assert.is(env.INGEST_STATE_STORE, 'database', role);
+  }
 }
 
 test('staging: sidecar, bid-worker and mock from one image, PostgreSQL with pgvector, models at the mock', () => {
   const compose = load('compose.staging.yaml', required);
-  assert.equal(Object.keys(compose.services).sort(), ['bid-worker', 'mock', 'postgres', 'sidecar']);
-  checkCommon(compose, ['sidecar', 'bid-worker', 'mock']);
+  assert.equal(Object.keys(compose.services).sort(), ['bid-worker', 'mock', 'postgres', 'sidecar', 'walk-worker']);
+  checkCommon(compose, ['sidecar', 'bid-worker', 'walk-worker', 'mock']);
+  checkDistributed('compose.staging.yaml');
   assert.is(compose.services.sidecar!.build!.args.IMAGE_SHA, 'abc123');
   const mock = compose.services.mock!;
   assert.is(mock.ports, undefined, 'the mock publishes no port');
   const mockPort = mock.command![mock.command!.indexOf('--port') + 1];
   assert.is(mock.command![mock.command!.indexOf('--host') + 1], '0.0.0.0', 'its siblings can reach the mock');
-  for (const role of ['sidecar', 'bid-worker']) {
+  for (const role of ['sidecar', 'bid-worker', 'walk-worker']) {
     const service = compose.services[role]!;
     assert.is(service.environment!.ANTHROPIC_BASE_URL, `http://mock:${mockPort}`);
     assert.is(service.environment!.OPENAI_BASE_URL, `http://mock:${mockPort}/v1`);
@@ -137,8 +171,9 @@ test('staging: sidecar, bid-worker and mock from one image, PostgreSQL with pgve
 
 test('production: no mock, the base URL unset unless the deploy environment sets it', () => {
   const compose = load('compose.production.yaml', required);
-  assert.equal(Object.keys(compose.services).sort(), ['bid-worker', 'sidecar']);
-  checkCommon(compose, ['sidecar', 'bid-worker']);
+  assert.equal(Object.keys(compose.services).sort(), ['bid-worker', 'sidecar', 'walk-worker']);
+  checkCommon(compose, ['sidecar', 'bid-worker', 'walk-worker']);
+  checkDistributed('compose.production.yaml');
   for (const role of ['sidecar', 'bid-worker']) {
     const service = compose.services[role]!;
     assert.is(service.environment!.ANTHROPIC_BASE_URL, '', 'blank, which the client scrubs to unset');

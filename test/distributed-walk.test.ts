@@ -7,7 +7,7 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -139,6 +139,14 @@ if (targetEngine === 'postgres') {
     const alone = (await inOneProcess()).summary;
     const spread = await deployment('spread', DISTRIBUTED);
     await startWorkers(spread.env);
+    const health = (env: Record<string, string>) =>
+      spawnSync(process.execPath, [BIN, 'walk-worker', 'health'], { env, encoding: 'utf8' });
+    const healthy = health(spread.env);
+    assert.is(healthy.status, 0, healthy.stderr);
+    assert.is(JSON.parse(healthy.stdout).state, 'polling', 'a polling worker beats');
+    const none = health({ ...spread.env, INGEST_DATA_DIR: path.join(root, 'no-worker') });
+    assert.is(none.status, 1);
+    assert.match(none.stderr, /unhealthy: no heartbeat/);
     const distributed = await walk(spread.env);
     assert.is(distributed.status, 'completed', distributed.error);
     assert.equal(distributed.items, alone.items, 'the same item counts');
