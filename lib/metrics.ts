@@ -52,6 +52,19 @@ export const metrics = {
     labelNames: ['reason'] as const,
     registers,
   }),
+  walkWorkerItems: new Counter({
+    name: 'ingest_walk_worker_items_total',
+    help: "Items of distributed walks by the walk worker that ran them (host:pid) and outcome: a worker's items per second is its rate.",
+    labelNames: ['worker', 'outcome'] as const,
+    registers,
+  }),
+  /** Set from the engine thread's database when /metrics is scraped (engine/thread/thread.ts). */
+  walkItemJobs: new Gauge({
+    name: 'ingest_walk_item_jobs',
+    help: "The distributed walks' queue: jobs by walk (op_id) and state (created, active, retry, completed, failed).",
+    labelNames: ['walk', 'state'] as const,
+    registers,
+  }),
   /** Set from the engine thread's database when /metrics is scraped (engine/thread/thread.ts). */
   queueJobs: new Gauge({
     name: 'ingest_queue_jobs',

@@ -15,6 +15,8 @@ CREATE TABLE walk_item_outcomes (
   outcome      jsonb NOT NULL,
   rows_written jsonb NOT NULL,
   counters     jsonb NOT NULL,
+  -- The walk worker that ran the item (host:pid), counted per worker in /metrics.
+  worker       text NOT NULL,
   finished_at  timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (op_id, path)
 );

@@ -21,6 +21,7 @@ import { openTestDatabase, targetEngine, type TestDatabase } from './helpers/db.
 import { createNoCreateRole } from './helpers/no-create-role.ts';
 import { pino } from 'pino';
 import type { WalkSummary } from '../engine/walk/walk.ts';
+import { walkCounts } from '../engine/walk/tally.ts';
 import type { WalkItemJob } from '../engine/walk/distributed.ts';
 import { JobQueue, walkItemQueue } from '../lib/queue/job-queue.ts';
 
@@ -199,6 +200,58 @@ if (targetEngine === 'postgres') {
     } finally {
       await slow.close();
     }
+  });
+
+  test('POST /walk on a distributed sidecar: /walk-status counts as one process does, /metrics names each worker and the queue', async () => {
+    const alone = (await inOneProcess()).summary;
+    const spread = await deployment('sidecar', DISTRIBUTED);
+    await startWorkers(spread.env);
+    const trigger = 'distributed-trigger';
+    const sidecar = spawn(process.execPath, [BIN, 'serve', '--port', '0'], {
+      env: { ...spread.env, ENGINE_SOURCE_PATH: corpus, PIPELINE_TRIGGER_SECRET: trigger },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    disposals.push(async () => {
+      if (sidecar.exitCode !== null || sidecar.signalCode !== null) return;
+      sidecar.kill('SIGTERM');
+      await once(sidecar, 'exit');
+    });
+    const url = await new Promise<string>((resolve) => {
+      let out = '';
+      sidecar.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+        out += chunk;
+        const match = /on (http:\/\/[\d.:]+)/.exec(out);
+        if (match) resolve(match[1]!);
+      });
+    });
+    const headers = { authorization: `Bearer ${trigger}` };
+    const { requestId } = (await (await fetch(`${url}/walk`, { method: 'POST', headers })).json()) as {
+      requestId: string;
+    };
+    let status: { state: string; counts: Record<string, number>; opId: string };
+    do {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      status = (await (await fetch(`${url}/walk-status/${requestId}`, { headers })).json()) as typeof status;
+    } while (status.state === 'accepted' || status.state === 'running');
+    assert.is(status.state, 'completed', JSON.stringify(status));
+    const expected = walkCounts({ ...alone, sync: null, passes: [] });
+    for (const [name, n] of Object.entries(expected)) assert.is(status.counts[name], n, name);
+
+    const text = await (await fetch(`${url}/metrics`)).text();
+    const perWorker = [
+      ...text.matchAll(/^ingest_walk_worker_items_total\{worker="([^"]+)",outcome="changed"\} (\d+)$/gm),
+    ];
+    assert.ok(perWorker.length >= 1, text);
+    assert.is(
+      perWorker.reduce((sum, m) => sum + Number(m[2]), 0),
+      DOCS,
+      'every item counted once, under the worker that ran it',
+    );
+    const completed = new RegExp(
+      `^ingest_walk_item_jobs\\{walk="${status.opId}",state="completed"\\} (\\d+)$`,
+      'm',
+    ).exec(text);
+    assert.is(Number(completed?.[1]), DOCS, "the walk's jobs, completed, in the queue gauge");
   });
 
   test('an item queued under a fence that has passed to a later walk lands nothing', async () => {

@@ -21,6 +21,7 @@ import { walkCounts } from '../walk/tally.ts';
 import { mergeUnderFence } from '../admin/entity-merge.ts';
 import type { MergeRequest, MergeResult } from '../../stages/resolve/merge.ts';
 import { metrics, registry } from '../../lib/metrics.ts';
+import { jobCountsByWalk, walkItemQueue } from '../../lib/queue/job-queue.ts';
 import type { StageObserver } from '../item/at-stage.ts';
 import { WriteTurns } from './write-turns.ts';
 import { IngestError } from '../../lib/errors.ts';
@@ -129,13 +130,17 @@ async function metricsOnRequest(requestId: string): Promise<void> {
   post({ type: 'metrics-text', requestId, text: await registry.metrics() });
 }
 
-/** processing_queue's jobs by kind and status, from this thread's database, into the gauge. */
+/** processing_queue's jobs by kind and status, and a distributed walk's, from this thread's database, into the gauges. */
 async function measureQueue(): Promise<void> {
   metrics.queueJobs.reset();
   const { rows } = await lifespan.db.query<{ job: string; status: string; jobs: number }>(
     'SELECT job, status, count(*)::int AS jobs FROM processing_queue GROUP BY job, status',
   );
   for (const { job, status, jobs } of rows) metrics.queueJobs.set({ job, status }, jobs);
+  if (config.walk.mode !== 'distributed') return;
+  metrics.walkItemJobs.reset();
+  const counts = await jobCountsByWalk(lifespan.db, await walkItemQueue(lifespan.db));
+  for (const { walk, state, jobs } of counts) metrics.walkItemJobs.set({ walk, state }, jobs);
 }
 
 /** One walk request: the fenced walk on the open lifespan, and its terminal state posted back. */

@@ -9,6 +9,7 @@
 
 import type { Database } from '../../lib/db/database.ts';
 import { IngestError } from '../../lib/errors.ts';
+import { metrics } from '../../lib/metrics.ts';
 import { walkItemJobKey } from '../../lib/ids.ts';
 import { failedJobData, JobQueue, walkItemQueue } from '../../lib/queue/job-queue.ts';
 import type { Lifespan } from '../lifespan.ts';
@@ -26,11 +27,13 @@ export interface WalkItemJob {
   item: { kind: 'file'; relPath: string; mediaType: MediaType } | { kind: 'url'; url: UrlItem };
 }
 
-/** What a worker reports of one item: its outcome, and what it added to the walk's counts. */
+/** What a worker reports of one item: its outcome, what it added to the walk's counts, and who ran it. */
 export interface RemoteOutcome {
   outcome: ItemOutcome;
   rowsWritten: Record<string, number>;
   counters: RunCounters;
+  /** The worker's host:pid. */
+  worker: string;
 }
 
 /** The job of an item ran on every try and no worker finished it. */
@@ -119,7 +122,8 @@ export class RemoteItems {
   }
 
   /** The outcome, with its rows and counters added to the walk's. */
-  #counted({ outcome, rowsWritten, counters }: RemoteOutcome): ItemOutcome {
+  #counted({ outcome, rowsWritten, counters, worker }: RemoteOutcome): ItemOutcome {
+    metrics.walkWorkerItems.inc({ worker, outcome: outcome.kind });
     for (const [table, n] of Object.entries(rowsWritten))
       this.rowsWritten.set(table, (this.rowsWritten.get(table) ?? 0) + n);
     for (const [counter, n] of Object.entries(counters)) this.#run.counters[counter as keyof RunCounters] += n;
@@ -151,7 +155,7 @@ export class RemoteItems {
     const { rows } = await this.#db.query<RemoteOutcome>(
       `DELETE FROM walk_item_outcomes WHERE (op_id, path) IN
          (SELECT op_id, path FROM walk_item_outcomes WHERE op_id = $1 LIMIT 5000)
-       RETURNING outcome, rows_written AS "rowsWritten", counters`,
+       RETURNING outcome, rows_written AS "rowsWritten", counters, worker`,
       [this.#run.opId],
     );
     return rows;

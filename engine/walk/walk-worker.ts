@@ -7,6 +7,7 @@
 // late.
 
 import { stat } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { Sink } from '../../lib/db/sink.ts';
 import type { Database } from '../../lib/db/database.ts';
@@ -26,6 +27,9 @@ interface WalkShare {
   debt: WalkDebt;
   identity: DocumentIdentity;
 }
+
+/** This worker as /metrics names it. */
+const WORKER = `${hostname()}:${process.pid}`;
 
 /** The walks a worker remembers at once; an older walk's items start a new share. */
 const WALKS_KEPT = 4;
@@ -58,6 +62,7 @@ export class WalkWorker {
       outcome,
       rowsWritten: Object.fromEntries(sink.rowsWritten),
       counters: run.counters,
+      worker: WORKER,
     });
     return outcome;
   }
@@ -114,7 +119,8 @@ export class WalkWorker {
 /** The item's outcome for the coordinator; an item's first row stands until the coordinator takes it. */
 async function recordOutcome(db: Database, opId: string, remote: RemoteOutcome): Promise<void> {
   await db.query(
-    `INSERT INTO walk_item_outcomes (op_id, path, outcome, rows_written, counters) VALUES ($1, $2, $3, $4, $5)
+    `INSERT INTO walk_item_outcomes (op_id, path, outcome, rows_written, counters, worker)
+     VALUES ($1, $2, $3, $4, $5, $6)
      ON CONFLICT (op_id, path) DO NOTHING`,
     [
       opId,
@@ -122,6 +128,7 @@ async function recordOutcome(db: Database, opId: string, remote: RemoteOutcome):
       JSON.stringify(remote.outcome),
       JSON.stringify(remote.rowsWritten),
       JSON.stringify(remote.counters),
+      remote.worker,
     ],
   );
 }

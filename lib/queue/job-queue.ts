@@ -88,6 +88,19 @@ export async function failedJobData<T>(db: Queryable, queue: string, match: obje
   return rows.map((r) => r.data);
 }
 
+/** The jobs of `queue` per walk (the data's opId) and state, as pg-boss's job table holds them. */
+export async function jobCountsByWalk(
+  db: Queryable,
+  queue: string,
+): Promise<{ walk: string; state: string; jobs: number }[]> {
+  const { rows } = await db.query<{ walk: string; state: string; jobs: number }>(
+    `SELECT data->>'opId' AS walk, state::text AS state, count(*)::int AS jobs FROM pgboss.job
+      WHERE name = $1 GROUP BY 1, 2`,
+    [queue],
+  );
+  return rows;
+}
+
 export class JobQueue {
   readonly #boss: PgBoss;
 
