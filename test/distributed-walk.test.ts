@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startMockServer, type MockServer } from '../mock/server.ts';
 import { mockTierEnv } from './helpers/mock-tier.ts';
+import { serveHttp, type LoopbackServer } from './helpers/loopback.ts';
 import { BIN, generateCorpus } from './helpers/corpus.ts';
 import { rowsInContentTerms, WALKED_TABLES } from './helpers/content.ts';
 import { openTestDatabase, targetEngine, type TestDatabase } from './helpers/db.ts';
@@ -27,10 +28,16 @@ import { JobQueue, walkItemQueue } from '../lib/queue/job-queue.ts';
 
 const DOCS = 40;
 const WORKERS = 3;
+/** Passed feed URLs beside the files: one page, and one that answers 404 (an item's own failure). */
+const URLS = ['/article', '/missing'];
+const ARTICLE =
+  '<!doctype html><html><head><title>Engines</title></head><body><article><h1>Engines</h1>' +
+  `<p>${'Ada Lovelace and Charles Babbage met in London to talk about the engine. '.repeat(20)}</p></article></body></html>`;
 
 let root: string;
 let corpus: string;
 let mock: MockServer;
+let pages: LoopbackServer;
 const disposals: (() => Promise<void>)[] = [];
 
 if (targetEngine === 'postgres') {
@@ -39,10 +46,15 @@ if (targetEngine === 'postgres') {
     corpus = path.join(root, 'corpus');
     generateCorpus(corpus, DOCS, { mix: 'md:60,html:20,docx:20', seed: 7 });
     mock = await startMockServer();
+    pages = await serveHttp((req, res) => {
+      if (req.url === '/article') res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(ARTICLE);
+      else res.writeHead(404, { 'content-type': 'text/html' }).end('not found');
+    });
   });
   test.after(async () => {
     for (const dispose of disposals.reverse()) await dispose();
     await mock.close();
+    await pages.close();
     rmSync(root, { recursive: true, force: true });
   });
 
@@ -54,8 +66,15 @@ if (targetEngine === 'postgres') {
       () => t.dispose(),
       () => role.dispose(),
     );
+    for (const page of URLS)
+      await t.db.query('INSERT INTO feed_articles (id, url, title, passed) VALUES ($1::uuid, $2, $3, true)', [
+        randomUUID(),
+        `${pages.origin}${page}`,
+        page,
+      ]);
     const env = {
       PATH: process.env.PATH ?? '',
+      INGEST_FETCH_ALLOW_CIDRS: '127.0.0.1/32',
       ENGINE_DB_DSN: role.dsn,
       INGEST_DATA_DIR: path.join(root, name),
       INGEST_LOG_LEVEL: 'warn',
@@ -110,6 +129,7 @@ if (targetEngine === 'postgres') {
   }
 
   const calls = () => mock.stats.messages + mock.stats.embeddings;
+  const failuresOf = (summary: WalkSummary) => summary.failures.map((f) => `${f.path} ${f.stage}:${f.code}`);
 
   let single: Promise<{ summary: WalkSummary; rows: Record<string, string[]> }>;
   /** The walk of the same corpus in one process, once for every test. */
@@ -117,7 +137,11 @@ if (targetEngine === 'postgres') {
     (single ??= deployment('single').then(async ({ db, env }) => {
       const summary = await walk(env);
       assert.is(summary.status, 'completed');
-      assert.is(summary.items.failed, 0, JSON.stringify(summary.failures));
+      assert.equal(
+        summary.failures.map((f) => f.path),
+        [`${pages.origin}/missing`],
+        'only the missing page fails',
+      );
       return { summary, rows: await rowsInContentTerms(db) };
     }));
 
@@ -151,6 +175,7 @@ if (targetEngine === 'postgres') {
     const distributed = await walk(spread.env);
     assert.is(distributed.status, 'completed', distributed.error);
     assert.equal(distributed.items, alone.items, 'the same item counts');
+    assert.equal(failuresOf(distributed), failuresOf(alone), "the same failures: a URL's own, not a lost worker");
     assert.equal(distributed.rows, alone.rows, 'the same rows written per table');
     assert.is(distributed.rowsDeleted, alone.rowsDeleted);
     await assertRowsOfOneProcess(spread.db);
@@ -162,7 +187,7 @@ if (targetEngine === 'postgres') {
     const before = calls();
     const again = await walk(spread.env);
     assert.is(again.items.changed, 0);
-    assert.is(again.items.unchanged, DOCS);
+    assert.is(again.items.unchanged, DOCS + 1, 'the files and the page');
     assert.equal(
       Object.values(again.rows).reduce((a, b) => a + b, 0),
       0,
@@ -189,8 +214,8 @@ if (targetEngine === 'postgres') {
       const distributed = await walk(spread.env);
       assert.ok(victim!.signalCode === 'SIGKILL', 'a worker was killed during the walk');
       assert.is(distributed.status, 'completed', distributed.error);
-      assert.is(distributed.items.failed, 0, JSON.stringify(distributed.failures));
-      assert.is(distributed.items.seen, DOCS);
+      assert.equal(failuresOf(distributed), failuresOf(await inOneProcess().then((r) => r.summary)));
+      assert.is(distributed.items.seen, DOCS + URLS.length);
       await assertRowsOfOneProcess(spread.db);
       const { rows } = await spread.db.query<{ n: number }>(
         "SELECT count(*)::int AS n FROM pgboss.job WHERE name = $1 AND state = 'active'",
@@ -244,14 +269,14 @@ if (targetEngine === 'postgres') {
     assert.ok(perWorker.length >= 1, text);
     assert.is(
       perWorker.reduce((sum, m) => sum + Number(m[2]), 0),
-      DOCS,
-      'every item counted once, under the worker that ran it',
+      DOCS + 1,
+      'every changed item (the files and the page) counted once, under the worker that ran it',
     );
     const completed = new RegExp(
       `^ingest_walk_item_jobs\\{walk="${status.opId}",state="completed"\\} (\\d+)$`,
       'm',
     ).exec(text);
-    assert.is(Number(completed?.[1]), DOCS, "the walk's jobs, completed, in the queue gauge");
+    assert.is(Number(completed?.[1]), DOCS + URLS.length, "the walk's jobs, completed, in the queue gauge");
   });
 
   test('an item queued under a fence that has passed to a later walk lands nothing', async () => {

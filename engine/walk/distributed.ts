@@ -16,7 +16,7 @@ import type { Lifespan } from '../lifespan.ts';
 import type { RunContext, RunCounters } from '../../lib/run-context.ts';
 import type { MediaType } from '../../stages/convert/index.ts';
 import type { UrlItem } from '../../stages/source.ts';
-import { failedOutcome, type ItemOutcome } from '../item/outcome.ts';
+import { failedOutcome, stopsTheWalk, type ItemOutcome } from '../item/outcome.ts';
 
 /** One item of a distributed walk, as its job carries it. */
 export interface WalkItemJob {
@@ -133,12 +133,15 @@ export class RemoteItems {
   /**
    * Once the walk has ended: its outcome and claim rows go (they are the walk's scratch), and the
    * queue closes. Jobs still queued (a walk that stopped early) are left to the workers, whose
-   * writes the lost fence refuses.
+   * writes the lost fence refuses. A walk that lost its database or its fence leaves its scratch
+   * behind rather than a second error over the one that stopped it.
    */
   async close(): Promise<void> {
     try {
       await this.#db.query('DELETE FROM walk_item_outcomes WHERE op_id = $1', [this.#run.opId]);
       await this.#db.query('DELETE FROM walk_document_claims WHERE op_id = $1', [this.#run.opId]);
+    } catch (error) {
+      if (!stopsTheWalk(error)) throw error;
     } finally {
       await this.#queue.stop();
     }

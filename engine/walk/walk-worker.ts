@@ -72,8 +72,10 @@ export class WalkWorker {
     const share = await this.#share(job.opId, db);
     const deps = { ...lifespan, db, sink, debt: share.debt };
     const { item } = job;
-    if (item.kind === 'url') return ingestUrl(item.url, { ...deps, fetch: lifespan.config.fetch, log: lifespan.log });
     try {
+      // A URL's life throws its failure; a file's returns it (as in a walk in one process).
+      if (item.kind === 'url')
+        return await ingestUrl(item.url, { ...deps, fetch: lifespan.config.fetch, log: lifespan.log });
       const file = await this.#file(item.relPath);
       return await walkFile(file, item.mediaType, {
         ...deps,
