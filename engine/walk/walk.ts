@@ -14,6 +14,9 @@
 //   (passes.ts: stage 5, URL backlink reconciliation, stale-row cleanup) -> run record
 //   (terminal status and counts)
 //
+// In a distributed walk (INGEST_WALK_MODE=distributed) an item's slot is a job that a walk worker
+// runs (engine/walk/distributed.ts), and the settle barrier waits for every job's outcome.
+//
 // One item's failure is tallied and logged and never fails the walk. An item's memo entry is
 // committed only after its rows are durable (engine/item/commit.ts), so a walk killed at any instant loses
 // no row and, run again, redoes exactly the items whose memo was not committed.
