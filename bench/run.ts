@@ -32,6 +32,10 @@ const BENCHMARKS: Record<string, { file: string; summary: string }> = {
     file: './worker.ts',
     summary: 'bid-worker: model calls/s against C/L for one and two workers; recall at 5 of template_fill',
   },
+  distributed: {
+    file: './distributed.ts',
+    summary: 'a distributed walk on W = 1, 2, 4 walk workers against a latency-bound mock: calls/s against W x C / L',
+  },
   'model-budget': {
     file: './model-budget.ts',
     summary: 'the shared model budget against a token limit: throughput as a share of the limit, failures, 429s',
