@@ -19,7 +19,8 @@ import { startMockServer, type AdmissionRecord, type MockServer } from '../mock/
 import { openTestDatabase, targetEngine, type TestDatabase } from './helpers/db.ts';
 import { createNoCreateRole } from './helpers/no-create-role.ts';
 
-const MOCK_PORT = 18_793;
+// One port per engine: CI runs the PGlite and the PostgreSQL suites side by side.
+const MOCK_PORT = targetEngine === 'postgres' ? 18_794 : 18_793;
 const WINDOW_MS = 1000;
 /** The mock's limit: tokens per window and per model. */
 const LIMIT = 8000;
