@@ -6,7 +6,7 @@
 //
 //   node bench/distributed.ts [--docs N] [--workers 1,2,4] [--latency-ms L] [--concurrency C] [--json FILE]
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +18,7 @@ import { startMockProcess, type MockProcess } from './mock-process.ts';
 import { mockTierEnv } from './mock-tier.ts';
 import { printTable, writeJson } from './report.ts';
 import { openTestDatabase } from './scratch-database.ts';
+import { startWalkWorkers, stopWalkWorkers } from './walk-workers.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -56,30 +57,6 @@ async function ingest(argv: string[], env: Record<string, string>): Promise<stri
   return out;
 }
 
-/** W walk workers, resolved once each polls. */
-async function startWorkers(count: number, corpus: string, env: Record<string, string>): Promise<ChildProcess[]> {
-  const workers = Array.from({ length: count }, () =>
-    spawn(process.execPath, [BIN, 'walk-worker', corpus], {
-      env: { ...env, INGEST_LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    }),
-  );
-  await Promise.all(
-    workers.map(
-      (worker) =>
-        new Promise<void>((resolve, reject) => {
-          let said = '';
-          worker.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-            said = (said + chunk).slice(-4096);
-            if (said.includes('walk worker polling')) resolve();
-          });
-          worker.once('exit', (code) => reject(new Error(`a walk worker exited with ${code}: ${said}`)));
-        }),
-    ),
-  );
-  return workers;
-}
-
 async function runWith(count: number, corpus: string, mock: MockProcess, root: string): Promise<Result> {
   const scratch = await openTestDatabase();
   const env: Record<string, string> = {
@@ -95,7 +72,7 @@ async function runWith(count: number, corpus: string, mock: MockProcess, root: s
     INGEST_WALK_IN_FLIGHT: String(2 * CONCURRENCY),
     ...mockTierEnv(mock.url),
   };
-  const workers = await startWorkers(count, corpus, env);
+  const workers = await startWalkWorkers(count, corpus, env);
   try {
     const before = await mock.calls();
     const summary = JSON.parse(await ingest(['walk', corpus, '--json'], env)) as WalkSummary;
@@ -115,10 +92,7 @@ async function runWith(count: number, corpus: string, mock: MockProcess, root: s
       failed: summary.items.failed,
     };
   } finally {
-    for (const worker of workers) {
-      worker.kill('SIGTERM');
-      await once(worker, 'exit');
-    }
+    await stopWalkWorkers(workers);
     await scratch.dispose();
   }
 }

@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startMockServer, type MockServer } from '../mock/server.ts';
 import { mockTierEnv } from './helpers/mock-tier.ts';
+import { startWalkWorkers, stopWalkWorkers } from '../bench/walk-workers.ts';
 import { serveHttp, type LoopbackServer } from './helpers/loopback.ts';
 import { BIN, generateCorpus } from './helpers/corpus.ts';
 import { rowsInContentTerms, WALKED_TABLES } from './helpers/content.ts';
@@ -98,33 +99,8 @@ if (targetEngine === 'postgres') {
   }
 
   async function startWorkers(env: Record<string, string>): Promise<ChildProcess[]> {
-    const workers = Array.from({ length: WORKERS }, () =>
-      spawn(process.execPath, [BIN, 'walk-worker', corpus], {
-        env: { ...env, INGEST_LOG_LEVEL: 'info' },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      }),
-    );
-    // Each is polling once it says so.
-    await Promise.all(
-      workers.map(
-        (worker) =>
-          new Promise<void>((resolve, reject) => {
-            let said = '';
-            worker.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-              said += chunk;
-              if (said.includes('walk worker polling')) resolve();
-            });
-            worker.once('exit', (code) => reject(new Error(`a walk worker exited with ${code}: ${said}`)));
-          }),
-      ),
-    );
-    disposals.push(async () => {
-      for (const worker of workers) {
-        if (worker.exitCode !== null || worker.signalCode !== null) continue;
-        worker.kill('SIGTERM');
-        await once(worker, 'exit');
-      }
-    });
+    const workers = await startWalkWorkers(WORKERS, corpus, env);
+    disposals.push(() => stopWalkWorkers(workers));
     return workers;
   }
 
