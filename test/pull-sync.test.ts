@@ -4,7 +4,7 @@
 
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -121,6 +121,17 @@ for (const [kind, open] of [
       assert.match((error as Error).message, /refusing to empty the corpus/);
     }
     assert.equal(files(), ['kept.md']);
+  });
+
+  it('a state directory nothing has made (the state store in the database) is made for the manifest', async () => {
+    await bucket.put('a.md', '# a\n');
+    const config = loadConfig(
+      { ...bucket.env, INGEST_STATE_STORE: 'database', ENGINE_DB_DSN: 'postgres://127.0.0.1/x' },
+      root,
+    );
+    assert.not.ok(existsSync(config.stateStorePath), 'no state directory yet');
+    assert.equal(await syncCorpus(config, corpus, log), { downloaded: 1, unchanged: 0, removed: 0, refused: 0 });
+    assert.equal(await syncCorpus(config, corpus, log), { downloaded: 0, unchanged: 1, removed: 0, refused: 0 });
   });
 
   it('the service data directory inside the corpus is never deleted in', async () => {

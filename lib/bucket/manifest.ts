@@ -4,7 +4,7 @@
 // atomically; losing it costs one re-download of the corpus, never a wrong file.
 
 import { randomBytes } from 'node:crypto';
-import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 interface Entry {
@@ -53,6 +53,9 @@ export class SyncManifest {
   async save(): Promise<void> {
     const temp = `${this.#file}.${randomBytes(6).toString('hex')}.tmp`;
     try {
+      // The state directory is the LMDB store's; with the state store in the database
+      // (INGEST_STATE_STORE=database) nothing else has made it.
+      await mkdir(path.dirname(this.#file), { recursive: true });
       await writeFile(temp, JSON.stringify(Object.fromEntries(this.#entries)));
       await rename(temp, this.#file);
     } finally {
