@@ -7,14 +7,17 @@ import { fileURLToPath } from 'node:url';
 
 const BIN = fileURLToPath(new URL('../bin/ingest.ts', import.meta.url));
 
-/** `count` walk workers on `corpus`, resolved once each says it polls; their stderr stays readable. */
+/**
+ * `count` walk workers on `corpus` (null: they read the corpus bucket `env` names), resolved once
+ * each says it polls; their stderr stays readable.
+ */
 export async function startWalkWorkers(
   count: number,
-  corpus: string,
+  corpus: string | null,
   env: Record<string, string>,
 ): Promise<ChildProcess[]> {
   const workers = Array.from({ length: count }, () =>
-    spawn(process.execPath, [BIN, 'walk-worker', corpus], {
+    spawn(process.execPath, [BIN, 'walk-worker', ...(corpus === null ? [] : [corpus])], {
       env: { ...env, INGEST_LOG_LEVEL: 'info' },
       stdio: ['ignore', 'ignore', 'pipe'],
     }),

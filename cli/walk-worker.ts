@@ -1,7 +1,8 @@
 // `ingest walk-worker [PATH]`: a worker of distributed walks (INGEST_WALK_MODE=distributed,
 // docs/OPERATIONS.md "A walk on several machines"): a pure poller of its schema's walk_item queue, with no
-// HTTP server, running INGEST_WALK_IN_FLIGHT items at once, one log line per item. PATH (else
-// ENGINE_SOURCE_PATH) is the corpus as this machine reaches it. SIGTERM or SIGINT stops it: the
+// HTTP server, running INGEST_WALK_IN_FLIGHT items at once, one log line per item. It reads the
+// items' bytes from the corpus bucket (INGEST_CORPUS_BUCKET) when one is configured; else PATH
+// (else ENGINE_SOURCE_PATH) is the corpus as this machine mounts it, a shared volume. SIGTERM or SIGINT stops it: the
 // items running are given up to 30 s, and pg-boss gives the rest to another worker.
 // `ingest walk-worker health`: the container's health check, from the heartbeat file that a
 // live event loop rewrites every half INGEST_WORKER_HEARTBEAT_MS.
@@ -14,6 +15,8 @@ import { JobQueue, walkItemQueue } from '../lib/queue/job-queue.ts';
 import { openLifespan } from '../engine/lifespan.ts';
 import type { WalkItemJob } from '../engine/walk/distributed.ts';
 import { WalkWorker } from '../engine/walk/walk-worker.ts';
+import { BucketCorpus, MountedCorpus, type WorkerCorpus } from '../engine/walk/worker-corpus.ts';
+import { openBucket } from '../lib/bucket/index.ts';
 import { Heartbeat } from '../worker/heartbeat.ts';
 import { heartbeatHealth } from './heartbeat-health.ts';
 import { withTier1 } from './tier1.ts';
@@ -27,13 +30,15 @@ export async function walkWorkerCommand(
   if (positionals.length > 1) throw usageError('ingest walk-worker takes at most one PATH');
   if (config.walk.mode !== 'distributed')
     throw usageError('ingest walk-worker works the items of distributed walks: set INGEST_WALK_MODE=distributed');
-  const corpus = positionals[0] === undefined ? config.sourcePath : path.resolve(positionals[0]);
-  if (corpus === null) throw usageError('ingest walk-worker needs the corpus: PATH or ENGINE_SOURCE_PATH');
+  const corpus = await workerCorpus(config, positionals[0], log);
   const stopRequested = new Promise<string>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
   });
-  const lifespan = await withTier1(log, () => openLifespan(config, log));
+  const lifespan = await withTier1(log, () => openLifespan(config, log)).catch((error: unknown) => {
+    corpus.close();
+    throw error;
+  });
   try {
     const worker = new WalkWorker(lifespan, corpus);
     const name = await walkItemQueue(lifespan.db);
@@ -64,7 +69,7 @@ export async function walkWorkerCommand(
     const beat = (state: 'polling' | 'stopping') => heartbeat.beat({ workerId, state, ...counts }, true);
     await beat('polling');
     const beating = setInterval(() => void beat('polling'), config.worker.heartbeatMs / 2);
-    log.info({ concurrency, corpus, queue: name }, 'walk worker polling its queue');
+    log.info({ concurrency, corpus: corpus.location, queue: name }, 'walk worker polling its queue');
     const signal = await stopRequested;
     log.info({ signal }, 'walk worker stopping');
     clearInterval(beating);
@@ -72,8 +77,25 @@ export async function walkWorkerCommand(
     await queue.stop();
   } finally {
     await lifespan.close();
+    corpus.close();
   }
   return 0;
+}
+
+/** The bucket when one is configured (then no PATH is taken), else the corpus directory as mounted here. */
+async function workerCorpus(config: Config, pathArg: string | undefined, log: Logger): Promise<WorkerCorpus> {
+  const bucket = openBucket(config, log);
+  if (bucket !== null) {
+    if (pathArg !== undefined) {
+      bucket.close();
+      throw usageError('ingest walk-worker reads the corpus bucket (INGEST_CORPUS_BUCKET): it takes no PATH');
+    }
+    return BucketCorpus.open(bucket, config.walk.workerScratch, log);
+  }
+  const root = pathArg === undefined ? config.sourcePath : path.resolve(pathArg);
+  if (root === null)
+    throw usageError('ingest walk-worker needs the corpus: INGEST_CORPUS_BUCKET, PATH or ENGINE_SOURCE_PATH');
+  return new MountedCorpus(root);
 }
 
 export async function walkWorkerHealthCommand(args: string[], { config }: { config: Config }): Promise<number> {

@@ -10,7 +10,8 @@ import * as assert from 'uvu/assert';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startMockServer, type MockServer } from '../mock/server.ts';
@@ -22,6 +23,7 @@ import { rowsInContentTerms, WALKED_TABLES } from './helpers/content.ts';
 import { openTestDatabase, targetEngine, type TestDatabase } from './helpers/db.ts';
 import { createNoCreateRole } from './helpers/no-create-role.ts';
 import { pino } from 'pino';
+import { sha256Hex } from '../lib/hash.ts';
 import type { WalkSummary } from '../engine/walk/walk.ts';
 import { walkCounts } from '../engine/walk/tally.ts';
 import type { WalkItemJob } from '../engine/walk/distributed.ts';
@@ -87,8 +89,8 @@ if (targetEngine === 'postgres') {
   }
 
   /** `ingest walk --json` (spawned, not run synchronously: the mock answers from this process). */
-  async function walk(env: Record<string, string>): Promise<WalkSummary> {
-    const child = spawn(process.execPath, [BIN, 'walk', corpus, '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  async function walk(env: Record<string, string>, source = corpus): Promise<WalkSummary> {
+    const child = spawn(process.execPath, [BIN, 'walk', source, '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
@@ -98,8 +100,8 @@ if (targetEngine === 'postgres') {
     return JSON.parse(out) as WalkSummary;
   }
 
-  async function startWorkers(env: Record<string, string>): Promise<ChildProcess[]> {
-    const workers = await startWalkWorkers(WORKERS, corpus, env);
+  async function startWorkers(env: Record<string, string>, source: string | null = corpus): Promise<ChildProcess[]> {
+    const workers = await startWalkWorkers(WORKERS, source, env);
     disposals.push(() => stopWalkWorkers(workers));
     return workers;
   }
@@ -203,6 +205,68 @@ if (targetEngine === 'postgres') {
     }
   });
 
+  test("workers read the corpus bucket, not the coordinator's disk; an object changed after it was queued lands its newer bytes, and the next walk finds it unchanged", async () => {
+    const bucket = path.join(root, 'bucket');
+    cpSync(corpus, bucket, { recursive: true });
+    const mirror = path.join(root, 'bucket-mirror');
+    const spread = await deployment('bucketed', { ...DISTRIBUTED, INGEST_CORPUS_BUCKET: pathToFileURL(bucket).href });
+    const queue = await walkItemQueue(spread.db);
+    /** The paths of the files a walk (every walk: null) sent to workers. */
+    const fileJobs = async (opId: string | null) => {
+      const { rows } = await spread.db.query<{ path: string }>(
+        `SELECT data->'item'->>'relPath' AS path FROM pgboss.job
+          WHERE name = $1 AND data->'item'->>'kind' = 'file' AND ($2::text IS NULL OR data->>'opId' = $2)`,
+        [queue, opId],
+      );
+      return rows.map((row) => row.path);
+    };
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    // The walk queues its items with no worker running; then the bucket changes one of them.
+    const first = walk(spread.env, mirror);
+    for (let waited = 0; (await fileJobs(null)).length < DOCS; waited += 100) {
+      assert.ok(waited < 60_000, 'the walk queued its files');
+      await pause(100);
+    }
+    // Bytes read within 2 s of their mtime are stamped as never matching (engine/item/admit.ts
+    // stampMtime); the workers start later than that, so the copies' stamps are the coordinator's.
+    await pause(2_100);
+    const edited = readdirSync(bucket, { recursive: true, encoding: 'utf8' }).find((name) => name.endsWith('.md'))!;
+    const newer = `${readFileSync(path.join(bucket, edited), 'utf8')}\n\nQuillfeather Observatory opened its doors.\n`;
+    writeFileSync(path.join(bucket, edited), newer);
+    // No PATH and no ENGINE_SOURCE_PATH: the bucket is all the workers can read.
+    await startWorkers(spread.env, null);
+    const summary = await first;
+    assert.is(summary.status, 'completed', summary.error);
+    assert.is(summary.items.changed, DOCS + 1, 'every file and the page');
+    const { rows: landed } = await spread.db.query<{ sha: string; marked: boolean }>(
+      `SELECT d.content_sha256 AS sha, bool_or(c.text LIKE '%Quillfeather Observatory%') AS marked
+         FROM source_documents d JOIN content_chunks c ON c.source_document_id = d.id
+        WHERE d.rel_path = $1 GROUP BY d.content_sha256`,
+      [edited],
+    );
+    assert.equal(landed, [{ sha: sha256Hex(newer), marked: true }], "the bucket's newer bytes landed, whole");
+
+    // The next walk pulls the newer bytes: only the edited file is read again (its stamp was
+    // the copy's own), and nothing is asked or written. It was pulled just before it was read, so
+    // the walk after reads it once more (racily clean), and the one after that reads no file.
+    const before = calls();
+    const again = await walk(spread.env, mirror);
+    assert.equal(await fileJobs(again.opId), [edited], 'only the edited file went to a worker');
+    assert.is(again.items.changed, 0);
+    assert.is(
+      Object.values(again.rows).reduce((a, b) => a + b, 0),
+      0,
+      'no row written',
+    );
+    assert.is(calls() - before, 0, 'no model call');
+    await pause(2_100);
+    const third = await walk(spread.env, mirror);
+    assert.equal(await fileJobs(third.opId), [edited]);
+    assert.is(third.items.unchanged, DOCS + 1);
+    const fourth = await walk(spread.env, mirror);
+    assert.equal(await fileJobs(fourth.opId), [], "every stamp is the coordinator's stat now");
+  });
+
   test('POST /walk on a distributed sidecar: /walk-status counts as one process does, /metrics names each worker and the queue', async () => {
     const alone = (await inOneProcess()).summary;
     const spread = await deployment('sidecar', DISTRIBUTED);
@@ -284,7 +348,7 @@ if (targetEngine === 'postgres') {
         opId: randomUUID(),
         fullReprocess: false,
         fenceToken: stale,
-        item: { kind: 'file', relPath: late, mediaType: 'text/markdown' },
+        item: { kind: 'file', relPath: late, mediaType: 'text/markdown', seen: null },
       };
       await queue.enqueue(name, [{ data: job }]);
       await queue.stop();

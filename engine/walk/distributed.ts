@@ -16,7 +16,10 @@ import type { Lifespan } from '../lifespan.ts';
 import type { RunContext, RunCounters } from '../../lib/run-context.ts';
 import type { MediaType } from '../../stages/convert/index.ts';
 import type { UrlItem } from '../../stages/source.ts';
+import type { FileItem } from '../../lib/corpus/files.ts';
+import { StageError } from '../item/at-stage.ts';
 import { failedOutcome, stopsTheWalk, type ItemOutcome } from '../item/outcome.ts';
+import { seenFile, type SeenFile } from './worker-corpus.ts';
 
 /** One item of a distributed walk, as its job carries it. */
 export interface WalkItemJob {
@@ -24,7 +27,15 @@ export interface WalkItemJob {
   fullReprocess: boolean;
   /** The coordinator's fencing token: every write of the item checks it (engine/trigger/fence.ts fencedByToken). */
   fenceToken: string | null;
-  item: { kind: 'file'; relPath: string; mediaType: MediaType } | { kind: 'url'; url: UrlItem };
+  item:
+    | {
+        kind: 'file';
+        relPath: string;
+        mediaType: MediaType;
+        /** The file as the coordinator pulled it from the corpus bucket; null when there is none. */
+        seen: SeenFile | null;
+      }
+    | { kind: 'url'; url: UrlItem };
 }
 
 /** What a worker reports of one item: its outcome, what it added to the walk's counts, and who ran it. */
@@ -58,16 +69,26 @@ export class RemoteItems {
   readonly #queueName: string;
   readonly #run: RunContext;
   readonly #fenceToken: string | null;
+  /** True when the corpus bucket is the source: workers read it, and check it against the coordinator's hash. */
+  readonly #bucketed: boolean;
+  /** Items that failed here, before any worker saw them: settled with the others. */
+  readonly #failedHere: ItemOutcome[] = [];
   /** Rows the workers wrote for this walk, per table: the walk's row counts. */
   readonly rowsWritten = new Map<string, number>();
   #waiting: { id: string; data: WalkItemJob }[] = [];
   readonly #queued = new Set<string>();
 
-  private constructor(db: Database, queue: [JobQueue, string], run: RunContext, fenceToken: string | null) {
+  private constructor(
+    db: Database,
+    queue: [JobQueue, string],
+    run: RunContext,
+    { fenceToken, bucketed }: { fenceToken: string | null; bucketed: boolean },
+  ) {
     this.#db = db;
     [this.#queue, this.#queueName] = queue;
     this.#run = run;
     this.#fenceToken = fenceToken;
+    this.#bucketed = bucketed;
   }
 
   /**
@@ -87,7 +108,23 @@ export class RemoteItems {
       queues: [name],
       log,
     });
-    return new RemoteItems(db, [queue, name], run, fenceToken);
+    return new RemoteItems(db, [queue, name], run, { fenceToken, bucketed: config.corpusBucket !== null });
+  }
+
+  /**
+   * Queues a file's life. With a corpus bucket the job carries the sha256 of the copy this walk
+   * pulled, so that the worker, which reads the bucket, knows whether it reads the same bytes
+   * (engine/walk/worker-corpus.ts); a file that cannot be read here fails here.
+   */
+  async dispatchFile(file: FileItem, mediaType: MediaType): Promise<void> {
+    let seen: SeenFile | null = null;
+    try {
+      if (this.#bucketed) seen = await seenFile(file);
+    } catch (error) {
+      this.#failedHere.push(failedOutcome(file.relPath, new StageError('admit', error)));
+      return;
+    }
+    await this.dispatch({ kind: 'file', relPath: file.relPath, mediaType, seen });
   }
 
   /** Queues the item's life; its job id is the walk's and the item's, so a repeat adds nothing. */
@@ -109,6 +146,7 @@ export class RemoteItems {
    */
   async settleAll(settle: (outcome: ItemOutcome) => void, stopping: () => boolean): Promise<void> {
     await this.#enqueue();
+    for (const outcome of this.#failedHere.splice(0)) settle(outcome);
     while (this.#queued.size > 0 && !stopping()) {
       const landed = await this.#landed();
       for (const remote of landed) if (this.#queued.delete(remote.outcome.path)) settle(this.#counted(remote));

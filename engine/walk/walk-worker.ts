@@ -1,19 +1,17 @@
 // The worker's side of a distributed walk (engine/walk/distributed.ts): one job is one item's
 // life, run exactly as a walk in one process runs it (engine/item/file.ts, engine/item/url.ts),
-// in the walk's run context, every write through the walk's fencing token, then its outcome
+// in the walk's run context, on bytes read from the corpus bucket or a shared volume (never the
+// coordinator's disk: engine/walk/worker-corpus.ts), every write through the walk's fencing token, then its outcome
 // written as a row for the coordinator. An item's own failure is its outcome, and completes the
 // job; what stops a walk (the database gone, the fence passed on) fails the job, which pg-boss
 // tries again while the queue's retry limit allows, so a walk that lost its fence lands nothing
 // late.
 
-import { stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import path from 'node:path';
 import { Sink } from '../../lib/db/sink.ts';
 import type { Database } from '../../lib/db/database.ts';
 import { emptyRunCounters, inRunContext, type RunContext } from '../../lib/run-context.ts';
 import { ProducerDebt, WalkDebt } from '../../lib/state/producer-debt.ts';
-import { StageError } from '../item/at-stage.ts';
 import { walkFile } from '../item/file.ts';
 import { DocumentIdentity } from '../item/identity.ts';
 import { failedOutcome, stopsTheWalk, type ItemOutcome } from '../item/outcome.ts';
@@ -21,6 +19,7 @@ import { ingestUrl } from '../item/url.ts';
 import type { Lifespan } from '../lifespan.ts';
 import { fencedByToken } from '../trigger/fence.ts';
 import { itemPath, type RemoteOutcome, type WalkItemJob } from './distributed.ts';
+import type { WorkerCorpus } from './worker-corpus.ts';
 
 /** What a worker keeps of one walk between its items: its debt to the producer and its resolutions in flight. */
 interface WalkShare {
@@ -36,13 +35,13 @@ const WALKS_KEPT = 4;
 
 export class WalkWorker {
   readonly #lifespan: Lifespan;
-  readonly #corpus: string;
+  readonly #corpus: WorkerCorpus;
   readonly #walks = new Map<string, Promise<WalkShare>>();
 
-  /** `corpus`: the corpus as this worker reaches it (a shared volume, the bucket's mirror). */
-  constructor(lifespan: Lifespan, corpus: string) {
+  /** `corpus`: where this worker reads an item's bytes (the corpus bucket, or a shared volume). */
+  constructor(lifespan: Lifespan, corpus: WorkerCorpus) {
     this.#lifespan = lifespan;
-    this.#corpus = path.resolve(corpus);
+    this.#corpus = corpus;
   }
 
   /** Runs the item's life and records its outcome; resolves with it. */
@@ -76,28 +75,21 @@ export class WalkWorker {
       // A URL's life throws its failure; a file's returns it (as in a walk in one process).
       if (item.kind === 'url')
         return await ingestUrl(item.url, { ...deps, fetch: lifespan.config.fetch, log: lifespan.log });
-      const file = await this.#file(item.relPath);
-      return await walkFile(file, item.mediaType, {
-        ...deps,
-        identity: share.identity,
-        limits: lifespan.config.convert,
-        batchChunks: lifespan.config.walk.itemBatchChunks,
-      });
+      const held = await this.#corpus.hold(item.relPath, item.seen);
+      try {
+        return await walkFile(held.file, item.mediaType, {
+          ...deps,
+          identity: share.identity,
+          limits: lifespan.config.convert,
+          batchChunks: lifespan.config.walk.itemBatchChunks,
+        });
+      } finally {
+        await held.release();
+      }
     } catch (error) {
       if (stopsTheWalk(error)) throw error;
       return failedOutcome(itemPath(item), error);
     }
-  }
-
-  /** The file as this worker sees it now: its own stat, so the memo describes the bytes it reads. */
-  async #file(relPath: string) {
-    const absPath = path.resolve(this.#corpus, relPath);
-    if (path.relative(this.#corpus, absPath).startsWith('..') || path.isAbsolute(relPath))
-      throw new StageError('admit', new Error(`the path ${relPath} is not inside the corpus ${this.#corpus}`));
-    const st = await stat(absPath, { bigint: true }).catch((error: unknown) => {
-      throw new StageError('admit', error);
-    });
-    return { relPath, absPath: Buffer.from(absPath), size: Number(st.size), mtimeNs: st.mtimeNs, ino: st.ino };
   }
 
   /** The walk's share, made at its first item here: the curated aliases read afresh, as the walk read them. */

@@ -58,7 +58,7 @@ import { ingestUrl } from '../item/url.ts';
 import { failedOutcome, type ItemOutcome } from '../item/outcome.ts';
 import type { FenceHold } from '../trigger/fence.ts';
 import { IngestError } from '../../lib/errors.ts';
-import { RemoteItems, type WalkItemJob } from './distributed.ts';
+import { RemoteItems } from './distributed.ts';
 
 export interface WalkOptions {
   /** Overrides ENGINE_SOURCE_PATH. */
@@ -266,8 +266,7 @@ async function walkCorpus(
   };
   const remote =
     config.walk.mode === 'distributed' ? await RemoteItems.open(lifespan, run, options.fence?.token ?? null) : null;
-  const inSlot = async (path: string, life: () => Promise<ItemOutcome>, item: WalkItemJob['item']): Promise<void> => {
-    if (remote !== null) return remote.dispatch(item);
+  const inSlot = async (path: string, life: () => Promise<ItemOutcome>): Promise<void> => {
     // Backpressure: the walk reads no further while every in-flight slot is taken.
     await untilNoneWaiting(slots);
     void slots.add(async () => {
@@ -295,14 +294,12 @@ async function walkCorpus(
       tally.items.unchanged += 1;
       return finished();
     }
-    await inSlot(file.relPath, () => walkFile(file, mediaType, fileDeps), {
-      kind: 'file',
-      relPath: file.relPath,
-      mediaType,
-    });
+    // A distributed walk queues the item's life for a walk worker instead.
+    if (remote !== null) return remote.dispatchFile(file, mediaType);
+    await inSlot(file.relPath, () => walkFile(file, mediaType, fileDeps));
   };
   const admitUrl = (item: UrlItem): Promise<void> =>
-    inSlot(item.url, () => ingestUrl(item, urlDeps), { kind: 'url', url: item });
+    remote !== null ? remote.dispatch({ kind: 'url', url: item }) : inSlot(item.url, () => ingestUrl(item, urlDeps));
   const unlisted = new UnlistedDirectories();
   try {
     for await (const item of sourceItems(sourcePath, db, log, listing(config, live, tally, unlisted))) {
