@@ -67,12 +67,19 @@ async function runContained(
   failStage5: FailStage5Mode | null,
 ): Promise<void> {
   log.debug({ pass: pass.name }, 'flow-scope pass started');
+  const started = performance.now();
+  const durationMs = () => Math.round(performance.now() - started);
   try {
     const counts = await pass.run({ db, log, run, failStage5 });
-    tally.passes.push({ name: pass.name, ok: true, ...(counts ? { counts: counts as Record<string, number> } : {}) });
+    tally.passes.push({
+      name: pass.name,
+      ok: true,
+      durationMs: durationMs(),
+      ...(counts ? { counts: counts as Record<string, number> } : {}),
+    });
   } catch (error) {
     const message = (error as Error).message;
-    tally.passes.push({ name: pass.name, ok: false, error: message });
+    tally.passes.push({ name: pass.name, ok: false, durationMs: durationMs(), error: message });
     // Not contained: a walk that lost the writer fence may write nothing more, so it stops here.
     if (isFenceLost(error)) throw error;
     // The operator hears of it where they look, the run record and /walk-status, not only in the log.

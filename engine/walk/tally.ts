@@ -33,6 +33,8 @@ export interface ItemFailure {
 export interface PassOutcome {
   name: string;
   ok: boolean;
+  /** How long the pass ran: a walk's time after its last item settled is the passes' sum. */
+  durationMs: number;
   /** What the pass did, when it says. */
   counts?: Record<string, number>;
   error?: string;
