@@ -81,6 +81,37 @@ test('an entry that does not read back as a memo is removed and counted as heale
   assert.equal(await store.getItem('file:torn.md'), { memo: undefined, healed: false });
 });
 
+test("several items' stamps in one query, in the order asked: absent, under a digest, unreadable (healed once)", async () => {
+  const long = `file:${'deep/'.repeat(600)}a.md`;
+  await store.putItems([
+    ['file:a.md', memo],
+    [long, { ...memo, sha256: 'f'.repeat(64) }],
+  ]);
+  await t.db.query(
+    `INSERT INTO engine_items (item_key, identity, stamp, row_keys, source_document_id)
+     VALUES ('file:bad.md', 'file:bad.md', '{"sha256": 1}', '{}', 'd')`,
+  );
+  const { rows: _rows, ...stamp } = memo;
+  const asked = [long, 'file:none.md', 'file:bad.md', 'file:a.md'];
+  const queries: string[] = [];
+  const counted = new DatabaseStateStore(
+    new Proxy(t.db, {
+      get: (db, name, receiver) =>
+        name === 'query'
+          ? (text: string, params?: unknown[]) => (queries.push(text), db.query(text, params))
+          : Reflect.get(db, name, receiver),
+    }),
+  );
+  assert.equal(await counted.getItemStamps(asked), [
+    { stamp: { ...stamp, sha256: 'f'.repeat(64) }, healed: false },
+    { stamp: undefined, healed: false },
+    { stamp: undefined, healed: true },
+    { stamp, healed: false },
+  ]);
+  assert.is(queries.filter((text) => text.startsWith('SELECT')).length, 1, 'one read for all four');
+  assert.equal((await store.getItemStamps(['file:bad.md']))[0], { stamp: undefined, healed: false });
+});
+
 test('inner memos, the bindings and the run records not yet landed', async () => {
   await store.putMemo('extract:x', { answer: 42, names: ['a'] });
   assert.equal(await store.getMemo('extract:x'), { answer: 42, names: ['a'] });

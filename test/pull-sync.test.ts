@@ -125,10 +125,7 @@ for (const [kind, open] of [
 
   it('a state directory nothing has made (the state store in the database) is made for the manifest', async () => {
     await bucket.put('a.md', '# a\n');
-    const config = loadConfig(
-      { ...bucket.env, INGEST_STATE_STORE: 'database', ENGINE_DB_DSN: 'postgres://127.0.0.1/x' },
-      root,
-    );
+    const config = loadConfig({ ...bucket.env, ENGINE_DB: path.join(root, 'not-made') }, root);
     assert.not.ok(existsSync(config.stateStorePath), 'no state directory yet');
     assert.equal(await syncCorpus(config, corpus, log), { downloaded: 1, unchanged: 0, removed: 0, refused: 0 });
     assert.equal(await syncCorpus(config, corpus, log), { downloaded: 0, unchanged: 1, removed: 0, refused: 0 });

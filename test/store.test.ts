@@ -40,6 +40,10 @@ test('item memos persist across reopen and are committed when put resolves', asy
   assert.equal(await again.getItem('file:a.md'), { memo, healed: false });
   const { rows: _rows, ...stamp } = memo;
   assert.equal(await again.getItemStamp('file:a.md'), { stamp, healed: false });
+  assert.equal(await again.getItemStamps(['file:none.md', 'file:a.md']), [
+    { stamp: undefined, healed: false },
+    { stamp, healed: false },
+  ]);
   assert.equal(await collect(again.itemIdentities()), ['file:a.md']);
   await again.removeItem('file:a.md');
   assert.equal(await again.getItem('file:a.md'), { memo: undefined, healed: false });

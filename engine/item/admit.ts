@@ -14,6 +14,7 @@ import { IngestError } from '../../lib/errors.ts';
 import { sha256Hex } from '../../lib/hash.ts';
 import { EncodingProbe, type DecodingPlan } from '../../stages/convert/text-decode.ts';
 import type { FileItem } from '../../lib/corpus/files.ts';
+import type { SourceItem, UrlItem } from '../../stages/source.ts';
 import { fileIdentity } from '../../lib/state/keys.ts';
 import type { ItemMemo, ItemStamp, StateStore } from '../../lib/state/store.ts';
 import { countEvent } from '../../lib/run-context.ts';
@@ -122,11 +123,36 @@ export function stampMtime(mtimeNs: bigint, readAtMs: number): string {
 
 export type Admission = { kind: 'unchanged'; memo: ItemMemo } | ChangedFile;
 
-/** The item's memo stamp; an unreadable memo is dropped (and counted as healed), so the item re-runs. */
-export async function recallFile(item: FileItem, store: StateStore): Promise<ItemStamp | undefined> {
-  const { stamp, healed } = await store.getItemStamp(fileIdentity(item.relPath));
-  if (healed) countEvent('memo_heal');
-  return stamp;
+/** A source item, a file with its memo stamp (undefined: none, or an unreadable one, dropped). */
+export type StampedItem =
+  { kind: 'file'; file: FileItem; stamp: ItemStamp | undefined } | { kind: 'url'; url: UrlItem };
+
+/**
+ * The source items in their order, each file with its memo stamp, read as many at a time as the
+ * store reads at once. An unreadable memo is dropped (and counted as healed), so the item re-runs.
+ */
+export async function* withStamps(items: AsyncIterable<SourceItem>, store: StateStore): AsyncGenerator<StampedItem> {
+  let held: SourceItem[] = [];
+  const stamped = async function* (): AsyncGenerator<StampedItem> {
+    const files = held.flatMap((item) => (item.kind === 'file' ? [item.file] : []));
+    const stamps = await store.getItemStamps(files.map((file) => fileIdentity(file.relPath)));
+    let next = 0;
+    for (const item of held) {
+      if (item.kind === 'url') {
+        yield item;
+        continue;
+      }
+      const { stamp, healed } = stamps[next++]!;
+      if (healed) countEvent('memo_heal');
+      yield { kind: 'file', file: item.file, stamp };
+    }
+    held = [];
+  };
+  for await (const item of items) {
+    held.push(item);
+    if (held.length >= store.stampsAtOnce) yield* stamped();
+  }
+  yield* stamped();
 }
 
 /** True when size, mtime and inode all match the memo: the item is unchanged, unread. */

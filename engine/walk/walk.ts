@@ -37,12 +37,13 @@ import type { Logger } from '../../lib/log.ts';
 import type { RunRecord, RunWarning } from '../../lib/runs/record.ts';
 import { inRunContext, publishRunContext, type RunContext, type RunCounters } from '../../lib/run-context.ts';
 import { fileIdentity, urlIdentity } from '../../lib/state/keys.ts';
+import type { ItemStamp } from '../../lib/state/store.ts';
 import { ProducerDebt, WalkDebt } from '../../lib/state/producer-debt.ts';
 import { mediaTypeFor } from '../../stages/convert/index.ts';
 import type { FileItem, WalkFilesOptions } from '../../lib/corpus/files.ts';
 import { ownDataDirectories } from '../../lib/corpus/own-data.ts';
 import { sourceItems, type UrlItem } from '../../stages/source.ts';
-import { recallFile, unchangedByStat } from '../item/admit.ts';
+import { unchangedByStat, withStamps } from '../item/admit.ts';
 import { untilNoneWaiting } from './backpressure.ts';
 import { bindStoreToCorpus, bindStoreToDatabase } from './binding.ts';
 import { observingStages, type StageObserver } from '../item/at-stage.ts';
@@ -280,14 +281,13 @@ async function walkCorpus(
   };
 
   /** Settles a file that needs no slot (of no known type, or unchanged by stat), or queues its life. */
-  const admitFile = async (file: FileItem): Promise<void> => {
+  const admitFile = async (file: FileItem, stamp: ItemStamp | undefined): Promise<void> => {
     const mediaType = mediaTypeFor(file.relPath);
     if (mediaType === null) {
       tally.items.dropped += 1;
       log.info({ path: file.relPath }, 'item dropped: unrecognised file type');
       return finished();
     }
-    const stamp = await recallFile(file, store);
     if (unchangedByStat(stamp, file, run.fullReprocess)) {
       // The fast path of an unchanged walk: no read, no slot, nothing else.
       live.liveDocumentIds.add(stamp.sourceDocumentId);
@@ -302,12 +302,13 @@ async function walkCorpus(
     remote !== null ? remote.dispatch({ kind: 'url', url: item }) : inSlot(item.url, () => ingestUrl(item, urlDeps));
   const unlisted = new UnlistedDirectories();
   try {
-    for await (const item of sourceItems(sourcePath, db, log, listing(config, live, tally, unlisted))) {
+    const items = sourceItems(sourcePath, db, log, listing(config, live, tally, unlisted));
+    for await (const item of withStamps(items, store)) {
       if (stopping()) break;
       tally.items.seen += 1;
       if (item.kind === 'file') {
         live.seen.add(fileIdentity(item.file.relPath));
-        await admitFile(item.file);
+        await admitFile(item.file, item.stamp);
       } else {
         live.seen.add(urlIdentity(item.url.url));
         await admitUrl(item.url);

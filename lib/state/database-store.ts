@@ -31,6 +31,8 @@ interface ItemRow {
 
 export class DatabaseStateStore implements StateStore {
   readonly path: string;
+  /** A round trip carries this many files' stamps: a warm walk of millions is thousands of reads. */
+  readonly stampsAtOnce = 256;
   readonly #db: Database;
   readonly #itemKey = itemKeyOf(MAX_KEY_BYTES);
 
@@ -41,10 +43,24 @@ export class DatabaseStateStore implements StateStore {
   }
 
   async getItemStamp(identity: string): Promise<{ stamp: ItemStamp | undefined; healed: boolean }> {
-    const row = await this.#item(identity, 'identity, stamp');
-    if (row === undefined) return { stamp: undefined, healed: false };
-    if (isItemStamp(row.stamp)) return { stamp: row.stamp, healed: false };
-    return { stamp: undefined, healed: await this.#heal(identity) };
+    return (await this.getItemStamps([identity]))[0]!;
+  }
+
+  async getItemStamps(identities: readonly string[]): Promise<{ stamp: ItemStamp | undefined; healed: boolean }[]> {
+    const keys = identities.map((identity) => this.#itemKey(identity));
+    const { rows } = await this.#db.query<{ item_key: string; stamp: unknown }>(
+      'SELECT item_key, stamp FROM engine_items WHERE item_key = ANY($1::text[])',
+      [keys],
+    );
+    const stamps = new Map(rows.map((row) => [row.item_key, row.stamp]));
+    return Promise.all(
+      identities.map(async (identity, i) => {
+        if (!stamps.has(keys[i]!)) return { stamp: undefined, healed: false };
+        const stamp = stamps.get(keys[i]!);
+        if (isItemStamp(stamp)) return { stamp, healed: false };
+        return { stamp: undefined, healed: await this.#heal(identity) };
+      }),
+    );
   }
 
   async getItem(identity: string): Promise<{ memo: ItemMemo | undefined; healed: boolean }> {

@@ -105,6 +105,13 @@ export interface StateStore {
   getItem(identity: string): Promise<{ memo: ItemMemo | undefined; healed: boolean }>;
   /** The item's stamp alone (no row keys to decode), healed the same way. */
   getItemStamp(identity: string): Promise<{ stamp: ItemStamp | undefined; healed: boolean }>;
+  /**
+   * How many stamps a walk reads at once: 1 where a read is answered at once (lmdb), so the walk
+   * enumerates no further ahead than it admits; more where each read is a round trip.
+   */
+  readonly stampsAtOnce: number;
+  /** The stamps of several items in the order asked, in one read (one round trip for a store in the database). */
+  getItemStamps(identities: readonly string[]): Promise<{ stamp: ItemStamp | undefined; healed: boolean }[]>;
   /** Resolves once the stamp and the row keys are committed to disk, together. */
   putItem(identity: string, memo: ItemMemo): Promise<void>;
   /**
@@ -295,6 +302,7 @@ async function indexDocuments(root: RootDatabase, { meta, items }: Dbs, docItems
 /** The store over an open lmdb environment: its named databases and the key an identity takes. */
 class LmdbStateStore implements StateStore {
   readonly path: string;
+  readonly stampsAtOnce = 1;
   readonly #root: RootDatabase;
   readonly #meta: LmdbDatabase<unknown, string>;
   readonly #items: LmdbDatabase<unknown, string>;
@@ -317,6 +325,10 @@ class LmdbStateStore implements StateStore {
 
   async getItemStamp(identity: string): Promise<{ stamp: ItemStamp | undefined; healed: boolean }> {
     return this.#stampAt(this.#itemKey(identity), identity);
+  }
+
+  async getItemStamps(identities: readonly string[]): Promise<{ stamp: ItemStamp | undefined; healed: boolean }[]> {
+    return identities.map((identity) => this.#stampAt(this.#itemKey(identity), identity));
   }
 
   async getItem(identity: string): Promise<{ memo: ItemMemo | undefined; healed: boolean }> {
