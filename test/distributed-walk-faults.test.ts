@@ -440,6 +440,11 @@ if (targetEngine === 'postgres') {
       [],
       "rows of the dead walk's items written after the next walk began",
     );
+    // The dead walk's scratch (outcomes no coordinator took, document claims) went with the next walk.
+    const { rows: scratch } = await d.db.query<{ n: number }>(
+      `SELECT (SELECT count(*) FROM walk_item_outcomes) + (SELECT count(*) FROM walk_document_claims) AS n`,
+    );
+    assert.is(Number(scratch[0]!.n), 0, "the dead walk's outcome and claim rows are gone");
   });
 
   test('a second coordinator during a walk is refused with fence_busy, and the walk completes unharmed', async () => {

@@ -100,6 +100,10 @@ export class RemoteItems {
     run: RunContext,
     fenceToken: string | null,
   ): Promise<RemoteItems> {
+    // The scratch of walks whose coordinator died (this walk holds the fence, so no other walk
+    // is running): their outcomes were never taken, their claims never dropped.
+    await db.query('DELETE FROM walk_item_outcomes WHERE op_id <> $1', [run.opId]);
+    await db.query('DELETE FROM walk_document_claims WHERE op_id <> $1', [run.opId]);
     const name = await walkItemQueue(db);
     const queue = await JobQueue.open(db, {
       dsn: config.database.dsn!,
