@@ -12,7 +12,8 @@ import { pathToFileURL } from 'node:url';
 import { pino } from 'pino';
 import { loadConfig } from '../lib/config.ts';
 import { openBucket } from '../lib/bucket/index.ts';
-import { syncCorpus } from '../lib/bucket/pull-sync.ts';
+import { DOWNLOADS_AT_ONCE, pullSync, syncCorpus } from '../lib/bucket/pull-sync.ts';
+import { BucketError, type CorpusBucket } from '../lib/bucket/bucket.ts';
 import { startTestS3 } from './helpers/s3.ts';
 
 const log = pino({ level: 'silent' });
@@ -195,3 +196,57 @@ hostile('an S3 key with .. or a hidden segment is skipped by name, the rest sync
   }
 });
 hostile.run();
+
+const parallel = suite('pull-sync downloads several objects at once');
+parallel(
+  'a first pull keeps DOWNLOADS_AT_ONCE downloads in flight, never more, and a failed one fails the sync',
+  async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'ingest-sync-'));
+    try {
+      const source = await directoryBucket(root);
+      for (let i = 0; i < 30; i++) await source.put(`doc-${i}.md`, `# ${i}\n`);
+      const real = openBucket(loadConfig(source.env, root), log)!;
+      let inFlight = 0;
+      let most = 0;
+      let failing: string | null = null;
+      // The real bucket, each download held 20 ms so that downloads overlap as they would on a network.
+      const observed: CorpusBucket = {
+        location: real.location,
+        list: () => real.list(),
+        upload: (key, from) => real.upload(key, from),
+        remove: (key) => real.remove(key),
+        close: () => real.close(),
+        async download(key, to) {
+          most = Math.max(most, ++inFlight);
+          try {
+            await new Promise((resolve) => setTimeout(resolve, 20));
+            if (key === failing) throw new BucketError(`${key} is gone`);
+            await real.download(key, to);
+          } finally {
+            inFlight--;
+          }
+        },
+      };
+      const corpus = path.join(root, 'corpus');
+      const notCorpus = { prefixes: [], directories: [] };
+      const report = await pullSync(observed, corpus, root, log, notCorpus);
+      assert.equal(report, { downloaded: 30, unchanged: 0, removed: 0, refused: 0 });
+      assert.is(most, DOWNLOADS_AT_ONCE);
+      assert.is(readdirSync(corpus).length, 30);
+
+      for (let i = 0; i < 30; i++) await source.put(`doc-${i}.md`, `# ${i}, edited\n`);
+      failing = 'doc-3.md';
+      try {
+        await pullSync(observed, corpus, root, log, notCorpus);
+        assert.unreachable('a failed download fails the sync');
+      } catch (error) {
+        assert.match((error as Error).message, /doc-3.md is gone/);
+      }
+      assert.is(inFlight, 0, 'no download outlives the failed sync');
+      assert.is(await readFile(path.join(corpus, 'doc-3.md'), 'utf8'), '# 3\n', 'the failed object keeps its old copy');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  },
+);
+parallel.run();

@@ -1,11 +1,13 @@
 // Pull-sync (docs/behaviour/routes.md#post-walk): before a walk's pass, inside the writer fence,
-// the corpus directory is made a copy of the bucket: new and changed objects are downloaded (each
-// to a hidden temp file, then renamed into place, so a walk never sees half a file), and files the
-// bucket no longer has are deleted. Keys that could leave the corpus are refused one by one.
+// the corpus directory is made a copy of the bucket: new and changed objects are downloaded,
+// DOWNLOADS_AT_ONCE at a time (each to a hidden temp file, then renamed into place, so a walk
+// never sees half a file), and files the bucket no longer has are deleted. Keys that could leave
+// the corpus are refused one by one.
 
 import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import PQueue from 'p-queue';
 import type { Config } from '../config.ts';
 import { corpusPathProblem } from '../corpus/path.ts';
 import type { Logger } from '../log.ts';
@@ -21,6 +23,9 @@ export interface SyncReport {
   removed: number;
   refused: number;
 }
+
+/** Objects downloaded at once: a first pull of a large bucket is bound by each download's latency, not bandwidth. */
+export const DOWNLOADS_AT_ONCE = 8;
 
 export async function pullSync(
   bucket: CorpusBucket,
@@ -38,8 +43,11 @@ export async function pullSync(
   await mkdir(corpus, { recursive: true });
   const manifest = await SyncManifest.load(stateDir);
   const listed = new Set<string>();
+  const downloads = new PQueue({ concurrency: DOWNLOADS_AT_ONCE });
+  let failed: { error: unknown } | null = null;
   try {
     for await (const object of bucket.list()) {
+      if (failed !== null) break;
       if (notCorpus.prefixes.some((prefix) => object.key.startsWith(prefix))) continue;
       const problem = corpusPathProblem(object.key);
       if (problem !== null) {
@@ -53,12 +61,22 @@ export async function pullSync(
         report.unchanged++;
         continue;
       }
-      await fetchInto(bucket, object.key, target);
-      await manifest.record(object.key, object.version, target);
-      report.downloaded++;
+      // The listing waits while every download is busy: a bucket of millions holds no queue of them.
+      await downloads.onSizeLessThan(DOWNLOADS_AT_ONCE);
+      downloads
+        .add(async () => {
+          await fetchInto(bucket, object.key, target);
+          await manifest.record(object.key, object.version, target);
+          report.downloaded++;
+        })
+        .catch((error: unknown) => (failed ??= { error }));
     }
+    await downloads.onIdle();
+    if (failed !== null) throw (failed as { error: unknown }).error;
     await removeUnlisted(corpus, listed, notCorpus.directories, manifest, report, log);
   } finally {
+    // A listing that failed leaves no download running past the manifest's save.
+    await downloads.onIdle();
     await manifest.save();
   }
   log.info({ bucket: bucket.location, ...report }, 'pull-sync done');
