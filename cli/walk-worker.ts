@@ -2,8 +2,9 @@
 // docs/OPERATIONS.md "A walk on several machines"): a pure poller of its schema's walk_item queue, with no
 // HTTP server, running INGEST_WALK_IN_FLIGHT items at once, one log line per item. It reads the
 // items' bytes from the corpus bucket (INGEST_CORPUS_BUCKET) when one is configured; else PATH
-// (else ENGINE_SOURCE_PATH) is the corpus as this machine mounts it, a shared volume. SIGTERM or SIGINT stops it: the
-// items running are given up to 30 s, and pg-boss gives the rest to another worker.
+// (else ENGINE_SOURCE_PATH) is the corpus as this machine mounts it, a shared volume. SIGTERM
+// or SIGINT stops it: the items running are given up to 30 s, and pg-boss gives the rest to
+// another worker.
 // `ingest walk-worker health`: the container's health check, from the heartbeat file that a
 // live event loop rewrites every half INGEST_WORKER_HEARTBEAT_MS.
 

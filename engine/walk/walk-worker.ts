@@ -1,11 +1,11 @@
 // The worker's side of a distributed walk (engine/walk/distributed.ts): one job is one item's
 // life, run exactly as a walk in one process runs it (engine/item/file.ts, engine/item/url.ts),
 // in the walk's run context, on bytes read from the corpus bucket or a shared volume (never the
-// coordinator's disk: engine/walk/worker-corpus.ts), every write through the walk's fencing token, then its outcome
-// written as a row for the coordinator. An item's own failure is its outcome, and completes the
-// job; what stops a walk (the database gone, the fence passed on) fails the job, which pg-boss
-// tries again while the queue's retry limit allows, so a walk that lost its fence lands nothing
-// late.
+// coordinator's disk: engine/walk/worker-corpus.ts), every write through the walk's fencing
+// token, then its outcome written as a row for the coordinator. An item's own failure is its
+// outcome, and completes the job; what stops a walk (the database gone, the fence passed on)
+// fails the job, which pg-boss tries again while the queue's retry limit allows, so a walk that
+// lost its fence lands nothing late.
 
 import { hostname } from 'node:os';
 import { Sink } from '../../lib/db/sink.ts';

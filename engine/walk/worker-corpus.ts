@@ -16,6 +16,7 @@ import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { CorpusBucket } from '../../lib/bucket/bucket.ts';
 import type { FileItem } from '../../lib/corpus/files.ts';
+import { corpusPathProblem } from '../../lib/corpus/path.ts';
 import { sha256OfFile } from '../../lib/hash.ts';
 import type { Logger } from '../../lib/log.ts';
 import { StageError } from '../item/at-stage.ts';
@@ -87,6 +88,9 @@ export class BucketCorpus implements WorkerCorpus {
   }
 
   async hold(relPath: string, seen: SeenFile | null): Promise<HeldFile> {
+    // A job's path is a key of the bucket, refused as pull-sync refuses one that could leave the corpus.
+    const problem = corpusPathProblem(relPath);
+    if (problem !== null) throw new StageError('admit', new Error(`the bucket key ${relPath} is refused: ${problem}`));
     const copy = path.join(this.#scratch, randomUUID());
     const release = () => rm(copy, { force: true });
     try {
