@@ -14,7 +14,7 @@
 
 import type PQueue from 'p-queue';
 import type { Database, Queryable } from '../lib/db/database.ts';
-import { VectorCopy, type Row } from '../lib/db/tables.ts';
+import { embeddingKey, VectorCopy, type Row } from '../lib/db/tables.ts';
 import { EMBEDDING_DIMENSIONS, EMBEDDING_MODEL, type EmbeddingClient } from '../lib/embed/client.ts';
 import { sha256Hex } from '../lib/hash.ts';
 import { countEvent, currentRunContext } from '../lib/run-context.ts';
@@ -50,8 +50,8 @@ export async function embedOwners(inputs: readonly EmbeddingInput[], opId: strin
     .map((input) => ({ ...input, hash: sha256Hex(input.text) }));
   if (wanted.length === 0) return [];
   const current = currentRunContext().fullReprocess ? new Map<string, string>() : await existingHashes(deps.db, wanted);
-  const changed = wanted.filter((w) => current.get(`${w.ownerKind}:${w.ownerId}`) !== w.hash);
-  const kept = wanted.filter((w) => current.get(`${w.ownerKind}:${w.ownerId}`) === w.hash);
+  const changed = wanted.filter((w) => current.get(embeddingKey(w.ownerKind, w.ownerId)) !== w.hash);
+  const kept = wanted.filter((w) => current.get(embeddingKey(w.ownerKind, w.ownerId)) === w.hash);
   if (kept.length > 0) await restamp(deps.db, kept, opId);
   const known = currentRunContext().fullReprocess
     ? new Set<string>()

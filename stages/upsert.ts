@@ -8,6 +8,7 @@ import type { Database } from '../lib/db/database.ts';
 import { deleteRowsByKey } from '../lib/db/delete.ts';
 import {
   contentChunks,
+  embeddingKey,
   recordEmbeddings,
   referenceItems,
   sourceDocuments,
@@ -81,4 +82,4 @@ const chunkKeys = (ownerId: string, from: number, to: number): string[] =>
   Array.from({ length: to - from }, (_, i) => chunkKey(ownerId, from + i));
 
 /** The key of a chunk's embedding row (rowKey form). */
-export const chunkEmbeddingKey = (chunk: string): string => `content_chunk:${chunk}`;
+export const chunkEmbeddingKey = (chunk: string): string => embeddingKey('content_chunk', chunk);

@@ -13,7 +13,14 @@ import { chainUnderRoots, pinnedMentions } from '../../stages/resolve/known.ts';
 import type { ItemRows, RowKeys } from '../../stages/upsert.ts';
 import type { ItemMemo } from '../../lib/state/store.ts';
 import { chunkKey, entityMentionKey, entityRelationshipKey } from '../../lib/ids.ts';
-import { contentChunks, recordEmbeddings, rowKey, type Row, type TableSpec } from '../../lib/db/tables.ts';
+import {
+  contentChunks,
+  embeddingKey,
+  recordEmbeddings,
+  rowKey,
+  type Row,
+  type TableSpec,
+} from '../../lib/db/tables.ts';
 
 /** Whose derived rows these are: the owner's id in its own column, the other owner column null. */
 export interface RowOwner {
@@ -147,7 +154,8 @@ export class OwnedKeys {
       else this.#keys[spec.name]!.push(...list.map((row) => rowKey(spec, row)));
     }
     for (const e of embedded)
-      if (e.ownerKind !== 'content_chunk') this.#keys[recordEmbeddings.name]!.push(`${e.ownerKind}:${e.ownerId}`);
+      if (e.ownerKind !== 'content_chunk')
+        this.#keys[recordEmbeddings.name]!.push(embeddingKey(e.ownerKind, e.ownerId));
   }
 
   /** The count stands for chunks 0 to n - 1: every batch must carry the next ones, in order. */

@@ -195,6 +195,10 @@ export function rowKey(spec: TableSpec, row: Row): string {
   return spec.key.map((k) => String(row[k])).join(':');
 }
 
+/** The key of an owner's embedding row, as rowKey gives it. */
+export const embeddingKey = (ownerKind: string, ownerId: string): string =>
+  rowKey(recordEmbeddings, { owner_kind: ownerKind, owner_id: ownerId });
+
 /** Flush order: parents before the rows that reference them. */
 export const WALK_TABLES: readonly TableSpec[] = Object.freeze([
   sourceDocuments,
