@@ -133,26 +133,29 @@ export type StampedItem =
  */
 export async function* withStamps(items: AsyncIterable<SourceItem>, store: StateStore): AsyncGenerator<StampedItem> {
   let held: SourceItem[] = [];
-  const stamped = async function* (): AsyncGenerator<StampedItem> {
-    const files = held.flatMap((item) => (item.kind === 'file' ? [item.file] : []));
-    const stamps = await store.getItemStamps(files.map((file) => fileIdentity(file.relPath)));
-    let next = 0;
-    for (const item of held) {
-      if (item.kind === 'url') {
-        yield item;
-        continue;
-      }
-      const { stamp, healed } = stamps[next++]!;
-      if (healed) countEvent('memo_heal');
-      yield { kind: 'file', file: item.file, stamp };
-    }
-    held = [];
-  };
   for await (const item of items) {
     held.push(item);
-    if (held.length >= store.stampsAtOnce) yield* stamped();
+    if (held.length < store.stampsAtOnce) continue;
+    yield* stamped(held, store);
+    held = [];
   }
-  yield* stamped();
+  yield* stamped(held, store);
+}
+
+/** `items` with their files' stamps, read in one call. */
+async function* stamped(items: readonly SourceItem[], store: StateStore): AsyncGenerator<StampedItem> {
+  const files = items.flatMap((item) => (item.kind === 'file' ? [item.file] : []));
+  const stamps = await store.getItemStamps(files.map((file) => fileIdentity(file.relPath)));
+  let next = 0;
+  for (const item of items) {
+    if (item.kind === 'url') {
+      yield item;
+      continue;
+    }
+    const { stamp, healed } = stamps[next++]!;
+    if (healed) countEvent('memo_heal');
+    yield { kind: 'file', file: item.file, stamp };
+  }
 }
 
 /** True when size, mtime and inode all match the memo: the item is unchanged, unread. */
