@@ -170,7 +170,7 @@ function shape(s: Settings, env: Env, cwd: string, mayCreateDataDir: boolean) {
       superviseSeconds: s.INGEST_WALK_SUPERVISE_SECONDS,
       /** What `ingest walk-worker` beats into and `ingest walk-worker health` reads (every INGEST_WORKER_HEARTBEAT_MS). */
       workerHeartbeatFile: under(null, 'walk-worker.heartbeat'),
-      /** Where a walk worker keeps the bucket's copy of each item it is running (emptied at its start). */
+      /** Under which each walk worker keeps, in a directory of its own, the bucket's copy of each item it runs. */
       workerScratch: under(null, 'walk-items'),
       /** Items admitted and not yet durable at once: bounds the walk's memory on any corpus size; a walk worker's items at once. */
       inFlight: s.INGEST_WALK_IN_FLIGHT,

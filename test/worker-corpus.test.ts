@@ -19,6 +19,8 @@ import { BucketCorpus, type SeenFile } from '../engine/walk/worker-corpus.ts';
 
 const log = pino({ level: 'silent' });
 let root: string;
+let scratchRoot: string;
+/** This corpus's own directory under scratchRoot. */
 let scratch: string;
 let corpus: BucketCorpus;
 
@@ -26,14 +28,19 @@ test.before.each(async () => {
   root = mkdtempSync(path.join(tmpdir(), 'ingest-worker-corpus-'));
   mkdirSync(path.join(root, 'bucket', 'notes'), { recursive: true });
   writeFileSync(path.join(root, 'bucket', 'notes', 'a.md'), '# A\n');
-  scratch = path.join(root, 'scratch');
-  mkdirSync(scratch);
-  writeFileSync(path.join(scratch, 'left-by-a-killed-worker'), 'x');
+  scratchRoot = path.join(root, 'scratch');
+  // A killed worker's directory (no process runs under pid 2^22 + 1) and a live one's (this process's).
+  mkdirSync(path.join(scratchRoot, `${2 ** 22 + 1}-dead`), { recursive: true });
+  mkdirSync(path.join(scratchRoot, `${process.pid}-alive`));
   const config = loadConfig({ INGEST_CORPUS_BUCKET: pathToFileURL(path.join(root, 'bucket')).href }, root);
-  corpus = await BucketCorpus.open(openBucket(config, log)!, scratch, log);
+  corpus = await BucketCorpus.open(openBucket(config, log)!, scratchRoot, log);
+  const mine = readdirSync(scratchRoot).filter((name) => !name.endsWith('-alive'));
+  assert.is(mine.length, 1, "the dead worker's directory is gone, this one's made");
+  scratch = path.join(scratchRoot, mine[0]!);
 });
 test.after.each(() => {
   corpus.close();
+  assert.equal(readdirSync(scratchRoot), [`${process.pid}-alive`], 'closed, the corpus leaves no directory of its own');
   rmSync(root, { recursive: true, force: true });
 });
 
@@ -41,7 +48,7 @@ test.after.each(() => {
 const seen = (text: string): SeenFile => ({ sha256: sha256Hex(text), size: text.length, mtimeNs: '1000', ino: '7' });
 
 test('a copy with the bytes the coordinator hashed takes its stat; the copy goes with the item', async () => {
-  assert.equal(readdirSync(scratch), [], 'the scratch directory starts empty');
+  assert.equal(readdirSync(scratch), [], 'its directory starts empty');
   const held = await corpus.hold('notes/a.md', seen('# A\n'));
   assert.is(await readFile(held.file.absPath, 'utf8'), '# A\n');
   assert.equal([held.file.mtimeNs, held.file.ino, held.file.size], [1000n, 7n, 4]);

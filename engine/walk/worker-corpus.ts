@@ -12,7 +12,8 @@
 // written from a mix of the two.
 
 import { randomUUID } from 'node:crypto';
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { CorpusBucket } from '../../lib/bucket/bucket.ts';
 import type { FileItem } from '../../lib/corpus/files.ts';
@@ -76,11 +77,18 @@ export class BucketCorpus implements WorkerCorpus {
     this.#log = log;
   }
 
-  /** Empties `scratch` first: copies a killed worker left there belong to no item any more. */
-  static async open(bucket: CorpusBucket, scratch: string, log: Logger): Promise<BucketCorpus> {
-    await rm(scratch, { recursive: true, force: true });
-    await mkdir(scratch, { recursive: true });
-    return new BucketCorpus(bucket, scratch, log);
+  /**
+   * Copies go to a directory of this process's own under `scratchRoot` (workers on one machine
+   * may share a data directory), named after its pid; those of processes no longer running (a
+   * killed worker's) are removed first: their copies belong to no item any more.
+   */
+  static async open(bucket: CorpusBucket, scratchRoot: string, log: Logger): Promise<BucketCorpus> {
+    await mkdir(scratchRoot, { recursive: true });
+    for (const name of await readdir(scratchRoot)) {
+      if (!isRunning(Number.parseInt(name, 10)))
+        await rm(path.join(scratchRoot, name), { recursive: true, force: true });
+    }
+    return new BucketCorpus(bucket, await mkdtemp(path.join(scratchRoot, `${process.pid}-`)), log);
   }
 
   get location(): string {
@@ -114,6 +122,18 @@ export class BucketCorpus implements WorkerCorpus {
 
   close(): void {
     this.#bucket.close();
+    rmSync(this.#scratch, { recursive: true, force: true });
+  }
+}
+
+/** Whether a process of this pid runs on this machine (one we may not signal runs too). */
+function isRunning(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
