@@ -27,6 +27,7 @@ import { sha256Hex } from '../lib/hash.ts';
 import type { WalkSummary } from '../engine/walk/walk.ts';
 import { walkCounts } from '../engine/walk/tally.ts';
 import type { WalkItemJob } from '../engine/walk/distributed.ts';
+import { WEBHOOK_PATH } from '../lib/runs/webhook.ts';
 import { JobQueue, walkItemQueue } from '../lib/queue/job-queue.ts';
 
 const DOCS = 40;
@@ -41,6 +42,13 @@ let root: string;
 let corpus: string;
 let mock: MockServer;
 let pages: LoopbackServer;
+/** The pipeline-run webhooks the sidecar test's deployment sent (the page server answers them). */
+const webhooks: RunRecordBody[] = [];
+interface RunRecordBody {
+  op_id: string;
+  status: string;
+  result: { counts: Record<string, number>; counters: Record<string, number> };
+}
 const disposals: (() => Promise<void>)[] = [];
 
 if (targetEngine === 'postgres') {
@@ -50,7 +58,15 @@ if (targetEngine === 'postgres') {
     generateCorpus(corpus, DOCS, { mix: 'md:60,html:20,docx:20', seed: 7 });
     mock = await startMockServer();
     pages = await serveHttp((req, res) => {
-      if (req.url === '/article') res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(ARTICLE);
+      if (req.url === WEBHOOK_PATH) {
+        let body = '';
+        req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+        req.on('end', () => {
+          webhooks.push(JSON.parse(body) as RunRecordBody);
+          res.writeHead(200).end();
+        });
+      } else if (req.url === '/article')
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(ARTICLE);
       else res.writeHead(404, { 'content-type': 'text/html' }).end('not found');
     });
   });
@@ -109,7 +125,7 @@ if (targetEngine === 'postgres') {
   const calls = () => mock.stats.messages + mock.stats.embeddings;
   const failuresOf = (summary: WalkSummary) => summary.failures.map((f) => `${f.path} ${f.stage}:${f.code}`);
 
-  let single: Promise<{ summary: WalkSummary; rows: Record<string, string[]> }>;
+  let single: Promise<{ summary: WalkSummary; rows: Record<string, string[]>; record: RunRecordBody['result'] }>;
   /** The walk of the same corpus in one process, once for every test. */
   const inOneProcess = () =>
     (single ??= deployment('single').then(async ({ db, env }) => {
@@ -120,8 +136,18 @@ if (targetEngine === 'postgres') {
         [`${pages.origin}/missing`],
         'only the missing page fails',
       );
-      return { summary, rows: await rowsInContentTerms(db) };
+      return { summary, rows: await rowsInContentTerms(db), record: await runResult(db, summary.opId) };
     }));
+
+  /** The counts and counters of a walk's pipeline_runs row. */
+  async function runResult(db: TestDatabase['db'], opId: string): Promise<RunRecordBody['result']> {
+    const { rows } = await db.query<{ result: RunRecordBody['result'] }>(
+      'SELECT result FROM pipeline_runs WHERE op_id = $1',
+      [opId],
+    );
+    const { counts, counters } = rows[0]!.result;
+    return { counts, counters };
+  }
 
   const DISTRIBUTED = {
     INGEST_WALK_MODE: 'distributed',
@@ -156,6 +182,11 @@ if (targetEngine === 'postgres') {
     assert.equal(failuresOf(distributed), failuresOf(alone), "the same failures: a URL's own, not a lost worker");
     assert.equal(distributed.rows, alone.rows, 'the same rows written per table');
     assert.is(distributed.rowsDeleted, alone.rowsDeleted);
+    assert.equal(
+      await runResult(spread.db, distributed.opId),
+      (await inOneProcess()).record,
+      "the run record's counts and counters",
+    );
     await assertRowsOfOneProcess(spread.db);
     const { rows: scratch } = await spread.db.query<{ n: number }>(
       'SELECT (SELECT count(*) FROM walk_item_outcomes) + (SELECT count(*) FROM walk_document_claims) AS n',
@@ -269,7 +300,7 @@ if (targetEngine === 'postgres') {
 
   test('POST /walk on a distributed sidecar: /walk-status counts as one process does, /metrics names each worker and the queue', async () => {
     const alone = (await inOneProcess()).summary;
-    const spread = await deployment('sidecar', DISTRIBUTED);
+    const spread = await deployment('sidecar', { ...DISTRIBUTED, INGEST_APP_URL: pages.origin });
     await startWorkers(spread.env);
     const trigger = 'distributed-trigger';
     const sidecar = spawn(process.execPath, [BIN, 'serve', '--port', '0'], {
@@ -301,6 +332,14 @@ if (targetEngine === 'postgres') {
     assert.is(status.state, 'completed', JSON.stringify(status));
     const expected = walkCounts({ ...alone, sync: null, passes: [] });
     for (const [name, n] of Object.entries(expected)) assert.is(status.counts[name], n, name);
+    // The run record went to the web app: its counts and counters are those of the walk in one process.
+    const sent = webhooks.find((w) => w.op_id === status.opId && w.status !== 'in_progress');
+    assert.is(sent?.status, 'completed');
+    assert.equal(
+      { counts: sent!.result.counts, counters: sent!.result.counters },
+      (await inOneProcess()).record,
+      "the webhook's counts and counters",
+    );
 
     const text = await (await fetch(`${url}/metrics`)).text();
     const perWorker = [
