@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { pino } from 'pino';
@@ -29,18 +29,24 @@ test.before.each(async () => {
   mkdirSync(path.join(root, 'bucket', 'notes'), { recursive: true });
   writeFileSync(path.join(root, 'bucket', 'notes', 'a.md'), '# A\n');
   scratchRoot = path.join(root, 'scratch');
-  // A killed worker's directory (no process runs under pid 2^22 + 1) and a live one's (this process's).
-  mkdirSync(path.join(scratchRoot, `${2 ** 22 + 1}-dead`), { recursive: true });
-  mkdirSync(path.join(scratchRoot, `${process.pid}-alive`));
+  // A killed worker's directory (no process runs under pid 2^22 + 1), a live one's (this
+  // process's), and one of another host, whose pids this host cannot judge.
+  mkdirSync(path.join(scratchRoot, `${hostname()}-${2 ** 22 + 1}-dead`), { recursive: true });
+  mkdirSync(path.join(scratchRoot, `${hostname()}-${process.pid}-alive`));
+  mkdirSync(path.join(scratchRoot, `another-host-${2 ** 22 + 1}-elsewhere`));
   const config = loadConfig({ INGEST_CORPUS_BUCKET: pathToFileURL(path.join(root, 'bucket')).href }, root);
   corpus = await BucketCorpus.open(openBucket(config, log)!, scratchRoot, log);
-  const mine = readdirSync(scratchRoot).filter((name) => !name.endsWith('-alive'));
+  const mine = readdirSync(scratchRoot).filter((name) => !/-(alive|elsewhere)$/.test(name));
   assert.is(mine.length, 1, "the dead worker's directory is gone, this one's made");
   scratch = path.join(scratchRoot, mine[0]!);
 });
 test.after.each(() => {
   corpus.close();
-  assert.equal(readdirSync(scratchRoot), [`${process.pid}-alive`], 'closed, the corpus leaves no directory of its own');
+  assert.equal(
+    readdirSync(scratchRoot).sort(),
+    [`${hostname()}-${process.pid}-alive`, `another-host-${2 ** 22 + 1}-elsewhere`].sort(),
+    'closed, the corpus leaves no directory of its own, and kept the others',
+  );
   rmSync(root, { recursive: true, force: true });
 });
 

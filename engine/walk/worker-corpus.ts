@@ -14,6 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import type { CorpusBucket } from '../../lib/bucket/bucket.ts';
 import type { FileItem } from '../../lib/corpus/files.ts';
@@ -78,17 +79,18 @@ export class BucketCorpus implements WorkerCorpus {
   }
 
   /**
-   * Copies go to a directory of this process's own under `scratchRoot` (workers on one machine
-   * may share a data directory), named after its pid; those of processes no longer running (a
-   * killed worker's) are removed first: their copies belong to no item any more.
+   * Copies go to a directory of this process's own under `scratchRoot` (workers may share a data
+   * directory), named after its host and pid; this host's directories of processes no longer
+   * running (a killed worker's) are removed first: their copies belong to no item any more.
    */
   static async open(bucket: CorpusBucket, scratchRoot: string, log: Logger): Promise<BucketCorpus> {
+    const host = `${hostname()}-`;
     await mkdir(scratchRoot, { recursive: true });
     for (const name of await readdir(scratchRoot)) {
-      if (!isRunning(Number.parseInt(name, 10)))
+      if (name.startsWith(host) && !isRunning(Number.parseInt(name.slice(host.length), 10)))
         await rm(path.join(scratchRoot, name), { recursive: true, force: true });
     }
-    return new BucketCorpus(bucket, await mkdtemp(path.join(scratchRoot, `${process.pid}-`)), log);
+    return new BucketCorpus(bucket, await mkdtemp(path.join(scratchRoot, `${host}${process.pid}-`)), log);
   }
 
   get location(): string {
