@@ -83,7 +83,8 @@ async function runWith(count: number, corpus: string, mock: MockProcess, root: s
     const before = await mock.calls();
     const sampler = new CallSampler(mock, before);
     const summary = JSON.parse(await ingest(['walk', corpus, '--json'], env)) as WalkSummary;
-    const itemCallsPerSecond = sampler.stop(summary.passes.reduce((sum, pass) => sum + pass.durationMs, 0));
+    const passesMs = summary.passes.reduce((sum, pass) => sum + pass.durationMs, 0);
+    const itemCallsPerSecond = sampler.stop(passesMs);
     const calls = (await mock.calls()) - before;
     const seconds = summary.durationMs / 1000;
     const bound = (count * CONCURRENCY * 1000) / LATENCY_MS;
@@ -94,7 +95,7 @@ async function runWith(count: number, corpus: string, mock: MockProcess, root: s
     return {
       workers: count,
       seconds,
-      passesSeconds: summary.passes.reduce((sum, pass) => sum + pass.durationMs, 0) / 1000,
+      passesSeconds: passesMs / 1000,
       calls,
       callsPerSecond: calls / seconds,
       itemCallsPerSecond,
