@@ -4,7 +4,7 @@
 // source_documents and reference_items rows are permanent provenance (citation targets) and
 // are never deleted.
 
-import type { Database } from '../lib/db/database.ts';
+import type { Queryable } from '../lib/db/database.ts';
 import { deleteRowsByKey } from '../lib/db/delete.ts';
 import {
   contentChunks,
@@ -31,7 +31,7 @@ export type OwnedRows = Pick<ItemMemo, 'sourceDocumentId' | 'rows' | 'chunks'>;
 const CHUNKS_PER_DELETE = 5000;
 
 /** Deletes every row the item owns (its provenance row is never deleted). */
-export async function deleteItemRows(db: Database, owned: OwnedRows): Promise<number> {
+export async function deleteItemRows(db: Queryable, owned: OwnedRows): Promise<number> {
   return (await deleteListed(db, owned.rows)) + (await deleteChunks(db, owned.sourceDocumentId, 0, owned.chunks ?? 0));
 }
 
@@ -39,7 +39,7 @@ export async function deleteItemRows(db: Database, owned: OwnedRows): Promise<nu
  * Deletes the rows an item owned before and owns no longer, once its new rows are durable. Both
  * memos belong to one owner, so the chunks past the new count are the stale ones.
  */
-export async function deleteStaleRows(db: Database, now: OwnedRows, before: OwnedRows): Promise<number> {
+export async function deleteStaleRows(db: Queryable, now: OwnedRows, before: OwnedRows): Promise<number> {
   // A memo from before chunks were counted lists its chunks; the ones the new count covers stay.
   const counted = before.rows[contentChunks.name]?.length ? chunkKeys(now.sourceDocumentId, 0, now.chunks ?? 0) : [];
   const kept: Record<string, Set<string>> = {
@@ -58,7 +58,7 @@ export async function deleteStaleRows(db: Database, now: OwnedRows, before: Owne
 }
 
 /** Deletes the given keys table by table, children before parents. */
-async function deleteListed(db: Database, keys: RowKeys): Promise<number> {
+async function deleteListed(db: Queryable, keys: RowKeys): Promise<number> {
   let deleted = 0;
   for (const spec of [...WALK_TABLES].reverse()) {
     if (spec === sourceDocuments || spec === referenceItems) continue;
@@ -68,7 +68,7 @@ async function deleteListed(db: Database, keys: RowKeys): Promise<number> {
 }
 
 /** Deletes chunks `from` to `to` - 1 of an owner and their embeddings, a bounded number at a time. */
-async function deleteChunks(db: Database, ownerId: string, from: number, to: number): Promise<number> {
+async function deleteChunks(db: Queryable, ownerId: string, from: number, to: number): Promise<number> {
   let deleted = 0;
   for (let start = from; start < to; start += CHUNKS_PER_DELETE) {
     const keys = chunkKeys(ownerId, start, Math.min(to, start + CHUNKS_PER_DELETE));

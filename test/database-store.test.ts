@@ -160,49 +160,121 @@ if (targetEngine === 'postgres') {
 
 const MODEL_VARS = ['ANTHROPIC_BASE_URL', 'ANTHROPIC_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_API_KEY'];
 
-test('a walk on the database store: another process with a data directory of its own finds every memo', async () => {
+/** Runs `use` with the model clients pointed at a mock server of its own. */
+async function withMock(use: (mock: MockServer) => Promise<void>): Promise<void> {
   const saved = Object.fromEntries(MODEL_VARS.map((v) => [v, process.env[v]]));
-  const mock: MockServer = await startMockServer();
+  const mock = await startMockServer();
   Object.assign(process.env, {
     ANTHROPIC_BASE_URL: mock.url,
     ANTHROPIC_API_KEY: 'k',
     OPENAI_BASE_URL: `${mock.url}/v1`,
     OPENAI_API_KEY: 'k',
   });
-  const f = await walkFixture({ env: { INGEST_STATE_STORE: 'database' } });
-  const elsewhere = mkdtempSync(path.join(tmpdir(), 'ingest-elsewhere-'));
   try {
-    // Long enough for several extraction windows, so that an edit at its end leaves most unchanged.
-    await f.write('handbook.md', markdown('Handbook', 200));
-    await f.write('policies/travel.md', markdown('Travel policy', 4));
-    const cold = await walk(f.lifespan, { sourcePath: f.corpus });
-    assert.equal([cold.status, cold.items.changed], ['completed', 2]);
-    const calls = { ...mock.stats };
-    assert.ok(calls.messages > 0, 'the cold walk asked the model');
-    assert.ok(!existsSync(path.join(f.root, 'state', 'state.mdb')), 'no lmdb store was made');
-
-    // Another process: the same database and corpus, a data directory of its own.
-    await f.reopen(undefined, { INGEST_DATA_DIR: elsewhere });
-    const again = await walk(f.lifespan, { sourcePath: f.corpus });
-    assert.equal([again.status, again.items.unchanged, again.items.changed], ['completed', 2, 0]);
-    assert.equal(again.rows, {}, 'no row written');
-    assert.equal([mock.stats.messages, mock.stats.embeddings], [calls.messages, calls.embeddings]);
-
-    // An edit: the file's unchanged windows are memo hits wherever they were first asked.
-    await appendFile(path.join(f.corpus, 'handbook.md'), '\n\nOne more paragraph about the handbook.\n');
-    const edited = await walk(f.lifespan, { sourcePath: f.corpus });
-    assert.equal([edited.items.changed, edited.items.unchanged], [1, 1]);
-    const asked = mock.stats.messages - calls.messages;
-    assert.ok(asked > 0 && asked < calls.messages / 2, `the edit asked ${asked} of ${calls.messages} again`);
+    await use(mock);
   } finally {
-    await f.dispose();
-    rmSync(elsewhere, { recursive: true, force: true });
     await mock.close();
     for (const v of MODEL_VARS) {
       if (saved[v] === undefined) delete process.env[v];
       else process.env[v] = saved[v];
     }
   }
-});
+}
+
+test('a walk on the database store: another process with a data directory of its own finds every memo', () =>
+  withMock(async (mock) => {
+    const f = await walkFixture({ env: { INGEST_STATE_STORE: 'database' } });
+    const elsewhere = mkdtempSync(path.join(tmpdir(), 'ingest-elsewhere-'));
+    try {
+      // Long enough for several extraction windows, so that an edit at its end leaves most unchanged.
+      await f.write('handbook.md', markdown('Handbook', 200));
+      await f.write('policies/travel.md', markdown('Travel policy', 4));
+      const cold = await walk(f.lifespan, { sourcePath: f.corpus });
+      assert.equal([cold.status, cold.items.changed], ['completed', 2]);
+      const calls = { ...mock.stats };
+      assert.ok(calls.messages > 0, 'the cold walk asked the model');
+      assert.ok(!existsSync(path.join(f.root, 'state', 'state.mdb')), 'no lmdb store was made');
+
+      // Another process: the same database and corpus, a data directory of its own.
+      await f.reopen(undefined, { INGEST_DATA_DIR: elsewhere });
+      const again = await walk(f.lifespan, { sourcePath: f.corpus });
+      assert.equal([again.status, again.items.unchanged, again.items.changed], ['completed', 2, 0]);
+      assert.equal(again.rows, {}, 'no row written');
+      assert.equal([mock.stats.messages, mock.stats.embeddings], [calls.messages, calls.embeddings]);
+
+      // An edit: the file's unchanged windows are memo hits wherever they were first asked.
+      await appendFile(path.join(f.corpus, 'handbook.md'), '\n\nOne more paragraph about the handbook.\n');
+      const edited = await walk(f.lifespan, { sourcePath: f.corpus });
+      assert.equal([edited.items.changed, edited.items.unchanged], [1, 1]);
+      const asked = mock.stats.messages - calls.messages;
+      assert.ok(asked > 0 && asked < calls.messages / 2, `the edit asked ${asked} of ${calls.messages} again`);
+    } finally {
+      await f.dispose();
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  }));
+
+/** The inner memo entries (the producer's debt apart). */
+const innerMemos = async (f: { target: TestDatabase }) =>
+  (await f.target.db.query<{ n: number }>("SELECT count(*)::int AS n FROM engine_memos WHERE key LIKE 'extract:%'"))
+    .rows[0]!.n;
+
+test("an item's rows, its item memo and its inner memo entries commit together or not at all", () =>
+  withMock(async (mock) => {
+    // Small batches: the handbook is written in several, each with the entries answered for it.
+    const f = await walkFixture({ env: { INGEST_STATE_STORE: 'database', INGEST_ITEM_BATCH_CHUNKS: '4' } });
+    try {
+      await f.write('handbook.md', markdown('Handbook', 60));
+      const first = await walk(f.lifespan, { sourcePath: f.corpus });
+      assert.equal([first.status, first.items.changed], ['completed', 1]);
+      const memosOfOne = await innerMemos(f);
+      assert.ok(memosOfOne > 0, 'the handbook left its inner memo entries');
+
+      // The item memo of one file is refused: its whole last transaction goes back.
+      await f.target.db.exec(`
+        CREATE FUNCTION refuse_memo() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.identity = 'file:refused.md' THEN RAISE EXCEPTION 'memo refused for the test'; END IF;
+          RETURN NEW;
+        END $$;
+        CREATE TRIGGER refuse_memo BEFORE INSERT OR UPDATE ON engine_items
+          FOR EACH ROW EXECUTE FUNCTION refuse_memo();`);
+      await f.write('refused.md', markdown('Refused', 3));
+      await f.write('travel.md', markdown('Travel policy', 3));
+      const calls = mock.stats.messages;
+      const refused = await walk(f.lifespan, { sourcePath: f.corpus });
+      assert.equal([refused.items.changed, refused.items.failed, refused.items.unchanged], [1, 1, 1]);
+      assert.ok(mock.stats.messages > calls, 'both new files were asked');
+      const rowsOf = async (relPath: string) =>
+        (
+          await f.target.db.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM content_chunks c JOIN source_documents d ON d.id = c.source_document_id
+             WHERE d.rel_path = $1`,
+            [relPath],
+          )
+        ).rows[0]!.n;
+      assert.is(await rowsOf('refused.md'), 0, 'no chunk of the refused item');
+      const documents = await f.target.db.query('SELECT 1 FROM source_documents WHERE rel_path = $1', ['refused.md']);
+      assert.is(documents.rows.length, 0, 'no document row of the refused item');
+      assert.ok((await rowsOf('travel.md')) > 0, 'the other new file landed');
+      const memosOfTwo = await innerMemos(f);
+      assert.ok(memosOfTwo > memosOfOne, "the other file's entries landed");
+      assert.equal((await f.lifespan.store.getItem('file:refused.md')).memo, undefined, 'no item memo');
+
+      // Allowed again: the refused file is asked again (its answers were never written), then lands.
+      await f.target.db.exec('DROP TRIGGER refuse_memo ON engine_items');
+      const before = mock.stats.messages;
+      const redo = await walk(f.lifespan, { sourcePath: f.corpus });
+      assert.equal([redo.items.changed, redo.items.unchanged], [1, 2]);
+      assert.ok(mock.stats.messages > before, 'the refused answers were not in the memo');
+      assert.ok((await rowsOf('refused.md')) > 0);
+      assert.ok((await innerMemos(f)) > memosOfTwo);
+      const still = mock.stats.messages;
+      const quiet = await walk(f.lifespan, { sourcePath: f.corpus });
+      assert.equal([quiet.items.unchanged, mock.stats.messages], [3, still]);
+    } finally {
+      await f.dispose();
+    }
+  }));
 
 test.run();

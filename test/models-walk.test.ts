@@ -21,6 +21,7 @@ import { Sink } from '../lib/db/sink.ts';
 import { sha256Hex } from '../lib/hash.ts';
 import { publishRunContext } from '../lib/run-context.ts';
 import { commitItem } from '../engine/item/commit.ts';
+import { ItemMemos } from '../engine/item/item-memos.ts';
 import { ProducerDebt, WalkDebt } from '../lib/state/producer-debt.ts';
 import { walk } from '../engine/walk/walk.ts';
 import { extractorMemoKey } from '../lib/llm/run-extractor.ts';
@@ -301,24 +302,21 @@ test('an item whose vector copy lost its source (another edit deleted it meanwhi
   ]);
   const before = mock.stats.embeddedTexts;
   publishRunContext(op, false);
-  await commitItem(
-    { db, sink, store, models, debt: new WalkDebt(new ProducerDebt(store)) },
-    {
-      key: 'file:gone.md',
-      rows: rowsOf,
-      memo: {
-        sha256: 'g',
-        size: 1,
-        mtimeNs: '0',
-        ino: '0',
-        mediaType: 'text/markdown',
-        sourceDocumentId: doc,
-        opId: op,
-        rows: {},
-      },
-      previous: undefined,
+  await commitItem({ db, sink, store, models, debt: new WalkDebt(new ProducerDebt(store)) }, new ItemMemos(store), {
+    key: 'file:gone.md',
+    rows: rowsOf,
+    memo: {
+      sha256: 'g',
+      size: 1,
+      mtimeNs: '0',
+      ino: '0',
+      mediaType: 'text/markdown',
+      sourceDocumentId: doc,
+      opId: op,
+      rows: {},
     },
-  );
+    previous: undefined,
+  });
   await sink.close();
   assert.is(mock.stats.embeddedTexts - before, 1, 'the text was embedded after all');
   assert.equal(await rows('SELECT vector_dims(embedding) AS d FROM record_embeddings WHERE owner_id = $1', [doc]), [

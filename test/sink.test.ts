@@ -384,6 +384,42 @@ test('sink: one bad write fails alone; the rest of the batch lands', async () =>
   await sink.close();
 });
 
+test("sink: a write's own work runs in its rows' transaction, after them; when it fails, its rows go back", async () => {
+  const sink = new Sink(t.db, { batchRows: 1000, flushMs: 10 });
+  const op = randomUUID();
+  const [kept, undone] = [randomUUID(), randomUUID()];
+  const seen: number[] = [];
+  const results = await Promise.allSettled([
+    sink.write(tableRows(sourceDocuments, [documentRow(kept, op)]), async (tx) => {
+      // Inside the transaction, after the rows: they are visible here.
+      const { rows } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM source_documents WHERE id = $1', [
+        kept,
+      ]);
+      seen.push(rows[0]!.n);
+      await tx.query('UPDATE source_documents SET title = $1 WHERE id = $2', ['set within', kept]);
+    }),
+    sink.write(tableRows(sourceDocuments, [documentRow(undone, op)]), async (tx) => {
+      await tx.query('SELECT 1 / 0');
+    }),
+    // Nothing but work of its own: still a transaction of its own.
+    sink.write(new Map(), async (tx) => {
+      await tx.query('UPDATE source_documents SET byte_size = 99 WHERE id = $1', [kept]);
+    }),
+  ]);
+  assert.equal(
+    results.map((r) => r.status),
+    ['fulfilled', 'rejected', 'fulfilled'],
+  );
+  assert.match(String((results[1] as PromiseRejectedResult).reason), /division by zero/);
+  assert.ok(seen.length > 0 && seen.every((n) => n === 1), 'the rows were written before the work');
+  const { rows } = await t.db.query<{ id: string; title: string; byte_size: number }>(
+    'SELECT id, title, byte_size::int AS byte_size FROM source_documents',
+  );
+  assert.equal(rows, [{ id: kept, title: 'set within', byte_size: 99 }], 'the failed write left no row');
+  assert.is(sink.rowsWritten.get('source_documents'), 1, 'only committed rows are counted');
+  await sink.close();
+});
+
 test('sink: embeddings go through the measured vector path of the engine and round-trip', async () => {
   const sink = new Sink(t.db, { batchRows: 1000, flushMs: 10 });
   const op = randomUUID();

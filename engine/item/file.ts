@@ -8,10 +8,11 @@
 // prepared while it lands; each batch writes the names it found, merging into the rows of those
 // an earlier batch wrote. So a large file's memory and transactions stay bounded whatever its
 // size (what grows is the keys of its rows and of its distinct names); a small file is one
-// batch, one write, as before. Its memo follows the last batch and its stale rows are deleted
-// only then, so a walk killed half-way leaves its old rows and some new ones, and the redo
-// (whose keys are the same: derived from the document id, which the first batch made durable)
-// ends with exactly the rows of an unbroken walk.
+// batch, one write, as before. The last batch is written by the commit (engine/item/commit.ts),
+// with the memo after it or in its transaction, and the stale rows are deleted only then, so a
+// walk killed half-way leaves its old rows and some new ones, and the redo (whose keys are the
+// same: derived from the document id, which the first batch made durable) ends with exactly the
+// rows of an unbroken walk.
 //
 // `ingestFile` is the middle, (item, bytes, run context) -> batches of rows: the seam along
 // which items can later fan out to other machines (docs/ARCHITECTURE.md "The walk").
@@ -22,10 +23,11 @@ import { ConversionError } from '../../stages/convert/index.ts';
 import { TextStream } from '../../stages/convert/text.ts';
 import type { Config } from '../../lib/config.ts';
 import type { Sink } from '../../lib/db/sink.ts';
-import { fileIdentity, retiredIdentity } from '../../lib/state/keys.ts';
+import { fileIdentity } from '../../lib/state/keys.ts';
 import { admitFile, type ChangedFile, type FileContent } from './admit.ts';
 import { atStage, StageError } from './at-stage.ts';
-import { finishItem, writeItemRows, type CommitDeps } from './commit.ts';
+import { commitItem, writeItemRows, type CommitDeps } from './commit.ts';
+import { ItemMemos } from './item-memos.ts';
 import { failedOutcome, stopsTheWalk, type ItemOutcome } from './outcome.ts';
 import { extractDeps, extractWindows, isAnswered, type WindowsExtraction } from '../../stages/extract/index.ts';
 import { embedOwners, type EmbeddingInput } from '../../stages/embed.ts';
@@ -118,9 +120,16 @@ export async function walkFile(item: FileItem, mediaType: MediaType, deps: FileW
     }
     previous = admission.previous;
     const { sha256, mtimeNs } = admission;
-    const ingested = await writeBatches(deps, ingestFile(item, mediaType, admission, deps), (batch) => {
+    const memos = new ItemMemos(deps.store);
+    const report = (batch: RowBatch) => {
       if (batch.progress !== null) deps.onItemProgress?.({ path: item.relPath, ...batch.progress });
-    });
+    };
+    const { ingested, last } = await writeBatches(
+      deps,
+      memos,
+      ingestFile(item, mediaType, admission, deps, memos),
+      report,
+    );
     const sameDocument = previous?.sourceDocumentId === ingested.sourceDocumentId;
     const memo: ItemMemo = {
       sha256,
@@ -132,15 +141,17 @@ export async function walkFile(item: FileItem, mediaType: MediaType, deps: FileW
       opId,
       ...ingested.owned,
     };
-    await finishItem(deps, { key, memo, previous: sameDocument ? previous : undefined }, async () => {
-      deps.identity.settled(sha256);
-      if (previous !== undefined && !sameDocument) {
-        // The item moved to another document. Its old memo is kept under a key no walk will
-        // enumerate, so the cleanup pass (this walk's, or the next one's after a crash)
-        // retires the old document's rows unless another item still resolves to it.
-        const retired = previous;
-        await atStage('memo', () => deps.store.putItem(retiredIdentity(key, opId), retired));
-      }
+    await commitItem(deps, memos, {
+      key,
+      rows: last?.rows ?? new Map(),
+      memo,
+      previous: sameDocument ? previous : undefined,
+      // The item moved to another document.
+      retired: sameDocument ? undefined : previous,
+      onRowsDurable: () => {
+        if (last !== undefined) report(last);
+        deps.identity.settled(sha256);
+      },
     });
     return {
       path: item.relPath,
@@ -156,22 +167,29 @@ export async function walkFile(item: FileItem, mediaType: MediaType, deps: FileW
 }
 
 /**
- * Writes each batch while the next is prepared (its model calls overlap the write); resolves
- * with what the batches add up to once every one is durable, in order.
+ * Writes each batch while the next is prepared (its model calls overlap the write), but the
+ * last, which goes with the item's memo (engine/item/commit.ts); resolves with what the batches
+ * add up to, and that last batch, once every other is durable, in order.
  */
 async function writeBatches(
   deps: CommitDeps,
+  memos: ItemMemos,
   batches: AsyncGenerator<RowBatch, IngestedFile, undefined>,
   onDurable: (batch: RowBatch) => void,
-): Promise<IngestedFile> {
+): Promise<{ ingested: IngestedFile; last: RowBatch | undefined }> {
   let writing: Promise<void> | null = null;
+  let last: RowBatch | undefined;
   try {
     for (;;) {
       const next = await batches.next();
       await writing;
-      if (next.done === true) return next.value;
+      if (next.done === true) return { ingested: next.value, last };
       const batch = next.value;
-      writing = writeItemRows(deps, batch.rows).then(() => onDurable(batch));
+      if (batch.last) {
+        last = batch;
+        continue;
+      }
+      writing = writeItemRows(deps, memos, batch.rows).then(() => onDurable(batch));
       // Awaited before the next batch is written; if preparing that one fails first, below.
       writing.catch(() => {});
     }
@@ -185,6 +203,8 @@ async function writeBatches(
 /** Some of a file's rows, written in one transaction. */
 export interface RowBatch {
   rows: ItemRows;
+  /** The file's last batch: written with its memo. */
+  last: boolean;
   /** How far the file has come once these rows are durable; null for a file that is one batch. */
   progress: Omit<ItemProgress, 'path'> | null;
 }
@@ -214,6 +234,7 @@ export async function* ingestFile(
   mediaType: MediaType,
   { content, sha256, previous }: Pick<ChangedFile, 'content' | 'sha256' | 'previous'>,
   deps: FileIngestDeps,
+  memos: ItemMemos,
 ): AsyncGenerator<RowBatch, IngestedFile, undefined> {
   const { opId } = currentRunContext();
   const { models } = deps;
@@ -254,7 +275,7 @@ export async function* ingestFile(
     if (next.done === true) return;
     const span = next.value;
     const found = atStage('extract', () =>
-      extractWindows(span.windows, extractDeps(models, deps.store), { first: span.first }),
+      extractWindows(span.windows, extractDeps(models, memos), { first: span.first }),
     );
     found.catch(() => {}); // awaited in order below
     extracting.push({ span, found });
@@ -317,6 +338,7 @@ export async function* ingestFile(
     chunksDone += chunkRows.length;
     yield {
       rows: await withEmbeddings(rows, toEmbed, retitled),
+      last: span.last,
       progress:
         span.first && span.last ? null : { chunks: chunksDone, percent: Math.floor(100 * converted.share(span.end)) },
     };

@@ -33,6 +33,7 @@ import { safeFetch, type FetchedPage, type FetchPolicy } from '../../lib/net/saf
 import { sha256Hex } from '../../lib/hash.ts';
 import { atStage } from './at-stage.ts';
 import { commitItem } from './commit.ts';
+import { ItemMemos } from './item-memos.ts';
 import type { ItemOutcome } from './outcome.ts';
 import { chunkRowsOf, embeddingInputs, namedRowsOf, OwnedKeys, type RowOwner } from './item-rows.ts';
 import type { AliasSnapshot } from '../../lib/aliases.ts';
@@ -79,7 +80,8 @@ export async function ingestUrl(item: UrlItem, deps: UrlIngestDeps): Promise<Ite
     return { path: item.url, kind: 'unchanged', landedReferenceId: referenceItemId };
   }
 
-  const { rows, owned } = await pageRows(item, page, sha256, referenceItemId, opId, deps);
+  const memos = new ItemMemos(deps.store);
+  const { rows, owned } = await pageRows(item, page, sha256, referenceItemId, opId, deps, memos);
   const memo = {
     // A URL has no file stat: size is the body's, and the stat fields stay empty.
     sha256,
@@ -92,7 +94,13 @@ export async function ingestUrl(item: UrlItem, deps: UrlIngestDeps): Promise<Ite
     opId,
     ...owned,
   };
-  await commitItem(deps, { key, rows, memo, previous }, () => linkBack(item, referenceItemId, deps));
+  await commitItem(deps, memos, {
+    key,
+    rows,
+    memo,
+    previous,
+    onRowsDurable: () => linkBack(item, referenceItemId, deps),
+  });
   return { path: item.url, kind: 'changed', landedReferenceId: referenceItemId };
 }
 
@@ -103,6 +111,7 @@ async function pageRows(
   referenceItemId: string,
   opId: string,
   deps: UrlIngestDeps,
+  memos: ItemMemos,
 ) {
   const cleaned = await atStage('clean', () => {
     const result = cleanHtml(decodeDeclared(page));
@@ -117,7 +126,7 @@ async function pageRows(
   const chunks = await atStage('chunk', () => chunkText(cleaned.text));
   const { models } = deps;
   const extraction = await atStage('extract', () =>
-    extractDocument(cleaned.text, extractDeps(models, deps.store), URL_EXTRACTORS),
+    extractDocument(cleaned.text, extractDeps(models, memos), URL_EXTRACTORS),
   );
   const owner: RowOwner = { column: 'reference_item_id', id: referenceItemId };
   const chunkRows = chunkRowsOf(owner, chunks, opId);

@@ -4,7 +4,8 @@
 //
 // A write is one item's rows, every table at once: they land in one transaction or not at all,
 // so no row (an embedding above all, whose owner has no foreign key to keep it honest) is ever
-// durable without the rows it belongs with.
+// durable without the rows it belongs with. A write may carry more work for its transaction,
+// run after every table's rows (an item's stale rows deleted, its memos: engine/item/commit.ts).
 //
 // Rows accumulate across items and are flushed when `batchRows` rows are pending or `flushMs`
 // after the first pending write. A flush writes every table in WALK_TABLES order (parents
@@ -14,7 +15,7 @@
 // The sink writes through the database it is given: a walk's is fenced (lib/db/fenced.ts), so
 // each of its transactions first checks that the walk still holds the writer fence.
 
-import type { Database } from './database.ts';
+import type { Database, Queryable } from './database.ts';
 import { isFenceLost } from './fenced.ts';
 import { WALK_TABLES, type TableRows, type TableSpec } from './tables.ts';
 import { defaultStrategy, upsertRows, type UpsertStrategy } from './upsert-rows.ts';
@@ -27,8 +28,12 @@ export interface SinkOptions {
   strategy?: UpsertStrategy;
 }
 
+/** More of an item's writes, made in the transaction of its rows once they are written. */
+export type WithinRowsTransaction = (tx: Queryable) => Promise<void>;
+
 interface PendingWrite {
   rows: TableRows;
+  within: WithinRowsTransaction | undefined;
   resolve: () => void;
   reject: (error: unknown) => void;
 }
@@ -53,13 +58,16 @@ export class Sink {
     this.#options = options;
   }
 
-  /** Queues one item's rows; resolves when all are durable, rejects (none written) with the error that kept them out. */
-  write(rows: TableRows): Promise<void> {
+  /**
+   * Queues one item's rows, and `within` for their transaction; resolves when all is durable,
+   * rejects (nothing written) with the error that kept it out.
+   */
+  write(rows: TableRows, within?: WithinRowsTransaction): Promise<void> {
     const foreign = [...rows.keys()].find((spec) => !WALK_TABLES.includes(spec));
     if (foreign !== undefined) return Promise.reject(new Error(`the sink does not write table ${foreign.name}`));
     const count = [...rows.values()].reduce((n, list) => n + list.length, 0);
-    if (count === 0) return Promise.resolve();
-    const done = new Promise<void>((resolve, reject) => this.#pending.push({ rows, resolve, reject }));
+    if (count === 0 && within === undefined) return Promise.resolve();
+    const done = new Promise<void>((resolve, reject) => this.#pending.push({ rows, within, resolve, reject }));
     this.#pendingRows += count;
     if (this.#pendingRows >= this.#options.batchRows) void this.flush();
     else this.#timer ??= setTimeout(() => void this.flush(), this.#options.flushMs);
@@ -99,7 +107,7 @@ export class Sink {
     }
   }
 
-  /** The writes' rows, table by table in WALK_TABLES order; counted only once committed. */
+  /** The writes' rows, table by table in WALK_TABLES order, then their own work; counted only once committed. */
   async #writeInOneTransaction(writes: readonly PendingWrite[]): Promise<void> {
     const counts = await this.#db.transaction(async (tx) => {
       const written = new Map<string, number>();
@@ -110,6 +118,7 @@ export class Sink {
         // Rows merged into ones already written were counted then.
         if (spec.merge === undefined) written.set(spec.name, n);
       }
+      for (const write of writes) await write.within?.(tx);
       return written;
     });
     for (const [table, n] of counts) this.#count(table, n);

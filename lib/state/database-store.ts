@@ -5,7 +5,7 @@
 // interface, the same rules: a stamp that does not read back as one is removed and reported as
 // healed; an identity too long to be a key is kept under its digest and given back whole.
 
-import type { Database } from '../db/database.ts';
+import type { Database, Queryable } from '../db/database.ts';
 import type { RunRecord } from '../runs/record.ts';
 import {
   isItemStamp,
@@ -15,6 +15,7 @@ import {
   UNSETTLED_RUN,
   type ItemMemo,
   type ItemStamp,
+  type MemoWritesIn,
   type StateStore,
 } from './store.ts';
 
@@ -35,6 +36,10 @@ export class DatabaseStateStore implements StateStore {
   readonly stampsAtOnce = 256;
   readonly #db: Database;
   readonly #itemKey = itemKeyOf(MAX_KEY_BYTES);
+  readonly inRowsTransaction: MemoWritesIn = {
+    putItems: (tx, entries) => this.#putItems(tx, entries),
+    putMemos: (tx, entries) => this.#putMemos(tx, entries),
+  };
 
   /** `db` is lent: the store never closes it. */
   constructor(db: Database) {
@@ -76,22 +81,8 @@ export class DatabaseStateStore implements StateStore {
   }
 
   /** One statement: every memo lands whole, or none does. */
-  async putItems(entries: readonly (readonly [identity: string, memo: ItemMemo])[]): Promise<void> {
-    if (entries.length === 0) return;
-    await this.#db.query(
-      `INSERT INTO engine_items (item_key, identity, stamp, row_keys, source_document_id)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[], $5::text[])
-       ON CONFLICT (item_key) DO UPDATE
-         SET identity = excluded.identity, stamp = excluded.stamp, row_keys = excluded.row_keys,
-             source_document_id = excluded.source_document_id`,
-      [
-        entries.map(([identity]) => this.#itemKey(identity)),
-        entries.map(([identity]) => identity),
-        entries.map(([, memo]) => JSON.stringify(stampOf(memo))),
-        entries.map(([, memo]) => JSON.stringify(memo.rows)),
-        entries.map(([, memo]) => memo.sourceDocumentId),
-      ],
-    );
+  putItems(entries: readonly (readonly [identity: string, memo: ItemMemo])[]): Promise<void> {
+    return this.#putItems(this.#db, entries);
   }
 
   async removeItem(identity: string): Promise<void> {
@@ -167,7 +158,7 @@ export class DatabaseStateStore implements StateStore {
   }
 
   putMemo(key: string, value: unknown): Promise<void> {
-    return this.#put('engine_memos', key, value);
+    return this.#putMemos(this.#db, [[key, value]]);
   }
 
   async removeMemo(key: string): Promise<void> {
@@ -217,15 +208,48 @@ export class DatabaseStateStore implements StateStore {
   }
 
   #putMeta(key: string, value: unknown): Promise<void> {
-    return this.#put('engine_meta', key, value);
+    return this.#putValues(this.#db, 'engine_meta', [[key, value]]);
   }
 
-  /** A value under its key in one of the two key-value tables, replacing what was there. */
-  async #put(table: 'engine_memos' | 'engine_meta', key: string, value: unknown): Promise<void> {
-    await this.#db.query(
-      `INSERT INTO ${table} (key, value) VALUES ($1, $2::jsonb)
+  #putMemos(on: Queryable, entries: readonly (readonly [key: string, value: unknown])[]): Promise<void> {
+    return this.#putValues(on, 'engine_memos', entries);
+  }
+
+  async #putItems(on: Queryable, entries: readonly (readonly [identity: string, memo: ItemMemo])[]): Promise<void> {
+    if (entries.length === 0) return;
+    await on.query(
+      `INSERT INTO engine_items (item_key, identity, stamp, row_keys, source_document_id)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[], $5::text[])
+       ON CONFLICT (item_key) DO UPDATE
+         SET identity = excluded.identity, stamp = excluded.stamp, row_keys = excluded.row_keys,
+             source_document_id = excluded.source_document_id`,
+      [
+        entries.map(([identity]) => this.#itemKey(identity)),
+        entries.map(([identity]) => identity),
+        entries.map(([, memo]) => JSON.stringify(stampOf(memo))),
+        entries.map(([, memo]) => JSON.stringify(memo.rows)),
+        entries.map(([, memo]) => memo.sourceDocumentId),
+      ],
+    );
+  }
+
+  /**
+   * Values under their keys in one of the two key-value tables, replacing what was there, in one
+   * statement. In key order: processes writing the same memos in their own transactions then
+   * take the rows' locks in one order, and none waits on another in a cycle.
+   */
+  async #putValues(
+    on: Queryable,
+    table: 'engine_memos' | 'engine_meta',
+    entries: readonly (readonly [key: string, value: unknown])[],
+  ): Promise<void> {
+    if (entries.length === 0) return;
+    const sorted = [...new Map(entries)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    await on.query(
+      `INSERT INTO ${table} (key, value)
+       SELECT * FROM unnest($1::text[], $2::jsonb[])
        ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
-      [key, JSON.stringify(value)],
+      [sorted.map(([key]) => key), sorted.map(([, value]) => JSON.stringify(value))],
     );
   }
 }

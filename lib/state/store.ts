@@ -19,6 +19,7 @@
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { sha256Hex } from '../hash.ts';
+import type { Queryable } from '../db/database.ts';
 import type { RunRecord } from '../runs/record.ts';
 import { open, type Database as LmdbDatabase, type RootDatabase } from 'lmdb';
 import { IngestError } from '../errors.ts';
@@ -141,6 +142,18 @@ export interface StateStore {
   removeMemo(key: string): Promise<void>;
   memoCount(): Promise<number>;
   close(): Promise<void>;
+  /**
+   * Present where the store lives in the database the rows are written to (the database store):
+   * its writes on a transaction of that database, so that an item's rows and memos commit
+   * together (engine/item/item-memos.ts). Absent for a store of its own (lmdb).
+   */
+  readonly inRowsTransaction?: MemoWritesIn;
+}
+
+/** A store's memo writes made on a transaction the caller holds. */
+export interface MemoWritesIn {
+  putItems(tx: Queryable, entries: readonly (readonly [identity: string, memo: ItemMemo])[]): Promise<void>;
+  putMemos(tx: Queryable, entries: readonly (readonly [key: string, value: unknown])[]): Promise<void>;
 }
 
 const STAMP_STRINGS = ['sha256', 'mtimeNs', 'ino', 'sourceDocumentId', 'mediaType', 'opId'] as const;
