@@ -10,7 +10,7 @@ import type { Config } from '../lib/config.ts';
 import { usageError } from './usage.ts';
 
 export function corpusDirectory(
-  command: 'walk' | 'watch',
+  command: 'walk' | 'watch' | 'prefill',
   positional: string | undefined,
   config: Pick<Config, 'sourcePath' | 'corpusBucket'>,
 ): string {

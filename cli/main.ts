@@ -39,6 +39,16 @@ const COMMANDS: Record<string, Command> = {
       (m) => m.walkCommand,
     ),
   },
+  prefill: {
+    usage: 'ingest prefill [PATH] [--dry-run] [--json]',
+    summary:
+      "buy the extraction answers the next walk would ask for through the vendor's batch API (half price), into its memo",
+    createsDataDir: true,
+    run: lazy(
+      () => import('./prefill.ts'),
+      (m) => m.prefillCommand,
+    ),
+  },
   watch: {
     usage: 'ingest watch [PATH] [--quiet-ms N] [--reconcile-s N] [--verbose]',
     summary: 'walk the corpus, then again after every burst of saves (one line per walk); Ctrl-C stops after a commit',
@@ -83,7 +93,7 @@ const COMMANDS: Record<string, Command> = {
   },
   mock: {
     usage:
-      'ingest mock [--host H] [--port N] [--latency-ms N] [--fault-rate F] [--auth-token T] [--limit-requests N] [--limit-tokens N] [--limit-input-tokens N] [--limit-output-tokens N] [--limit-window-ms N] [--limit-window fixed|sliding]',
+      'ingest mock [--host H] [--port N] [--latency-ms N] [--fault-rate F] [--auth-token T] [--limit-requests N] [--limit-tokens N] [--limit-input-tokens N] [--limit-output-tokens N] [--limit-window-ms N] [--limit-window fixed|sliding] [--batch-delay-ms N] [--batch-error-rate F] [--batch-expire-rate F]',
     summary: 'run the mock model server (tier 1) alone',
     run: lazy(
       () => import('./mock.ts'),

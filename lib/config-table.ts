@@ -192,7 +192,7 @@ export const VARIABLES = {
   ),
   INGEST_DATA_DIR: text(
     '`./.ingest` (`npm start`: `./.ingest/examples`)',
-    'where embedded mode keeps its files (`pglite/`, `state/`); created only by walk, watch, serve, worker and db migrate',
+    'where embedded mode keeps its files (`pglite/`, `state/`); created only by walk, watch, prefill, serve, worker and db migrate',
   ),
   INGEST_HOST: textOr('127.0.0.1', 'HTTP listen address of `ingest serve`'),
   INGEST_PORT: integer(DEFAULT_PORT, 0, 65535, 'HTTP listen port of `ingest serve`'),
@@ -327,6 +327,18 @@ export const VARIABLES = {
     1,
     100_000,
     "chunks of one file extracted, embedded and written at a time (with the extraction windows over the same text): a large file's memory and transactions stay bounded",
+  ),
+  INGEST_PREFILL_BATCH_REQUESTS: integer(
+    100_000,
+    1,
+    100_000,
+    "requests `ingest prefill` puts in one batch (the vendor's limit is 100,000; a batch also stays under 256 MB)",
+  ),
+  INGEST_PREFILL_POLL_MS: integer(
+    60_000,
+    10,
+    3_600_000,
+    "how often `ingest prefill` asks whether its batches have ended (the vendor's take minutes to hours)",
   ),
   INGEST_MAX_REMOVAL_PERCENT: integer(
     50,

@@ -198,6 +198,11 @@ function shape(s: Settings, env: Env, cwd: string, mayCreateDataDir: boolean) {
       maxPages: s.INGEST_CONVERT_MAX_PAGES,
       maxCells: s.INGEST_CONVERT_MAX_CELLS,
     },
+    /** `ingest prefill` (engine/prefill/): the extraction memo bought ahead through the batch API. */
+    prefill: {
+      batchRequests: s.INGEST_PREFILL_BATCH_REQUESTS,
+      pollMs: s.INGEST_PREFILL_POLL_MS,
+    },
     /** The bid-worker (`ingest worker`, worker/). */
     worker: {
       /** Jobs one worker runs at once (and so its model calls in flight). */

@@ -9,13 +9,16 @@
 // credential it accepts (`authToken`), so that it stands in for a gateway or the vendor whose
 // key can be wrong (the nightly lane's dead-key preflight); and, optionally, a provider's rate
 // limits (`limits`: requests and tokens per window and per model, mock/limits.ts), past which it
-// answers 429 with Retry-After and the vendor's rate-limit headers. Counters of the calls served
-// let tests prove that a walk made no model call.
+// answers 429 with Retry-After and the vendor's rate-limit headers. It also serves the vendor's
+// Message Batches API (mock/batches.ts: create, retrieve, list, results, cancel, behind the same
+// credential check), with knobs for how long a batch runs and which share of its requests end
+// errored or expired. Counters of the calls served let tests prove that a walk made no model call.
 
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { MessageBatches, type BatchOptions, type BatchReply } from './batches.ts';
 import { mockEmbedding, toBase64 } from './embeddings.ts';
 import { FAILURE_SENTINEL } from '../lib/failure-directive.ts';
 import { EXTRACTOR_RESPONDERS } from './extractors.ts';
@@ -32,6 +35,7 @@ import { answer, messageBody, streamMessage, usage, type MessagesRequest, type P
 
 export const DEFAULT_MOCK_PORT = 8791;
 export { FAILURE_SENTINEL };
+/** The body cap of /v1/messages and /v1/embeddings; a batch has its own, larger (mock/batches.ts). */
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
 const MAX_EMBEDDING_INPUTS = 2048;
 
@@ -52,6 +56,8 @@ export interface MockOptions {
   authToken?: string;
   /** A provider's rate limits on /v1/messages and /v1/embeddings; none when absent. */
   limits?: MockLimits;
+  /** The Message Batches API's knobs: its delay, error and expiry rates, and its size limits. */
+  batches?: BatchOptions;
 }
 
 /** One rate-limit decision, kept (the last MAX_ADMISSIONS) so tests can see who sent when. */
@@ -69,6 +75,11 @@ const MAX_ADMISSIONS = 100_000;
 
 export interface MockStats {
   messages: number;
+  /**
+   * /v1/messages answers by the tool they called (text answers not counted), so that a test can
+   * tell the extractors' calls from the resolver's and the producer's.
+   */
+  messagesByTool: Record<string, number>;
   embeddings: number;
   embeddedTexts: number;
   faultsInjected: number;
@@ -77,6 +88,12 @@ export interface MockStats {
   unauthorized: number;
   /** Requests refused with 429 by the rate limits (`limits`); injected faults are not counted. */
   limited: number;
+  /** Message batches created. */
+  batches: number;
+  /** Requests submitted in all batches; their answers are not counted in `messages`. */
+  batchRequests: number;
+  /** Batch requests that succeeded, counted once their batch is first seen ended. */
+  batchSucceeded: number;
 }
 
 export interface MockServer {
@@ -87,23 +104,28 @@ export interface MockServer {
   close(): Promise<void>;
 }
 
+/** Mixed into the seed of the batches' generator. */
+const BATCH_SEED_SALT = 0x9e3779b9;
+
 function seeded(seed: number): () => number {
   let s = seed >>> 0 || 1;
   return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
-function readJson(req: IncomingMessage): Promise<unknown> {
+const query = (req: IncomingMessage) => new URL(req.url ?? '/', 'http://mock').searchParams;
+
+function readJson(req: IncomingMessage, maxBytes = MAX_BODY_BYTES): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(new Error('request body too large'));
-        req.destroy();
-      } else chunks.push(chunk);
+      // Past the cap the rest is read and dropped rather than the socket cut, so that the client,
+      // still sending, receives the 400 that says why.
+      if (size <= maxBytes) chunks.push(chunk);
     });
     req.on('end', () => {
+      if (size > maxBytes) return reject(new Error(`request body of ${size} bytes exceeds the limit of ${maxBytes}`));
       try {
         resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
       } catch {
@@ -128,6 +150,45 @@ function sendError(
   sendJson(res, status, { type: 'error', error: { type, message } }, headers);
 }
 
+/** A batch route's path with its id as `{id}`, the form #routes keys it by, and that id. */
+function routeOf(method: string | undefined, path: string): { key: string; id: string } {
+  const batch = /^\/v1\/messages\/batches\/([^/]+)(\/[^/]+)?$/.exec(path);
+  if (batch === null) return { key: `${method} ${path}`, id: '' };
+  return { key: `${method} /v1/messages/batches/{id}${batch[2] ?? ''}`, id: batch[1]! };
+}
+
+const hostPort = (address: string, port: number) => `${address.includes(':') ? `[${address}]` : address}:${port}`;
+
+/**
+ * The mock's own origin as the client reached it (its Host header), so that a results_url
+ * works through whatever name or port mapping the client used; the socket's address without one.
+ */
+function origin(req: IncomingMessage): string {
+  const { host } = req.headers;
+  return `http://${host ?? hostPort(req.socket.localAddress ?? '127.0.0.1', req.socket.localPort ?? 0)}`;
+}
+
+/** Resolves once the response can take more, or once it is gone. */
+function writable(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done).off('close', done);
+      resolve();
+    };
+    res.on('drain', done).on('close', done);
+  });
+}
+
+/** A batch's results as JSONL, line by line as the socket takes them: a batch's can run to gigabytes. */
+async function sendLines(res: ServerResponse, lines: Iterable<string>): Promise<void> {
+  res.writeHead(200, { 'content-type': 'application/x-jsonl' });
+  for (const line of lines) {
+    if (res.destroyed) return;
+    if (!res.write(line)) await writable(res);
+  }
+  res.end();
+}
+
 /** Constant time whatever the lengths: both sides are hashed first. */
 function sameSecret(a: string, b: string): boolean {
   const digest = (s: string) => createHash('sha256').update(s).digest();
@@ -141,7 +202,8 @@ function credential(req: IncomingMessage): string | null {
   return typeof auth === 'string' ? auth.replace(/^Bearer\s+/i, '') : null;
 }
 
-type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+/** `id`: the batch id a batch route's path names (empty on the other routes). */
+type Handler = (req: IncomingMessage, res: ServerResponse, id: string) => Promise<void>;
 
 interface Route {
   /** Answered whatever the credential: the tier-1 liveness gate, which carries no model output. */
@@ -153,18 +215,23 @@ interface Route {
 class MockModel {
   readonly stats: MockStats = {
     messages: 0,
+    messagesByTool: {},
     embeddings: 0,
     embeddedTexts: 0,
     faultsInjected: 0,
     rejected: 0,
     unauthorized: 0,
     limited: 0,
+    batches: 0,
+    batchRequests: 0,
+    batchSucceeded: 0,
   };
   readonly admissions: AdmissionRecord[] = [];
   readonly #options: MockOptions;
   readonly #limits: RateLimits | null;
   readonly #prompts: ReadonlyMap<string, PromptResponder>;
   readonly #random: () => number;
+  readonly #batches: MessageBatches;
   /** The last message id handed out. */
   #lastId = 0;
   /** `${method} ${path}` -> its route. */
@@ -172,6 +239,32 @@ class MockModel {
     ['GET /health', { open: true, handle: async (_req, res) => sendJson(res, 200, { ok: true, stats: this.stats }) }],
     ['POST /v1/messages', { handle: (req, res) => this.#messages(req, res) }],
     ['POST /v1/embeddings', { handle: (req, res) => this.#embeddings(req, res) }],
+    [
+      'POST /v1/messages/batches',
+      {
+        handle: async (req, res) => {
+          const created = this.#batches.create(await readJson(req, this.#batches.maxBytes));
+          await sleep(this.#options.batches?.createAnswerMs ?? 0);
+          await this.#sendBatch(res, created);
+        },
+      },
+    ],
+    [
+      'GET /v1/messages/batches',
+      { handle: (req, res) => this.#sendBatch(res, this.#batches.list(query(req), origin(req))) },
+    ],
+    [
+      'GET /v1/messages/batches/{id}',
+      { handle: (req, res, id) => this.#sendBatch(res, this.#batches.retrieve(id, origin(req))) },
+    ],
+    [
+      'GET /v1/messages/batches/{id}/results',
+      { handle: (_req, res, id) => this.#sendBatch(res, this.#batches.results(id)) },
+    ],
+    [
+      'POST /v1/messages/batches/{id}/cancel',
+      { handle: (req, res, id) => this.#sendBatch(res, this.#batches.cancel(id, origin(req))) },
+    ],
   ]);
 
   constructor(options: MockOptions) {
@@ -179,12 +272,17 @@ class MockModel {
     this.#prompts = options.prompts ?? EXTRACTOR_RESPONDERS;
     this.#random = seeded(options.seed ?? 1);
     this.#limits = options.limits === undefined ? null : new RateLimits(options.limits);
+    // A generator of its own, so that a batch's fates do not shift with the faults drawn before
+    // it; salted, so that it does not repeat the fault generator's draws.
+    const batchRandom = seeded((options.seed ?? 1) ^ BATCH_SEED_SALT);
+    this.#batches = new MessageBatches(options.batches ?? {}, this.#prompts, batchRandom, this.stats);
   }
 
   /** Answers one request: its route, behind the credential check unless the route is open. */
   serve(req: IncomingMessage, res: ServerResponse): void {
-    const path = (req.url ?? '/').split('?')[0];
-    const route = this.#routes.get(`${req.method} ${path}`);
+    const path = (req.url ?? '/').split('?')[0]!;
+    const { key, id } = routeOf(req.method, path);
+    const route = this.#routes.get(key);
     if (route === undefined) {
       return sendError(res, 404, 'not_found_error', `mock model server: no route ${req.method} ${path}`);
     }
@@ -195,7 +293,7 @@ class MockModel {
       this.stats.unauthorized += 1;
       return sendError(res, 401, 'authentication_error', `mock model server: ${refusal}`);
     }
-    route.handle(req, res).catch((error: unknown) => {
+    route.handle(req, res, id).catch((error: unknown) => {
       if (!res.headersSent)
         sendError(res, 400, 'invalid_request_error', `mock model server: ${(error as Error).message}`);
     });
@@ -208,6 +306,21 @@ class MockModel {
     if (authToken === undefined) return null;
     if (presented === null) return 'no credential (x-api-key or Authorization: Bearer) was sent';
     return sameSecret(presented, authToken) ? null : 'invalid credential';
+  }
+
+  /**
+   * Batches debit none of the rate limits (`limits`): the vendor meters its batch API apart from
+   * the per-minute message budget, and a prefill must not starve the walk that follows it. Nor do
+   * the latency and fault knobs touch them: a batch's own (its delay, its error and expiry rates)
+   * stand for them, and the fault draws of a walk stay the same with or without a prefill.
+   */
+  async #sendBatch(res: ServerResponse, reply: BatchReply): Promise<void> {
+    if ('message' in reply) {
+      this.stats.rejected += 1;
+      return sendError(res, reply.status, reply.errorType, `mock model server: ${reply.message}`);
+    }
+    if ('lines' in reply) return sendLines(res, reply.lines);
+    sendJson(res, 200, reply.json);
   }
 
   #nextId(): string {
@@ -263,6 +376,9 @@ class MockModel {
     if (limit.refused)
       return sendError(res, 429, 'rate_limit_error', 'mock model server: rate limit exceeded', limit.headers);
     this.stats.messages += 1;
+    for (const block of reply.content)
+      if (block.type === 'tool_use')
+        this.stats.messagesByTool[block.name] = (this.stats.messagesByTool[block.name] ?? 0) + 1;
     const id = this.#nextId();
     if (request.stream) streamMessage(res, request, reply.content, id, limit.headers);
     else sendJson(res, 200, messageBody(request, reply.content, id), limit.headers);
@@ -355,7 +471,7 @@ export async function startMockServer(
   });
   const { address, port } = server.address() as AddressInfo;
   return {
-    url: `http://${address.includes(':') ? `[${address}]` : address}:${port}`,
+    url: `http://${hostPort(address, port)}`,
     stats: model.stats,
     admissions: model.admissions,
     close: () =>

@@ -176,12 +176,13 @@ export function unchangedByStat(
 /**
  * Reads and hashes an item the stat check could not clear. A text file (`textual`) is read a
  * piece at a time, its encoding probed as it goes; any other is read whole, as its converter
- * needs it.
+ * needs it. `refreshStamp: false` leaves the memo as it is (a reader beside the walk, which owns
+ * the memo: engine/prefill/).
  */
 export async function admitFile(
   item: FileItem,
   store: StateStore,
-  { fullReprocess, textual }: { fullReprocess: boolean; textual: boolean },
+  { fullReprocess, textual, refreshStamp = true }: { fullReprocess: boolean; textual: boolean; refreshStamp?: boolean },
 ): Promise<Admission> {
   const key = fileIdentity(item.relPath);
   const { memo, healed } = await store.getItem(key);
@@ -192,7 +193,7 @@ export async function admitFile(
   if (memo !== undefined && !fullReprocess && memo.sha256 === read.sha256) {
     // Touched but not changed: remember the new stat so the next walk takes the fast path.
     const refreshed = { ...memo, size: item.size, mtimeNs, ino: String(item.ino) };
-    await store.putItem(key, refreshed);
+    if (refreshStamp) await store.putItem(key, refreshed);
     return { kind: 'unchanged', memo: refreshed };
   }
   const content = new FileContent(item, read.sha256, read);

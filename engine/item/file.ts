@@ -347,7 +347,7 @@ export async function* ingestFile(
 }
 
 /** A document's text as its batches read it: in pieces, with what its conversion says of it. */
-interface ConvertedText {
+export interface ConvertedText {
   pieces: AsyncIterable<string> | Iterable<string>;
   /** As far as the text is read: final once the pieces are. */
   title(): string | null;
@@ -357,14 +357,18 @@ interface ConvertedText {
   share(chars: number): number;
 }
 
-const isText = (mediaType: MediaType): mediaType is 'text/markdown' | 'text/plain' =>
+export const isText = (mediaType: MediaType): mediaType is 'text/markdown' | 'text/plain' =>
   mediaType === 'text/markdown' || mediaType === 'text/plain';
 
 /**
  * A text file is decoded as its bytes are read (stages/convert/text.ts TextStream), never held
  * whole; any other type is converted whole and its text handed on in pieces all the same.
  */
-async function convertedText(converter: Converter, content: FileContent, mediaType: MediaType): Promise<ConvertedText> {
+export async function convertedText(
+  converter: Converter,
+  content: FileContent,
+  mediaType: MediaType,
+): Promise<ConvertedText> {
   if (content.plan !== null && isText(mediaType)) {
     const stream = new TextStream(content.plan, mediaType);
     return {

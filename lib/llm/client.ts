@@ -23,6 +23,7 @@ export type LlmMessage = Anthropic.Message;
 export type LlmMessageParam = Anthropic.MessageParam;
 export type LlmToolUse = Anthropic.ToolUseBlock;
 export type LlmToolSchema = Anthropic.Tool.InputSchema;
+export type LlmRequest = Anthropic.MessageCreateParamsNonStreaming & { messages: LlmMessageParam[] };
 
 export const LLM_TIERS = ['mock', 'gateway', 'vendor'] as const;
 export type LlmTier = (typeof LLM_TIERS)[number];

@@ -9,7 +9,7 @@
 
 import type PQueue from 'p-queue';
 import { sha256Hex } from '../hash.ts';
-import type { LlmClient, LlmMessage, LlmMessageParam, LlmToolSchema, LlmToolUse } from './client.ts';
+import type { LlmClient, LlmMessage, LlmRequest, LlmToolSchema, LlmToolUse } from './client.ts';
 import type { StateStore } from '../state/store.ts';
 import { currentRunContext, type RunContext } from '../run-context.ts';
 import type { ExtractorPrompt } from './prompts.ts';
@@ -102,39 +102,17 @@ async function callModel(
   valid: Validator<unknown>,
   onRetry: () => void,
 ): Promise<unknown> {
-  const messages: LlmMessageParam[] = [{ role: 'user', content: text }];
+  const request = extractorRequest(prompt, text, context.model);
   const ask = () =>
     context.queue.add(() =>
-      withRetry(
-        (signal) =>
-          context.client.messages.create(
-            {
-              model: context.model,
-              max_tokens: MAX_OUTPUT_TOKENS,
-              system: prompt.system,
-              tools: [
-                {
-                  name: prompt.tool,
-                  description: prompt.description,
-                  input_schema: prompt.schema as unknown as LlmToolSchema,
-                },
-              ],
-              tool_choice: { type: 'tool', name: prompt.tool },
-              messages,
-            },
-            { signal },
-          ),
-        context.retry,
-        onRetry,
-        prompt.tool,
-      ),
+      withRetry((signal) => context.client.messages.create(request, { signal }), context.retry, onRetry, prompt.tool),
     );
   const first = await ask();
   const firstCall = toolCall(first, prompt.tool);
   if (firstCall !== undefined && valid(firstCall.input)) return firstCall.input;
   // One corrective re-ask: show the model its own call and what was wrong with it.
   const problem = firstCall === undefined ? `no ${prompt.tool} call in the answer` : valid.explain();
-  messages.push(
+  request.messages.push(
     { role: 'assistant', content: first.content },
     firstCall === undefined
       ? { role: 'user', content: `Call ${prompt.tool}. ${problem}.` }
@@ -153,6 +131,38 @@ async function callModel(
   const second = toolCall(await ask(), prompt.tool);
   if (second !== undefined && valid(second.input)) return second.input;
   throw new ExtractionError(prompt.name, second === undefined ? 'no tool call' : valid.explain());
+}
+
+/** The one request an extractor's first call sends (a batch sends the same, engine/prefill/). */
+export function extractorRequest(prompt: ExtractorPrompt, text: string, model: string): LlmRequest {
+  return {
+    model,
+    max_tokens: MAX_OUTPUT_TOKENS,
+    system: prompt.system,
+    tools: [
+      {
+        name: prompt.tool,
+        description: prompt.description,
+        input_schema: prompt.schema as unknown as LlmToolSchema,
+      },
+    ],
+    tool_choice: { type: 'tool', name: prompt.tool },
+    messages: [{ role: 'user', content: text }],
+  };
+}
+
+/**
+ * What a walk would memoise of an answer to `extractorRequest`: its tool call's input when that
+ * fits the schema, else undefined (the walk's corrective re-ask is not made here).
+ */
+export function acceptedOutput(prompt: ExtractorPrompt, message: LlmMessage): unknown {
+  const call = toolCall(message, prompt.tool);
+  return call !== undefined && fitsSchema(prompt, call.input) ? call.input : undefined;
+}
+
+/** Whether a memo value is one the walk takes as a HIT (not one it heals and asks again). */
+export function fitsSchema(prompt: ExtractorPrompt, value: unknown): boolean {
+  return validatorFor(prompt)(value);
 }
 
 function toolCall(message: LlmMessage, tool: string): LlmToolUse | undefined {

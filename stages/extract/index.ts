@@ -82,15 +82,17 @@ export async function extractWindows(
   { first, extractors = ALL_EXTRACTORS }: { first: boolean; extractors?: readonly ExtractorName[] },
 ): Promise<WindowsExtraction> {
   const call = <T>(name: ExtractorName, window: string) => runExtractor<T>(PROMPTS[name], window, deps);
-  const perWindow = <T>(name: ExtractorName): Promise<T[]> =>
-    extractors.includes(name) ? Promise.all(windows.map((w) => call<T>(name, w))) : Promise.resolve([]);
-  const classify = first && windows.length > 0 && extractors.includes('classification');
-  const [classification, qaPerWindow, entitiesPerWindow, relationshipsPerWindow] = await Promise.all([
-    classify ? call<Classification>('classification', windows[0]!) : null,
-    perWindow<QaPairs>('qa'),
-    perWindow<Entities>('entities'),
-    perWindow<Relationships>('relationships'),
+  const ask = <T>(name: ExtractorName): Promise<T[]> =>
+    extractors.includes(name)
+      ? Promise.all(windowsAsked(name, windows, first).map((w) => call<T>(name, w)))
+      : Promise.resolve([]);
+  const [classifications, qaPerWindow, entitiesPerWindow, relationshipsPerWindow] = await Promise.all([
+    ask<Classification>('classification'),
+    ask<QaPairs>('qa'),
+    ask<Entities>('entities'),
+    ask<Relationships>('relationships'),
   ]);
+  const classification = classifications[0] ?? null;
   const inTaxonomy = classification !== null && (TAXONOMY as readonly string[]).includes(classification.label);
   if (classification !== null && !inTaxonomy) countEvent('taxonomy_miss');
   return {
@@ -99,6 +101,16 @@ export async function extractWindows(
     entities: entitiesPerWindow.flatMap((w) => w.entities),
     relationships: relationshipsPerWindow.flatMap((w) => w.relationships),
   };
+}
+
+/**
+ * The windows an extractor is asked about: classification the document's first (where a
+ * document says what it is), the others every one. The prefill (engine/prefill/plan.ts) buys
+ * exactly these answers ahead of a walk.
+ */
+export function windowsAsked(name: ExtractorName, windows: readonly string[], first: boolean): readonly string[] {
+  if (name !== 'classification') return windows;
+  return first && windows.length > 0 ? windows.slice(0, 1) : [];
 }
 
 /** Runs the named extractors (all four unless told) over a whole document; the others contribute nothing. */
