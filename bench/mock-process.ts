@@ -5,21 +5,29 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import type { MockStats } from '../mock/server.ts';
 
 export interface MockProcess {
   url: string;
   /** Model calls answered so far (messages and embedding requests). */
   calls(): Promise<number>;
+  /** The mock's counters (mock/server.ts MockStats). */
+  stats(): Promise<MockStats>;
   close(): Promise<void>;
 }
 
 const ingestBin = fileURLToPath(new URL('../bin/ingest.ts', import.meta.url));
 
-export async function startMockProcess(latencyMs: number): Promise<MockProcess> {
-  const child = spawn(process.execPath, [ingestBin, 'mock', '--port', '0', '--latency-ms', String(latencyMs)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, INGEST_LOG_LEVEL: 'silent' },
-  });
+/** `flags`: more of `ingest mock`'s (its batches' knobs, say). */
+export async function startMockProcess(latencyMs: number, flags: readonly string[] = []): Promise<MockProcess> {
+  const child = spawn(
+    process.execPath,
+    [ingestBin, 'mock', '--port', '0', '--latency-ms', String(latencyMs), ...flags],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, INGEST_LOG_LEVEL: 'silent' },
+    },
+  );
   let out = '';
   child.stdout.setEncoding('utf8');
   const url = await new Promise<string>((resolve, reject) => {
@@ -30,13 +38,13 @@ export async function startMockProcess(latencyMs: number): Promise<MockProcess> 
     });
     child.once('exit', (code) => reject(new Error(`the mock model server exited with ${code} before listening`)));
   });
+  const stats = async () => ((await (await fetch(`${url}/health`)).json()) as { stats: MockStats }).stats;
   return {
     url,
+    stats,
     async calls() {
-      const { stats } = (await (await fetch(`${url}/health`)).json()) as {
-        stats: { messages: number; embeddings: number };
-      };
-      return stats.messages + stats.embeddings;
+      const { messages, embeddings } = await stats();
+      return messages + embeddings;
     },
     async close() {
       if (child.exitCode !== null) return;

@@ -36,6 +36,10 @@ const BENCHMARKS: Record<string, { file: string; summary: string }> = {
     file: './distributed.ts',
     summary: 'a distributed walk on W = 1, 2, 4 walk workers against a latency-bound mock: calls/s against W x C / L',
   },
+  prefill: {
+    file: './prefill.ts',
+    summary: 'ingest prefill then a walk against a plain walk: requests, tokens, price at both rates, calls after',
+  },
   'model-budget': {
     file: './model-budget.ts',
     summary: 'the shared model budget against a token limit: throughput as a share of the limit, failures, 429s',

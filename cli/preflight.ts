@@ -3,9 +3,12 @@
 // minute one instead of mid-walk. With no model variable set there is no endpoint: a walk starts
 // the in-process mock (tier 1), so there is nothing to check. With ANTHROPIC_BASE_URL and no
 // credential (a mock of one's own), its /health is what can be checked (docs/DECISIONS.md).
+// Past a live credential it also says whether the endpoint serves the Message Batches API, which
+// only `ingest prefill` needs: a gateway without it is told, not failed.
 
 import type { Config } from '../lib/config.ts';
-import { LLM_VARIABLES } from '../lib/llm/client.ts';
+import { BatchApiUnavailableError, BatchVendor } from '../engine/prefill/batches.ts';
+import { createLlmClient, LLM_VARIABLES } from '../lib/llm/client.ts';
 import { scrubBlankVariables } from '../lib/llm/env.ts';
 import { describePreflight, preflightPing } from '../lib/llm/preflight.ts';
 
@@ -24,13 +27,24 @@ export async function preflightCommand(_args: string[], { config }: { config: Co
   }
   const outcome = await preflightPing(config.models.extraction);
   if (outcome.ok) {
-    process.stdout.write(`preflight ok: ${describePreflight(outcome)}\n`);
+    process.stdout.write(`preflight ok: ${describePreflight(outcome)}\n${await batchApiLine()}\n`);
     return 0;
   }
   process.stderr.write(
     `ingest: preflight failed against ${outcome.identity} (tier ${outcome.tier}): ${describePreflight(outcome)}\n`,
   );
   return 1;
+}
+
+/** Whether `ingest prefill` can buy through this endpoint; a failure to tell is told too. */
+async function batchApiLine(): Promise<string> {
+  try {
+    await new BatchVendor(createLlmClient(), 0).checkServed();
+    return 'batch API: served (ingest prefill can buy here)';
+  } catch (error) {
+    if (error instanceof BatchApiUnavailableError) return 'batch API: not served (ingest prefill refuses to run here)';
+    return `batch API: could not tell (${(error as Error).message})`;
+  }
 }
 
 async function mockHealth(baseUrl: string): Promise<number> {
