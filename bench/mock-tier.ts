@@ -2,7 +2,9 @@
 // environment pointed at it (both SDKs), restored as it was when the run is done. The tests
 // reach it through test/helpers/mock-tier.ts.
 
-import { startMockServer, type MockServer } from '../mock/server.ts';
+import { startMockServer, type MockServer, type MockStats } from '../mock/server.ts';
+import { PROMPTS } from '../lib/llm/prompts.ts';
+import { ALL_EXTRACTORS } from '../stages/extract/index.ts';
 
 const VARS = ['ANTHROPIC_BASE_URL', 'ANTHROPIC_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_API_KEY'] as const;
 
@@ -31,4 +33,11 @@ export async function startMockTier(): Promise<MockTier> {
       }
     },
   };
+}
+
+const EXTRACTION_TOOLS = ALL_EXTRACTORS.map((name) => PROMPTS[name].tool);
+
+/** The calls the mock answered for the four extractors (stage 5's resolver and the producer not counted). */
+export function extractionCallsOf(stats: Pick<MockStats, 'messagesByTool'>): number {
+  return EXTRACTION_TOOLS.reduce((n, tool) => n + (stats.messagesByTool[tool] ?? 0), 0);
 }

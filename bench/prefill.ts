@@ -17,10 +17,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { PrefillSummary } from '../engine/prefill/prefill.ts';
 import type { WalkSummary } from '../engine/walk/walk.ts';
-import { PROMPTS } from '../lib/llm/prompts.ts';
-import { ALL_EXTRACTORS } from '../stages/extract/index.ts';
 import { startMockProcess, type MockProcess } from './mock-process.ts';
-import { mockTierEnv } from './mock-tier.ts';
+import { extractionCallsOf, mockTierEnv } from './mock-tier.ts';
 import { printTable, rate, writeJson } from './report.ts';
 
 const { values: args } = parseArgs({
@@ -32,7 +30,6 @@ const { values: args } = parseArgs({
   },
 });
 const BIN = fileURLToPath(new URL('../bin/ingest.ts', import.meta.url));
-const EXTRACTION_TOOLS = ALL_EXTRACTORS.map((name) => PROMPTS[name].tool);
 
 /** Runs `ingest` with `argv` on the data directory `dataDir`; resolves with its stdout once it exits 0. */
 async function ingest(argv: string[], dataDir: string, mock: MockProcess): Promise<string> {
@@ -53,10 +50,7 @@ async function ingest(argv: string[], dataDir: string, mock: MockProcess): Promi
 }
 
 /** The extraction calls the mock has answered so far. */
-async function extractionCalls(mock: MockProcess): Promise<number> {
-  const { messagesByTool } = await mock.stats();
-  return EXTRACTION_TOOLS.reduce((n, tool) => n + (messagesByTool[tool] ?? 0), 0);
-}
+const extractionCalls = async (mock: MockProcess): Promise<number> => extractionCallsOf(await mock.stats());
 
 /** A cold walk in a data directory of its own: its summary and the extraction calls it made. */
 async function coldWalk(corpus: string, dataDir: string, mock: MockProcess) {

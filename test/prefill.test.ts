@@ -20,10 +20,8 @@ import { prefill, type PrefillDeps, type PrefillSummary } from '../engine/prefil
 import { SubmissionLedger } from '../engine/prefill/ledger.ts';
 import { PrefillPlan } from '../engine/prefill/plan.ts';
 import { llmIdentity } from '../lib/llm/client.ts';
-import { PROMPTS } from '../lib/llm/prompts.ts';
-import { ALL_EXTRACTORS } from '../stages/extract/index.ts';
 import { startMockServer, type MockOptions, type MockServer } from '../mock/server.ts';
-import { mockTierEnv } from './helpers/mock-tier.ts';
+import { extractionCallsOf, mockTierEnv } from './helpers/mock-tier.ts';
 import { BIN, generateCorpus } from './helpers/corpus.ts';
 import { rowsInContentTerms } from './helpers/content.ts';
 import { serveHttp } from './helpers/loopback.ts';
@@ -32,16 +30,14 @@ import { targetEngine } from './helpers/db.ts';
 import { collect } from './helpers/collect.ts';
 
 const log = pino({ level: 'silent' });
-const EXTRACTION_TOOLS = ALL_EXTRACTORS.map((name) => PROMPTS[name].tool);
 const VARS = ['ANTHROPIC_BASE_URL', 'ANTHROPIC_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_API_KEY'] as const;
 
 /** The corpus every test starts from: generated documents whose names and Q&A blocks recur. */
 const source = mkdtempSync(path.join(tmpdir(), 'ingest-prefill-corpus-'));
 generateCorpus(source, 12, { mix: 'md:80,html:20', seed: 11 });
 
-/** Calls the walk made to the four extractors (stage 5's resolver and the producer not counted). */
-const extractionCalls = (mock: MockServer): number =>
-  EXTRACTION_TOOLS.reduce((n, tool) => n + (mock.stats.messagesByTool[tool] ?? 0), 0);
+/** Calls made to the four extractors so far (stage 5's resolver and the producer not counted). */
+const extractionCalls = (mock: MockServer): number => extractionCallsOf(mock.stats);
 
 /** Runs `use` with the model environment pointed at a mock of its own (`options` for its batches). */
 async function withMock(options: MockOptions, use: (mock: MockServer) => Promise<void>): Promise<void> {

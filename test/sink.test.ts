@@ -4,6 +4,7 @@ import * as assert from 'uvu/assert';
 import { fromSql } from 'pgvector';
 import { randomUUID } from 'node:crypto';
 import { Sink } from '../lib/db/sink.ts';
+import { DatabaseStateStore } from '../lib/state/database-store.ts';
 import { CopyValueError } from '../lib/db/copy-binary.ts';
 import {
   contentChunks,
@@ -384,26 +385,37 @@ test('sink: one bad write fails alone; the rest of the batch lands', async () =>
   await sink.close();
 });
 
-test("sink: a write's own work runs in its rows' transaction, after them; when it fails, its rows go back", async () => {
+test("sink: a write's entries and own work run in its rows' transaction, after them; when it fails, its rows go back", async () => {
   const sink = new Sink(t.db, { batchRows: 1000, flushMs: 10 });
+  const memos = new DatabaseStateStore(t.db).inRowsTransaction;
   const op = randomUUID();
   const [kept, undone] = [randomUUID(), randomUUID()];
   const seen: number[] = [];
   const results = await Promise.allSettled([
-    sink.write(tableRows(sourceDocuments, [documentRow(kept, op)]), async (tx) => {
-      // Inside the transaction, after the rows: they are visible here.
-      const { rows } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM source_documents WHERE id = $1', [
-        kept,
-      ]);
-      seen.push(rows[0]!.n);
-      await tx.query('UPDATE source_documents SET title = $1 WHERE id = $2', ['set within', kept]);
+    sink.write(tableRows(sourceDocuments, [documentRow(kept, op)]), {
+      memos: { writer: memos, entries: [['memo:b', 2]] },
+      within: async (tx) => {
+        // Inside the transaction, after the rows: they are visible here.
+        const { rows } = await tx.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM source_documents WHERE id = $1',
+          [kept],
+        );
+        seen.push(rows[0]!.n);
+        await tx.query('UPDATE source_documents SET title = $1 WHERE id = $2', ['set within', kept]);
+      },
     }),
-    sink.write(tableRows(sourceDocuments, [documentRow(undone, op)]), async (tx) => {
-      await tx.query('SELECT 1 / 0');
+    sink.write(tableRows(sourceDocuments, [documentRow(undone, op)]), {
+      memos: { writer: memos, entries: [['memo:c', 3]] },
+      within: async (tx) => {
+        await tx.query('SELECT 1 / 0');
+      },
     }),
     // Nothing but work of its own: still a transaction of its own.
-    sink.write(new Map(), async (tx) => {
-      await tx.query('UPDATE source_documents SET byte_size = 99 WHERE id = $1', [kept]);
+    sink.write(new Map(), {
+      memos: { writer: memos, entries: [['memo:a', 1]] },
+      within: async (tx) => {
+        await tx.query('UPDATE source_documents SET byte_size = 99 WHERE id = $1', [kept]);
+      },
     }),
   ]);
   assert.equal(
@@ -417,6 +429,17 @@ test("sink: a write's own work runs in its rows' transaction, after them; when i
   );
   assert.equal(rows, [{ id: kept, title: 'set within', byte_size: 99 }], 'the failed write left no row');
   assert.is(sink.rowsWritten.get('source_documents'), 1, 'only committed rows are counted');
+  const { rows: entries } = await t.db.query<{ key: string; value: number }>(
+    "SELECT key, value FROM engine_memos WHERE key LIKE 'memo:%' ORDER BY key",
+  );
+  assert.equal(
+    entries,
+    [
+      { key: 'memo:a', value: 1 },
+      { key: 'memo:b', value: 2 },
+    ],
+    "the failed write's entry went back with its rows",
+  );
   await sink.close();
 });
 

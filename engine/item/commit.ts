@@ -64,22 +64,16 @@ export async function writeItemRows(
   last?: WithinRowsTransaction,
 ): Promise<void> {
   const carried = memos.carried();
-  const within: WithinRowsTransaction | undefined =
-    carried === undefined && last === undefined
-      ? undefined
-      : async (tx) => {
-          await carried?.write(tx);
-          await last?.(tx);
-        };
+  const work = { memos: carried?.memos, within: last };
   await atStage('upsert', () =>
-    deps.sink.write(rows, within).catch(async (error: unknown) => {
+    deps.sink.write(rows, work).catch(async (error: unknown) => {
       // The vector to copy went with another item's edit: those texts are embedded after all.
       if (!(error instanceof VectorSourceGoneError)) throw error;
       const embeddings = await embedVectorCopies(rows.get(recordEmbeddings) ?? [], {
         client: deps.models.embedder,
         queue: deps.models.queue,
       });
-      await deps.sink.write(new Map([...rows, [recordEmbeddings, embeddings]]), within);
+      await deps.sink.write(new Map([...rows, [recordEmbeddings, embeddings]]), work);
     }),
   );
   carried?.committed();

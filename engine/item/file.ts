@@ -101,6 +101,7 @@ export async function walkFile(item: FileItem, mediaType: MediaType, deps: FileW
   const { opId, fullReprocess } = currentRunContext();
   const key = fileIdentity(item.relPath);
   let previous: ItemMemo | undefined;
+  const memos = new ItemMemos(deps.store);
   try {
     if (item.size > deps.limits.maxDocumentBytes) {
       // Refused before reading: a huge file must not be pulled into memory to be rejected.
@@ -120,7 +121,6 @@ export async function walkFile(item: FileItem, mediaType: MediaType, deps: FileW
     }
     previous = admission.previous;
     const { sha256, mtimeNs } = admission;
-    const memos = new ItemMemos(deps.store);
     const report = (batch: RowBatch) => {
       if (batch.progress !== null) deps.onItemProgress?.({ path: item.relPath, ...batch.progress });
     };
@@ -160,6 +160,7 @@ export async function walkFile(item: FileItem, mediaType: MediaType, deps: FileW
       ...(ingested.warnings.length > 0 ? { warnings: ingested.warnings } : {}),
     };
   } catch (error) {
+    await memos.keepAnswered();
     if (stopsTheWalk(error)) throw error;
     // The item's earlier rows stay as they were: its document is still live.
     return failedOutcome(item.relPath, error, previous?.sourceDocumentId);

@@ -9,7 +9,7 @@
 // The price of holding them: a process killed in the middle of an item loses the answers it had
 // not written yet (a large item, those of its batch in progress), and the redo asks them again.
 
-import type { Queryable } from '../../lib/db/database.ts';
+import type { EntriesIn } from '../../lib/db/sink.ts';
 import type { MemoWritesIn, StateStore } from '../../lib/state/store.ts';
 
 /** What the extractors read and write of the memo (lib/llm/run-extractor.ts). */
@@ -49,15 +49,25 @@ export class ItemMemos implements ExtractorMemos {
    * it committed (undefined when none is held): they are held (and read) here until then, so a
    * failed write loses none.
    */
-  carried(): { write: (tx: Queryable) => Promise<void>; committed: () => void } | undefined {
-    const writesIn = this.writesIn;
-    if (writesIn === undefined || this.#held.size === 0) return undefined;
+  carried(): { memos: EntriesIn; committed: () => void } | undefined {
+    const writer = this.writesIn;
+    if (writer === undefined || this.#held.size === 0) return undefined;
     const entries = [...this.#held];
     return {
-      write: (tx) => writesIn.putMemos(tx, entries),
+      memos: { writer, entries },
       committed: () => {
         for (const [key, value] of entries) if (this.#held.get(key) === value) this.#held.delete(key);
       },
     };
+  }
+
+  /**
+   * Writes what is still held, on its own, once the item has failed: those answers were paid for
+   * and are valid whatever became of the item (the lmdb store has them already), so the next walk
+   * does not buy them again. Best effort: a store that cannot take them now loses nothing else.
+   */
+  async keepAnswered(): Promise<void> {
+    for (const [key, value] of this.#held) await this.#store.putMemo(key, value).catch(() => {});
+    this.#held.clear();
   }
 }

@@ -81,26 +81,31 @@ export async function ingestUrl(item: UrlItem, deps: UrlIngestDeps): Promise<Ite
   }
 
   const memos = new ItemMemos(deps.store);
-  const { rows, owned } = await pageRows(item, page, sha256, referenceItemId, opId, deps, memos);
-  const memo = {
-    // A URL has no file stat: size is the body's, and the stat fields stay empty.
-    sha256,
-    size: page.bytes.length,
-    mtimeNs: '0',
-    ino: '0',
-    // The item memo's owner field: for a URL, its reference item.
-    sourceDocumentId: referenceItemId,
-    mediaType: page.mediaType,
-    opId,
-    ...owned,
-  };
-  await commitItem(deps, memos, {
-    key,
-    rows,
-    memo,
-    previous,
-    onRowsDurable: () => linkBack(item, referenceItemId, deps),
-  });
+  try {
+    const { rows, owned } = await pageRows(item, page, sha256, referenceItemId, opId, deps, memos);
+    const memo = {
+      // A URL has no file stat: size is the body's, and the stat fields stay empty.
+      sha256,
+      size: page.bytes.length,
+      mtimeNs: '0',
+      ino: '0',
+      // The item memo's owner field: for a URL, its reference item.
+      sourceDocumentId: referenceItemId,
+      mediaType: page.mediaType,
+      opId,
+      ...owned,
+    };
+    await commitItem(deps, memos, {
+      key,
+      rows,
+      memo,
+      previous,
+      onRowsDurable: () => linkBack(item, referenceItemId, deps),
+    });
+  } catch (error) {
+    await memos.keepAnswered();
+    throw error;
+  }
   return { path: item.url, kind: 'changed', landedReferenceId: referenceItemId };
 }
 

@@ -31,9 +31,27 @@ export interface SinkOptions {
 /** More of an item's writes, made in the transaction of its rows once they are written. */
 export type WithinRowsTransaction = (tx: Queryable) => Promise<void>;
 
+/** Key-value entries written with an item's rows (its memo entries: engine/item/item-memos.ts). */
+export interface EntriesIn {
+  /** The store that writes them on the rows' transaction (lib/state/database-store.ts). */
+  writer: { putMemos(tx: Queryable, entries: readonly (readonly [key: string, value: unknown])[]): Promise<void> };
+  entries: readonly (readonly [key: string, value: unknown])[];
+}
+
+/** What an item's write carries besides its rows. */
+export interface WriteWork {
+  /**
+   * Written after every write's rows, all of a flush's in one statement per store: in key order,
+   * so that two processes' flushes sharing entries lock them in one order, never in a cycle.
+   */
+  memos?: EntriesIn | undefined;
+  /** Run after the rows and the entries. */
+  within?: WithinRowsTransaction | undefined;
+}
+
 interface PendingWrite {
   rows: TableRows;
-  within: WithinRowsTransaction | undefined;
+  work: WriteWork;
   resolve: () => void;
   reject: (error: unknown) => void;
 }
@@ -59,15 +77,15 @@ export class Sink {
   }
 
   /**
-   * Queues one item's rows, and `within` for their transaction; resolves when all is durable,
+   * Queues one item's rows, and the work for their transaction; resolves when all is durable,
    * rejects (nothing written) with the error that kept it out.
    */
-  write(rows: TableRows, within?: WithinRowsTransaction): Promise<void> {
+  write(rows: TableRows, work: WriteWork = {}): Promise<void> {
     const foreign = [...rows.keys()].find((spec) => !WALK_TABLES.includes(spec));
     if (foreign !== undefined) return Promise.reject(new Error(`the sink does not write table ${foreign.name}`));
     const count = [...rows.values()].reduce((n, list) => n + list.length, 0);
-    if (count === 0 && within === undefined) return Promise.resolve();
-    const done = new Promise<void>((resolve, reject) => this.#pending.push({ rows, within, resolve, reject }));
+    if (count === 0 && work.memos === undefined && work.within === undefined) return Promise.resolve();
+    const done = new Promise<void>((resolve, reject) => this.#pending.push({ rows, work, resolve, reject }));
     this.#pendingRows += count;
     if (this.#pendingRows >= this.#options.batchRows) void this.flush();
     else this.#timer ??= setTimeout(() => void this.flush(), this.#options.flushMs);
@@ -118,7 +136,8 @@ export class Sink {
         // Rows merged into ones already written were counted then.
         if (spec.merge === undefined) written.set(spec.name, n);
       }
-      for (const write of writes) await write.within?.(tx);
+      await writeEntries(tx, writes);
+      for (const write of writes) await write.work.within?.(tx);
       return written;
     });
     for (const [table, n] of counts) this.#count(table, n);
@@ -132,4 +151,16 @@ export class Sink {
     metrics.sinkRows.inc({ table }, n);
     this.rowsWritten.set(table, (this.rowsWritten.get(table) ?? 0) + n);
   }
+}
+
+/** The writes' entries, one statement per store that writes them. */
+async function writeEntries(tx: Queryable, writes: readonly PendingWrite[]): Promise<void> {
+  const byWriter = new Map<EntriesIn['writer'], (readonly [string, unknown])[]>();
+  for (const { work } of writes) {
+    if (work.memos === undefined) continue;
+    const list = byWriter.get(work.memos.writer) ?? [];
+    list.push(...work.memos.entries);
+    byWriter.set(work.memos.writer, list);
+  }
+  for (const [writer, entries] of byWriter) await writer.putMemos(tx, entries);
 }

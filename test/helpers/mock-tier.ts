@@ -1,4 +1,4 @@
 // Tier 1 for a test: the real mock model server on loopback and the model environment pointed
 // at it. The benchmarks need the same, so it lives in bench/.
 
-export { mockTierEnv, startMockTier, type MockTier } from '../../bench/mock-tier.ts';
+export { extractionCallsOf, mockTierEnv, startMockTier, type MockTier } from '../../bench/mock-tier.ts';
