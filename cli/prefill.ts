@@ -85,7 +85,8 @@ function formatSummary(s: PrefillSummary): string {
   ];
   if (!s.dryRun) {
     lines.push(
-      `batches: ${s.batches.submitted} submitted, ${s.batches.resumed} taken up from an earlier prefill`,
+      `batches: ${s.batches.submitted} submitted, ${s.batches.resumed} taken up from an earlier prefill` +
+        (s.batches.lost > 0 ? `, ${s.batches.lost} no longer known to the endpoint (their answers left to buy)` : ''),
       `answers stored: ${answers.stored} (left to the walk: ${answers.invalid} invalid, ${answers.errored} errored, ` +
         `${answers.expired} expired, ${answers.canceled} canceled)`,
       `tokens: ${tokens.input} input, ${tokens.output} output`,
@@ -97,5 +98,6 @@ function formatSummary(s: PrefillSummary): string {
       : `price${s.dryRun ? ' of the input' : ''}: ${dollars(s.price.standard)} at the standard rate, ` +
           `${dollars(s.price.batch)} through batches (prices of ${s.price.asOf})`,
   );
+  if (s.stopped !== null) lines.push(`stopped early: ${s.stopped}`);
   return `${lines.join('\n')}\n`;
 }

@@ -9,6 +9,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import Anthropic from '@anthropic-ai/sdk';
 import { spawn } from 'node:child_process';
+import { request } from 'node:http';
 import { once } from 'node:events';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -221,6 +222,113 @@ test('a submission recorded whose batch the vendor never made is bought once, by
       assert.is(summary.answers.stored, requests.length);
     } finally {
       await f.dispose();
+    }
+  }));
+
+test('of two batches of the right size, the one created just after the record is taken', () =>
+  withMock({}, async (mock) => {
+    const f = await corpusFixture();
+    try {
+      const requests = await collect(new PrefillPlan(depsOf(f)).requests(f.corpus));
+      const batches = f.lifespan.models.llm.messages.batches;
+      // Another client's batch of the same size, made just before the record.
+      const other = { requests: requests.map((r, i) => ({ custom_id: `other-${i}`, params: r.params })) };
+      await batches.create(other);
+      await sleep(20);
+      const ledger = new SubmissionLedger(f.lifespan.store);
+      await ledger.record(requests.map((r) => [r.customId, r.extractor]));
+      await batches.create({ requests: requests.map((r) => ({ custom_id: r.customId, params: r.params })) });
+      const summary = await prefill(depsOf(f), f.corpus);
+      assert.equal([summary.batches.resumed, summary.batches.submitted], [1, 0]);
+      assert.is(summary.answers.stored, requests.length, 'its own batch was read');
+      assert.is(mock.stats.batchRequests, 2 * requests.length, 'nothing bought again');
+    } finally {
+      await f.dispose();
+    }
+  }));
+
+test('a batch holding other requests, taken for a submission, is found not to be its own and never taken again', () =>
+  withMock({}, async (mock) => {
+    const f = await corpusFixture();
+    try {
+      const requests = await collect(new PrefillPlan(depsOf(f)).requests(f.corpus));
+      const ledger = new SubmissionLedger(f.lifespan.store);
+      await ledger.record(requests.map((r) => [r.customId, r.extractor]));
+      // Another client's batch of the same size, made after the record; the submission's own never was.
+      await f.lifespan.models.llm.messages.batches.create({
+        requests: requests.map((r, i) => ({ custom_id: `other-${i}`, params: r.params })),
+      });
+      const first = await prefill(depsOf(f), f.corpus);
+      assert.equal([first.batches.resumed, first.answers.stored], [1, 0]);
+      assert.equal(
+        (await ledger.pending()).map((p) => [p.batchId, p.notIts?.length]),
+        [[null, 1]],
+        'still looked for, without that batch',
+      );
+      const second = await prefill(depsOf(f), f.corpus);
+      assert.equal([second.batches.resumed, second.batches.submitted], [0, 1]);
+      assert.is(second.answers.stored, requests.length);
+      assert.is(mock.stats.batchRequests, 2 * requests.length);
+      assert.equal(await ledger.pending(), []);
+    } finally {
+      await f.dispose();
+    }
+  }));
+
+test('a batch the endpoint no longer knows is forgotten, and its answers are bought again', () =>
+  withMock({}, async (mock) => {
+    const f = await corpusFixture();
+    try {
+      const requests = await collect(new PrefillPlan(depsOf(f)).requests(f.corpus));
+      const ledger = new SubmissionLedger(f.lifespan.store);
+      const recorded = await ledger.record(requests.map((r) => [r.customId, r.extractor]));
+      await ledger.setBatch(recorded, 'msgbatch_from_another_endpoint');
+      const summary = await prefill(depsOf(f), f.corpus);
+      assert.equal([summary.batches.lost, summary.batches.resumed, summary.batches.submitted], [1, 0, 1]);
+      assert.is(summary.answers.stored, requests.length);
+      assert.is(mock.stats.batchRequests, requests.length);
+      assert.equal(await ledger.pending(), []);
+    } finally {
+      await f.dispose();
+    }
+  }));
+
+test("the vendor's batch queue full (429 on a create): what was submitted is collected, the rest bought by the next run", () =>
+  withMock({}, async (mock) => {
+    // A gateway that relays to the mock but answers its second batch create 429, as a full queue does.
+    let creates = 0;
+    const gateway = await serveHttp((req, res) => {
+      if (req.method === 'POST' && req.url === '/v1/messages/batches' && ++creates === 2) {
+        req.resume();
+        res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '60' });
+        res.end(JSON.stringify({ type: 'error', error: { type: 'rate_limit_error', message: 'queue full' } }));
+        return;
+      }
+      req.pipe(
+        request(`${mock.url}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        }),
+      );
+    });
+    const f = await corpusFixture();
+    try {
+      const client = new Anthropic({ baseURL: gateway.origin, apiKey: 'k', maxRetries: 0 });
+      const deps = { ...depsOf(f), client, batchRequests: 10 };
+      const first = await prefill(deps, f.corpus);
+      assert.match(first.stopped ?? '', /HTTP 429/);
+      assert.equal([first.batches.submitted, first.requests.submitted, first.answers.stored], [1, 10, 10]);
+      assert.equal(await new SubmissionLedger(f.lifespan.store).pending(), []);
+      const second = await prefill(deps, f.corpus);
+      assert.is(second.stopped, null);
+      assert.is(second.requests.memoised, 10, "the first run's answers are in the memo");
+      assert.is(mock.stats.batchRequests, first.requests.submitted + second.requests.submitted, 'nothing bought twice');
+      const before = extractionCalls(mock);
+      await walk(f.lifespan, { sourcePath: f.corpus });
+      assert.is(extractionCalls(mock) - before, 0);
+    } finally {
+      await f.dispose();
+      await gateway.close();
     }
   }));
 

@@ -1,16 +1,21 @@
 // The vendor's Message Batches API as the prefill uses it, through the extractors' own SDK
 // client (lib/llm/client.ts: the same tier, the same credential): create a batch, wait for it to
 // end, read its results, and find a batch that was created for a submission whose record never
-// learnt its id (engine/prefill/ledger.ts).
+// learnt its id (engine/prefill/ledger.ts). Reads are tried again through the service's retry
+// (lib/llm/retry.ts); a create is not (a create that timed out may have made its batch: the next
+// prefill looks for it instead).
 //
 // The vendor's batches carry no metadata of their own, so such a batch is recognised by what it
-// is: created after its submission was recorded, with exactly as many requests, and claimed by
-// no other submission. Its results confirm it (every custom_id is the submission's); a batch that
-// turns out to hold other requests is not the submission's, and the submission is bought again.
+// is: of exactly as many requests, claimed by no other submission and not found before to hold
+// other requests, and of those the one created closest after the record (the create follows the
+// record at once; one up to a minute before it is taken only when none is after, for clock skew).
+// Its results confirm it: a batch none of whose entries the submission names is not its own
+// (engine/prefill/prefill.ts keeps looking).
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { IngestError } from '../../lib/errors.ts';
 import type { LlmClient, LlmMessage } from '../../lib/llm/client.ts';
+import { withRetry, type RetryPolicy } from '../../lib/llm/retry.ts';
 import type { PrefillRequest } from './plan.ts';
 import type { Submission } from './ledger.ts';
 
@@ -29,19 +34,31 @@ export class BatchApiUnavailableError extends IngestError {
 export const BATCH_MAX_BYTES = 256 * 1024 * 1024 - 1024 * 1024;
 
 /** How far before its record a batch's creation time may lie and still be the submission's (clock skew). */
-const CLOCK_SKEW_MS = 5 * 60_000;
+const CLOCK_SKEW_MS = 60_000;
 
 /** Statuses that say the endpoint is not there, as opposed to refusing this caller. */
 const NOT_SERVED = new Set([404, 405, 501]);
 
+/** A read of a batch (idempotent) tried again over five minutes, as a model call is. */
+const READ_RETRY: Readonly<RetryPolicy> = Object.freeze({
+  attempts: 6,
+  baseDelayMs: 1_000,
+  maxDelayMs: 30_000,
+  deadlineMs: 300_000,
+});
+
+/** The HTTP status of a vendor's answer carried by an error (the SDK's, or the retry's cause). */
+export function statusOf(error: unknown): number | undefined {
+  for (let e: unknown = error; e instanceof Error; e = e.cause) {
+    const status = (e as { status?: unknown }).status;
+    if (typeof status === 'number') return status;
+  }
+  return undefined;
+}
+
 export type EntryResult =
   | { customId: string; kind: 'succeeded'; message: LlmMessage }
   | { customId: string; kind: 'errored' | 'canceled' | 'expired' };
-
-export interface EndedBatch {
-  id: string;
-  counts: { succeeded: number; errored: number; canceled: number; expired: number };
-}
 
 export class BatchVendor {
   readonly #client: LlmClient;
@@ -57,8 +74,8 @@ export class BatchVendor {
     try {
       await this.#client.messages.batches.list({ limit: 1 });
     } catch (error) {
-      const status = (error as { status?: unknown }).status;
-      if (typeof status === 'number' && NOT_SERVED.has(status)) throw new BatchApiUnavailableError(status);
+      const status = statusOf(error);
+      if (status !== undefined && NOT_SERVED.has(status)) throw new BatchApiUnavailableError(status);
       throw error;
     }
   }
@@ -71,21 +88,33 @@ export class BatchVendor {
     return batch.id;
   }
 
+  /** Whether the endpoint still knows the batch (it keeps results 29 days; another endpoint never knew it). */
+  async knows(batchId: string): Promise<boolean> {
+    try {
+      await this.#read('batch_retrieve', (signal) => this.#client.messages.batches.retrieve(batchId, { signal }));
+      return true;
+    } catch (error) {
+      if (statusOf(error) === 404) return false;
+      throw error;
+    }
+  }
+
   /** Waits, a poll at a time, until the batch has ended. */
-  async untilEnded(batchId: string): Promise<EndedBatch> {
+  async untilEnded(batchId: string): Promise<void> {
     for (;;) {
-      const batch = await this.#client.messages.batches.retrieve(batchId);
-      if (batch.processing_status === 'ended') {
-        const { succeeded, errored, canceled, expired } = batch.request_counts;
-        return { id: batch.id, counts: { succeeded, errored, canceled, expired } };
-      }
+      const batch = await this.#read('batch_retrieve', (signal) =>
+        this.#client.messages.batches.retrieve(batchId, { signal }),
+      );
+      if (batch.processing_status === 'ended') return;
       await sleep(this.#pollMs);
     }
   }
 
   /** The ended batch's entries, as they stream in. */
   async *results(batchId: string): AsyncGenerator<EntryResult> {
-    for await (const entry of await this.#client.messages.batches.results(batchId)) {
+    // The stream outlives the retry's deadline, so it is not given the retry's signal.
+    const lines = await this.#read('batch_results', () => this.#client.messages.batches.results(batchId));
+    for await (const entry of lines) {
       const { result } = entry;
       yield result.type === 'succeeded'
         ? { customId: entry.custom_id, kind: 'succeeded', message: result.message }
@@ -94,19 +123,30 @@ export class BatchVendor {
   }
 
   /**
-   * The batch the vendor made for `submission` before its id was recorded, if any: the oldest one
-   * created after its record (less the skew), of its size, not in `claimed`.
+   * The batch the vendor made for `submission` before its id was recorded, if any: of its size,
+   * not in `claimed` nor among those found not to be its own, created closest after its record
+   * (or, when none is after, closest before it within the clock skew).
    */
   async findUnrecorded(submission: Submission, claimed: ReadonlySet<string>): Promise<string | null> {
     const since = submission.recordedAt - CLOCK_SKEW_MS;
-    let found: string | null = null;
-    // Newest first: stop at the first batch older than the record.
+    const notIts = new Set(submission.notIts ?? []);
+    let found: { id: string; distance: number } | null = null;
+    // Newest first: stop at the first batch older than the skew allows.
     for await (const batch of this.#client.messages.batches.list({ limit: 100 })) {
-      if (Date.parse(batch.created_at) < since) break;
+      const created = Date.parse(batch.created_at);
+      if (created < since) break;
       const { processing, succeeded, errored, canceled, expired } = batch.request_counts;
       const size = processing + succeeded + errored + canceled + expired;
-      if (size === submission.entries.length && !claimed.has(batch.id)) found = batch.id;
+      if (size !== submission.entries.length || claimed.has(batch.id) || notIts.has(batch.id)) continue;
+      // One after the record always beats one before it.
+      const after = created >= submission.recordedAt;
+      const distance = after ? created - submission.recordedAt : CLOCK_SKEW_MS + submission.recordedAt - created;
+      if (found === null || distance < found.distance) found = { id: batch.id, distance };
     }
-    return found;
+    return found?.id ?? null;
+  }
+
+  #read<T>(kind: string, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    return withRetry(call, READ_RETRY, () => {}, kind);
   }
 }

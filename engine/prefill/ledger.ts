@@ -21,12 +21,16 @@ export interface Submission {
   recordedAt: number;
   /** Its entries: each custom_id, and the extractor whose schema its answer must fit. */
   entries: [customId: string, extractor: ExtractorName][];
-  /** The vendor's batch, once created; null while (or if) it was not. */
+  /** The vendor's batch, once created or found; null while (or if) it was not. */
   batchId: string | null;
+  /** Batches found to hold none of its entries: never taken for it again. */
+  notIts?: string[];
 }
 
 export class SubmissionLedger {
   readonly #store: StateStore;
+  /** The index's updates, one after another: two read-modify-writes at once would lose one. */
+  #indexUpdates: Promise<unknown> = Promise.resolve();
 
   constructor(store: StateStore) {
     this.#store = store;
@@ -36,10 +40,15 @@ export class SubmissionLedger {
   async pending(): Promise<Submission[]> {
     const found: Submission[] = [];
     for (const id of await this.#index()) {
-      const record = (await this.#store.getMemo(recordKey(id))) as Submission | undefined;
+      const record = await this.get(id);
       if (record !== undefined) found.push(record);
     }
     return found;
+  }
+
+  /** One submission's record; undefined once settled. */
+  async get(id: string): Promise<Submission | undefined> {
+    return (await this.#store.getMemo(recordKey(id))) as Submission | undefined;
   }
 
   /** Records entries about to be submitted; resolves once durable. */
@@ -47,24 +56,38 @@ export class SubmissionLedger {
     const submission: Submission = { id: randomUUID(), recordedAt: Date.now(), entries, batchId: null };
     // The record before the index: an index naming a missing record would be a submission lost.
     await this.#store.putMemo(recordKey(submission.id), submission);
-    await this.#store.putMemo(INDEX_KEY, [...(await this.#index()), submission.id]);
+    await this.#updateIndex((ids) => [...ids, submission.id]);
     return submission;
   }
 
-  /** The batch made for a submission; resolves once durable. */
+  /** The batch made (or found) for a submission; resolves once durable. */
   async setBatch(submission: Submission, batchId: string): Promise<Submission> {
-    const updated = { ...submission, batchId };
-    await this.#store.putMemo(recordKey(submission.id), updated);
-    return updated;
+    return this.#put({ ...submission, batchId });
+  }
+
+  /** The submission's batch was not its own: it is looked for again, without that one. */
+  async notItsBatch(submission: Submission): Promise<Submission> {
+    const notIts = [...(submission.notIts ?? []), ...(submission.batchId === null ? [] : [submission.batchId])];
+    return this.#put({ ...submission, batchId: null, notIts });
   }
 
   /** Forgets a submission whose answers are all stored (or were never bought). */
   async settle(submission: Submission): Promise<void> {
-    await this.#store.putMemo(
-      INDEX_KEY,
-      (await this.#index()).filter((id) => id !== submission.id),
-    );
+    await this.#updateIndex((ids) => ids.filter((id) => id !== submission.id));
     await this.#store.removeMemo(recordKey(submission.id));
+  }
+
+  async #put(submission: Submission): Promise<Submission> {
+    await this.#store.putMemo(recordKey(submission.id), submission);
+    return submission;
+  }
+
+  #updateIndex(change: (ids: string[]) => string[]): Promise<void> {
+    const update = this.#indexUpdates.then(async () => {
+      await this.#store.putMemo(INDEX_KEY, change(await this.#index()));
+    });
+    this.#indexUpdates = update.catch(() => {});
+    return update;
   }
 
   async #index(): Promise<string[]> {

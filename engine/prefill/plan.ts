@@ -66,6 +66,13 @@ export interface PlanCounts {
 
 const MEMO_KEY_PREFIX = 'extract:';
 
+/**
+ * Keys remembered so that a window repeated across files is bought once: about 130 MB at most,
+ * whatever the corpus (every key of 10 million documents would be some 9 GB). A repeat met after
+ * the set was last emptied may be bought twice.
+ */
+const KEYS_REMEMBERED = 1_000_000;
+
 /** The custom_id of a memo key, and back. */
 export const customIdOf = (key: string): string => key.slice(MEMO_KEY_PREFIX.length);
 export const memoKeyOf = (customId: string): string => MEMO_KEY_PREFIX + customId;
@@ -135,6 +142,7 @@ export class PrefillPlan {
       for (const text of windowsAsked(extractor, windows, first)) {
         const key = extractorMemoKey(prompt, identity, text);
         if (this.#met.has(key)) continue;
+        if (this.#met.size >= KEYS_REMEMBERED) this.#met.clear();
         this.#met.add(key);
         this.counts.asked += 1;
         if (fitsSchema(prompt, await store.getMemo(key))) {

@@ -14,7 +14,8 @@ import type { LlmClient } from '../../lib/llm/client.ts';
 import { PRICES_AS_OF, priceTokens, type Price } from '../../lib/llm/prices.ts';
 import { PROMPTS } from '../../lib/llm/prompts.ts';
 import { acceptedOutput } from '../../lib/llm/run-extractor.ts';
-import { BATCH_MAX_BYTES, BatchVendor } from './batches.ts';
+import type { ExtractorName } from '../../stages/extract/index.ts';
+import { BATCH_MAX_BYTES, BatchVendor, statusOf, type EntryResult } from './batches.ts';
 import { SubmissionLedger, type Submission } from './ledger.ts';
 import { memoKeyOf, PrefillPlan, type PlanCounts, type PlanDeps, type PrefillRequest } from './plan.ts';
 
@@ -28,6 +29,8 @@ export interface PrefillDeps extends PlanDeps {
 export interface PrefillSummary {
   dryRun: boolean;
   model: string;
+  /** Why it stopped submitting before the end of its plan (the vendor's queue full); null when it did not. */
+  stopped: string | null;
   files: Omit<PlanCounts, 'asked' | 'memoised'>;
   requests: {
     /** (extractor, window) pairs a walk would ask about the changed files. */
@@ -39,7 +42,8 @@ export interface PrefillSummary {
     /** Submitted by this run (with --dry-run: that would be). */
     submitted: number;
   };
-  batches: { submitted: number; resumed: number };
+  /** `lost`: batches the endpoint no longer knew, forgotten (their answers are bought again later). */
+  batches: { submitted: number; resumed: number; lost: number };
   answers: { stored: number; invalid: number; errored: number; canceled: number; expired: number };
   tokens: {
     /** Input tokens of the requests submitted, estimated before the vendor counts them. */
@@ -74,12 +78,14 @@ class PrefillRun {
   readonly #vendor: BatchVendor;
   readonly #ledger: SubmissionLedger;
   readonly #plan: PrefillPlan;
-  /** Submissions with a batch at the vendor, waited for before the run ends. */
-  readonly #waiting: Submission[] = [];
-  /** The entries of those submissions: a key in flight is not bought again. */
+  /** Submissions with a batch at the vendor, waited for before the run ends (their entries stay in the ledger). */
+  readonly #waiting: { id: string; batchId: string }[] = [];
+  /** The entries of an earlier prefill's submissions: a key in flight is not bought again. */
   readonly #inFlight = new Set<string>();
+  /** Why the run stopped submitting before the plan's end; null when it did not. */
+  #stopped: string | null = null;
   readonly #requests = { inFlight: 0, submitted: 0 };
-  readonly #batches = { submitted: 0, resumed: 0 };
+  readonly #batches = { submitted: 0, resumed: 0, lost: 0 };
   readonly #answers = { stored: 0, invalid: 0, errored: 0, canceled: 0, expired: 0 };
   readonly #tokens = { estimatedInput: 0, input: 0, output: 0 };
 
@@ -92,7 +98,8 @@ class PrefillRun {
   }
 
   async go(root: string): Promise<void> {
-    if (!this.#dryRun) {
+    if (this.#dryRun) await this.#countInFlight();
+    else {
       await this.#vendor.checkServed();
       await this.#resume();
     }
@@ -107,12 +114,16 @@ class PrefillRun {
       if (chunk.length > 0 && (chunk.length >= this.#deps.batchRequests || bytes + size > BATCH_MAX_BYTES)) {
         await this.#submit(chunk);
         [chunk, bytes] = [[], 0];
+        if (this.#stopped !== null) break;
       }
       chunk.push(request);
       bytes += size;
     }
-    if (chunk.length > 0) await this.#submit(chunk);
-    await Promise.all(this.#waiting.map((submission) => this.#collect(submission)));
+    if (chunk.length > 0 && this.#stopped === null) await this.#submit(chunk);
+    // Every batch is waited for even when one fails, so none is left running on a closed store.
+    const collected = await Promise.allSettled(this.#waiting.map((ref) => this.#collect(ref)));
+    const failed = collected.find((outcome) => outcome.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
   }
 
   summary(durationMs: number): PrefillSummary {
@@ -122,6 +133,7 @@ class PrefillRun {
     return {
       dryRun: this.#dryRun,
       model: this.#deps.model,
+      stopped: this.#stopped,
       files: { files, unchanged, changed, unreadable },
       requests: { asked, memoised, ...this.#requests },
       batches: { ...this.#batches },
@@ -130,6 +142,12 @@ class PrefillRun {
       price: price === null ? null : { ...price, asOf: PRICES_AS_OF },
       durationMs: Math.round(durationMs),
     };
+  }
+
+  /** A dry run counts an earlier prefill's entries as in flight, without asking the vendor. */
+  async #countInFlight(): Promise<void> {
+    for (const submission of await this.#ledger.pending())
+      for (const [customId] of submission.entries) this.#inFlight.add(customId);
   }
 
   /**
@@ -149,9 +167,13 @@ class PrefillRun {
         }
         claimed.add(found);
         submission = await this.#ledger.setBatch(submission, found);
+      } else if (!(await this.#vendor.knows(submission.batchId))) {
+        await this.#forget(submission);
+        continue;
       }
       this.#batches.resumed += 1;
-      this.#wait(submission);
+      for (const [customId] of submission.entries) this.#inFlight.add(customId);
+      this.#waiting.push({ id: submission.id, batchId: submission.batchId! });
     }
   }
 
@@ -164,48 +186,79 @@ class PrefillRun {
     try {
       batchId = await this.#vendor.create(requests);
     } catch (error) {
-      // A refusal made no batch; anything else may have, and the next prefill looks for it.
-      if (isRefusal(error)) await this.#ledger.settle(recorded);
+      const status = statusOf(error);
+      // Answers that say no batch was made settle the record; anything else (a timeout after
+      // the vendor may have made it) leaves it for the next prefill to look for.
+      if (status === 429 || status === 529) {
+        // The vendor's queue of waiting batch requests is full, or it is overloaded: what is
+        // submitted is collected, the rest is for a later run.
+        await this.#ledger.settle(recorded);
+        this.#requests.submitted -= requests.length;
+        this.#stopped = `the vendor refused more batches (HTTP ${status}): run again once these have ended`;
+        return;
+      }
+      if (status !== undefined && status >= 400 && status < 500 && ![408, 409].includes(status))
+        await this.#ledger.settle(recorded);
       throw error;
     }
     this.#batches.submitted += 1;
-    this.#wait(await this.#ledger.setBatch(recorded, batchId));
+    await this.#ledger.setBatch(recorded, batchId);
+    this.#waiting.push({ id: recorded.id, batchId });
   }
 
-  #wait(submission: Submission): void {
-    this.#waiting.push(submission);
-    for (const [customId] of submission.entries) this.#inFlight.add(customId);
-  }
-
-  /** Waits for the submission's batch, stores its answers, then forgets it. */
-  async #collect(submission: Submission): Promise<void> {
-    const { store } = this.#deps;
-    await this.#vendor.untilEnded(submission.batchId!);
+  /** Waits for a submission's batch, stores its answers, then forgets the submission. */
+  async #collect(ref: { id: string; batchId: string }): Promise<void> {
+    const submission = await this.#ledger.get(ref.id);
+    if (submission === undefined) return;
     const extractors = new Map(submission.entries);
-    for await (const entry of this.#vendor.results(submission.batchId!)) {
-      const extractor = extractors.get(entry.customId);
-      // An entry the submission does not name: a batch adopted by mistake (engine/prefill/batches.ts).
-      if (extractor === undefined) continue;
-      if (entry.kind !== 'succeeded') {
-        this.#answers[entry.kind] += 1;
-        continue;
+    let named = 0;
+    try {
+      await this.#vendor.untilEnded(ref.batchId);
+      for await (const entry of this.#vendor.results(ref.batchId)) {
+        const extractor = extractors.get(entry.customId);
+        // An entry the submission does not name: a batch taken for it by mistake (engine/prefill/batches.ts).
+        if (extractor === undefined) continue;
+        named += 1;
+        await this.#keep(entry, extractor);
       }
-      this.#tokens.input += entry.message.usage.input_tokens;
-      this.#tokens.output += entry.message.usage.output_tokens;
-      const output = acceptedOutput(PROMPTS[extractor], entry.message);
-      if (output === undefined) {
-        this.#answers.invalid += 1;
-        continue;
-      }
-      await store.putMemo(memoKeyOf(entry.customId), output);
-      this.#answers.stored += 1;
+    } catch (error) {
+      // Known at the start, gone since: forgotten as below.
+      if (statusOf(error) !== 404) throw error;
+      await this.#forget(submission);
+      return;
+    }
+    if (named === 0 && submission.entries.length > 0) {
+      // Not its batch after all: the next prefill looks for its own again, without this one.
+      await this.#ledger.notItsBatch(submission);
+      return;
     }
     await this.#ledger.settle(submission);
   }
-}
 
-/** An answer of the vendor that says no batch was made (a 4xx other than 408, 409 and 429). */
-function isRefusal(error: unknown): boolean {
-  const status = (error as { status?: unknown }).status;
-  return typeof status === 'number' && status >= 400 && status < 500 && ![408, 409, 429].includes(status);
+  /**
+   * A batch the endpoint no longer knows (results kept 29 days; another key, workspace or
+   * endpoint) is not waited for forever: its answers are planned again, by this run when it is
+   * found before the plan.
+   */
+  async #forget(submission: Submission): Promise<void> {
+    this.#deps.log.warn({ batchId: submission.batchId }, 'prefill: the endpoint does not know this batch; forgotten');
+    this.#batches.lost += 1;
+    await this.#ledger.settle(submission);
+  }
+
+  async #keep(entry: EntryResult, extractor: ExtractorName): Promise<void> {
+    if (entry.kind !== 'succeeded') {
+      this.#answers[entry.kind] += 1;
+      return;
+    }
+    this.#tokens.input += entry.message.usage.input_tokens;
+    this.#tokens.output += entry.message.usage.output_tokens;
+    const output = acceptedOutput(PROMPTS[extractor], entry.message);
+    if (output === undefined) {
+      this.#answers.invalid += 1;
+      return;
+    }
+    await this.#deps.store.putMemo(memoKeyOf(entry.customId), output);
+    this.#answers.stored += 1;
+  }
 }

@@ -16,15 +16,21 @@ interface ModelPrice {
   output: number;
 }
 
-/** Model name prefixes (a dated snapshot carries its family's price) to their standard rates. */
-const PRICES: readonly (readonly [prefix: string, price: ModelPrice])[] = [
+/**
+ * Model families to their standard rates. A name is priced when it is a family, or a family and
+ * a date (claude-sonnet-4-5-20250929); any other (a later version, a gateway's alias, the mock's)
+ * is unpriced rather than guessed from a neighbour.
+ */
+const PRICES: ReadonlyMap<string, ModelPrice> = new Map([
   ['claude-opus-4-5', { input: 5, output: 25 }],
+  ['claude-opus-4-1', { input: 15, output: 75 }],
   ['claude-opus-4', { input: 15, output: 75 }],
+  ['claude-sonnet-4-5', { input: 3, output: 15 }],
   ['claude-sonnet-4', { input: 3, output: 15 }],
   ['claude-3-7-sonnet', { input: 3, output: 15 }],
   ['claude-haiku-4-5', { input: 1, output: 5 }],
   ['claude-3-5-haiku', { input: 0.8, output: 4 }],
-];
+]);
 
 export interface Price {
   /** US dollars at the standard rate. */
@@ -33,11 +39,10 @@ export interface Price {
   batch: number;
 }
 
-/** The longest prefix wins: claude-opus-4-5 is not priced as claude-opus-4. */
+const DATED = /^(.+)-\d{8}$/;
+
 function priceOf(model: string): ModelPrice | undefined {
-  let best: readonly [string, ModelPrice] | undefined;
-  for (const entry of PRICES) if (model.startsWith(entry[0]) && entry[0].length > (best?.[0].length ?? 0)) best = entry;
-  return best?.[1];
+  return PRICES.get(model) ?? PRICES.get(DATED.exec(model)?.[1] ?? '');
 }
 
 /** What `tokens` cost under `model`; null for a model the table does not price (the mock's, a gateway's alias). */
