@@ -9,12 +9,9 @@
 //
 //   node bench/distributed.ts [--docs N] [--workers 1,2,4] [--latency-ms L] [--concurrency C] [--json FILE]
 
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { WalkSummary } from '../engine/walk/walk.ts';
 import { startMockProcess, type MockProcess } from './mock-process.ts';
@@ -22,6 +19,7 @@ import { mockTierEnv } from './mock-tier.ts';
 import { printTable, writeJson } from './report.ts';
 import { openTestDatabase } from './scratch-database.ts';
 import { startWalkWorkers, stopWalkWorkers } from './walk-workers.ts';
+import { runIngest } from './ingest-command.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -35,7 +33,6 @@ const { values: args } = parseArgs({
 const DOCS = Number(args.docs);
 const LATENCY_MS = Number(args['latency-ms']);
 const CONCURRENCY = Number(args.concurrency);
-const BIN = fileURLToPath(new URL('../bin/ingest.ts', import.meta.url));
 
 if (!process.env.ENGINE_DB_DSN)
   throw new Error('bench/distributed.ts needs ENGINE_DB_DSN: run it through scripts/pg-with-vector.sh');
@@ -51,16 +48,6 @@ interface Result {
   bound: number;
   changed: number;
   failed: number;
-}
-
-/** Runs `ingest` with `args`; resolves with its stdout once it exits 0. */
-async function ingest(argv: string[], env: Record<string, string>): Promise<string> {
-  const child = spawn(process.execPath, [BIN, ...argv], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  if (code !== 0) throw new Error(`ingest ${argv[0]} exited with ${code}`);
-  return out;
 }
 
 async function runWith(count: number, corpus: string, mock: MockProcess, root: string): Promise<Result> {
@@ -82,7 +69,7 @@ async function runWith(count: number, corpus: string, mock: MockProcess, root: s
   try {
     const before = await mock.calls();
     const sampler = new CallSampler(mock, before);
-    const summary = JSON.parse(await ingest(['walk', corpus, '--json'], env)) as WalkSummary;
+    const summary = JSON.parse(await runIngest(['walk', corpus, '--json'], env)) as WalkSummary;
     const passesMs = summary.passes.reduce((sum, pass) => sum + pass.durationMs, 0);
     const itemCallsPerSecond = sampler.stop(passesMs);
     const calls = (await mock.calls()) - before;
@@ -138,7 +125,7 @@ const results: Result[] = [];
 const mock = await startMockProcess(LATENCY_MS);
 try {
   const corpus = path.join(root, 'corpus');
-  await ingest(['bench', 'corpus', '--docs', String(DOCS), '--seed', '1', corpus], { PATH: process.env.PATH ?? '' });
+  await runIngest(['bench', 'corpus', '--docs', String(DOCS), '--seed', '1', corpus], { PATH: process.env.PATH ?? '' });
   for (const count of args.workers.split(',').map(Number)) results.push(await runWith(count, corpus, mock, root));
 } finally {
   await mock.close();

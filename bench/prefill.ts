@@ -8,18 +8,16 @@
 //
 //   npm run bench -- prefill [--docs N] [--seed S] [--batch-delay-ms D] [--json FILE]
 
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { PrefillSummary } from '../engine/prefill/prefill.ts';
 import type { WalkSummary } from '../engine/walk/walk.ts';
 import { startMockProcess, type MockProcess } from './mock-process.ts';
 import { extractionCallsOf, mockTierEnv } from './mock-tier.ts';
 import { printTable, rate, writeJson } from './report.ts';
+import { runIngest } from './ingest-command.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -29,24 +27,17 @@ const { values: args } = parseArgs({
     json: { type: 'string' },
   },
 });
-const BIN = fileURLToPath(new URL('../bin/ingest.ts', import.meta.url));
 
 /** Runs `ingest` with `argv` on the data directory `dataDir`; resolves with its stdout once it exits 0. */
-async function ingest(argv: string[], dataDir: string, mock: MockProcess): Promise<string> {
-  const env = {
+function ingest(argv: string[], dataDir: string, mock: MockProcess): Promise<string> {
+  return runIngest(argv, {
     PATH: process.env.PATH ?? '',
     INGEST_DATA_DIR: dataDir,
     INGEST_LOG_LEVEL: 'error',
     INGEST_PRODUCER_AFTER_WALK: 'false',
     INGEST_PREFILL_POLL_MS: '200',
     ...mockTierEnv(mock.url),
-  };
-  const child = spawn(process.execPath, [BIN, ...argv], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  if (code !== 0) throw new Error(`ingest ${argv[0]} exited with ${code}`);
-  return out;
+  });
 }
 
 /** The extraction calls the mock has answered so far. */

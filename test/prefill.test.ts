@@ -19,7 +19,7 @@ import { pino } from 'pino';
 import { walk } from '../engine/walk/walk.ts';
 import { prefill, type PrefillDeps, type PrefillSummary } from '../engine/prefill/prefill.ts';
 import { SubmissionLedger } from '../engine/prefill/ledger.ts';
-import { PrefillPlan } from '../engine/prefill/plan.ts';
+import { PrefillPlan, type PrefillRequest } from '../engine/prefill/plan.ts';
 import { llmIdentity } from '../lib/llm/client.ts';
 import { startMockServer, type MockOptions, type MockServer } from '../mock/server.ts';
 import { extractionCallsOf, mockTierEnv } from './helpers/mock-tier.ts';
@@ -79,6 +79,22 @@ function depsOf(f: WalkFixture, model = f.lifespan.models.model, client = f.life
     batchRequests: 100_000,
     pollMs: 20,
   };
+}
+
+/** A batch of `requests` as the prefill sends it, or as another client would with ids of its own (`other`). */
+const batchOf = (requests: readonly PrefillRequest[], other = false) => ({
+  requests: requests.map((r, i) => ({ custom_id: other ? `other-${i}` : r.customId, params: r.params })),
+});
+
+/**
+ * What a prefill killed between recording a submission and creating its batch leaves: the
+ * submission of everything the corpus needs, recorded without a batch.
+ */
+async function recordedWithoutBatch(f: WalkFixture) {
+  const requests = await collect(new PrefillPlan(depsOf(f)).requests(f.corpus));
+  const ledger = new SubmissionLedger(f.lifespan.store);
+  const submission = await ledger.record(requests.map((r) => [r.customId, r.extractor]));
+  return { requests, ledger, submission };
 }
 
 /** `ingest` run as a child process on the fixture's data directory and database; resolves once spawned. */
@@ -213,13 +229,12 @@ test('a submission recorded whose batch the vendor never made is bought once, by
   withMock({}, async (mock) => {
     const f = await corpusFixture();
     try {
-      const requests = await collect(new PrefillPlan(depsOf(f)).requests(f.corpus));
-      const ledger = new SubmissionLedger(f.lifespan.store);
-      await ledger.record(requests.map((r) => [r.customId, r.extractor]));
+      const { requests, ledger } = await recordedWithoutBatch(f);
       const summary = await prefill(depsOf(f), f.corpus);
       assert.equal([summary.batches.resumed, summary.batches.submitted], [0, 1]);
       assert.is(mock.stats.batchRequests, requests.length);
       assert.is(summary.answers.stored, requests.length);
+      assert.equal(await ledger.pending(), []);
     } finally {
       await f.dispose();
     }
@@ -232,12 +247,11 @@ test('of two batches of the right size, the one created just after the record is
       const requests = await collect(new PrefillPlan(depsOf(f)).requests(f.corpus));
       const batches = f.lifespan.models.llm.messages.batches;
       // Another client's batch of the same size, made just before the record.
-      const other = { requests: requests.map((r, i) => ({ custom_id: `other-${i}`, params: r.params })) };
-      await batches.create(other);
+      await batches.create(batchOf(requests, true));
       await sleep(20);
       const ledger = new SubmissionLedger(f.lifespan.store);
       await ledger.record(requests.map((r) => [r.customId, r.extractor]));
-      await batches.create({ requests: requests.map((r) => ({ custom_id: r.customId, params: r.params })) });
+      await batches.create(batchOf(requests));
       const summary = await prefill(depsOf(f), f.corpus);
       assert.equal([summary.batches.resumed, summary.batches.submitted], [1, 0]);
       assert.is(summary.answers.stored, requests.length, 'its own batch was read');
@@ -251,13 +265,9 @@ test('a batch holding other requests, taken for a submission, is found not to be
   withMock({}, async (mock) => {
     const f = await corpusFixture();
     try {
-      const requests = await collect(new PrefillPlan(depsOf(f)).requests(f.corpus));
-      const ledger = new SubmissionLedger(f.lifespan.store);
-      await ledger.record(requests.map((r) => [r.customId, r.extractor]));
+      const { requests, ledger } = await recordedWithoutBatch(f);
       // Another client's batch of the same size, made after the record; the submission's own never was.
-      await f.lifespan.models.llm.messages.batches.create({
-        requests: requests.map((r, i) => ({ custom_id: `other-${i}`, params: r.params })),
-      });
+      await f.lifespan.models.llm.messages.batches.create(batchOf(requests, true));
       const first = await prefill(depsOf(f), f.corpus);
       assert.equal([first.batches.resumed, first.answers.stored], [1, 0]);
       assert.equal(
@@ -279,10 +289,8 @@ test('a batch the endpoint no longer knows is forgotten, and its answers are bou
   withMock({}, async (mock) => {
     const f = await corpusFixture();
     try {
-      const requests = await collect(new PrefillPlan(depsOf(f)).requests(f.corpus));
-      const ledger = new SubmissionLedger(f.lifespan.store);
-      const recorded = await ledger.record(requests.map((r) => [r.customId, r.extractor]));
-      await ledger.setBatch(recorded, 'msgbatch_from_another_endpoint');
+      const { requests, ledger, submission } = await recordedWithoutBatch(f);
+      await ledger.setBatch(submission, 'msgbatch_from_another_endpoint');
       const summary = await prefill(depsOf(f), f.corpus);
       assert.equal([summary.batches.lost, summary.batches.resumed, summary.batches.submitted], [1, 0, 1]);
       assert.is(summary.answers.stored, requests.length);
