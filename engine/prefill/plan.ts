@@ -3,9 +3,10 @@
 // it; an item the outer memo clears (by stat, or by its bytes' hash) asks nothing; any other is
 // converted and windowed as the walk converts and windows it (engine/item/file.ts), and each
 // (extractor, window) a walk would ask (stages/extract/index.ts windowsAsked) becomes a request
-// under exactly the memo key the walk looks up. Nothing is written: the stamp of a touched but
-// unchanged file is left for the walk to refresh, and a file that fails to convert is left for the
-// walk to fail.
+// under exactly the memo key the walk looks up. The item memos are the walk's: the stamp of a
+// touched but unchanged file is left for it to refresh (the one write is the store's own, an
+// entry that does not read back removed as any reader removes it), and a file that fails to
+// convert is left for the walk to fail.
 //
 // Feed URLs are not planned: their pages are fetched by the walk, and may change between a
 // prefill and the walk that would use its answers.
