@@ -178,9 +178,11 @@ class PrefillRun {
   }
 
   async #submit(requests: PrefillRequest[]): Promise<void> {
-    this.#requests.submitted += requests.length;
-    this.#tokens.estimatedInput += requests.reduce((n, r) => n + r.inputTokens, 0);
-    if (this.#dryRun) return;
+    const counted = () => {
+      this.#requests.submitted += requests.length;
+      this.#tokens.estimatedInput += requests.reduce((n, r) => n + r.inputTokens, 0);
+    };
+    if (this.#dryRun) return counted();
     const recorded = await this.#ledger.record(requests.map((r) => [r.customId, r.extractor]));
     let batchId: string;
     try {
@@ -193,7 +195,6 @@ class PrefillRun {
         // The vendor's queue of waiting batch requests is full, or it is overloaded: what is
         // submitted is collected, the rest is for a later run.
         await this.#ledger.settle(recorded);
-        this.#requests.submitted -= requests.length;
         this.#stopped = `the vendor refused more batches (HTTP ${status}): run again once these have ended`;
         return;
       }
@@ -201,6 +202,7 @@ class PrefillRun {
         await this.#ledger.settle(recorded);
       throw error;
     }
+    counted();
     this.#batches.submitted += 1;
     await this.#ledger.setBatch(recorded, batchId);
     this.#waiting.push({ id: recorded.id, batchId });
