@@ -2,12 +2,14 @@
 // (docs/DECISIONS.md "An item's rows and memos in one transaction"). Where the store lives in the
 // database the rows are written to (the database store: every distributed walk, a sidecar
 // without a volume), they are held here and written in the transaction of the item's next rows,
-// its item memo with the last: no process ever reads an item's memos without its rows, nor its
-// rows without its memos. Elsewhere (the lmdb store) an entry is written as soon as it is
-// answered: two stores share no transaction.
+// its item memo with the last: an item commits its rows, its answers and its memo together, or
+// none of them. Elsewhere (the lmdb store) an entry is written as soon as it is answered: two
+// stores share no transaction.
 //
 // The price of holding them: a process killed in the middle of an item loses the answers it had
 // not written yet (a large item, those of its batch in progress), and the redo asks them again.
+// An item that fails (rather than a process that dies) writes what it holds on its own
+// (keepAnswered), so a document that fails on every walk does not pay every time.
 
 import type { EntriesIn } from '../../lib/db/sink.ts';
 import type { MemoWritesIn, StateStore } from '../../lib/state/store.ts';

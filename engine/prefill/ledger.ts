@@ -17,7 +17,7 @@ const recordKey = (id: string): string => `prefill:submission:${id}`;
 
 export interface Submission {
   id: string;
-  /** Epoch ms when it was recorded: a batch made for it was created after. */
+  /** Epoch ms when it was recorded: a batch made for it was created after, by the vendor's clock within a minute. */
   recordedAt: number;
   /** Its entries: each custom_id, and the extractor whose schema its answer must fit. */
   entries: [customId: string, extractor: ExtractorName][];
