@@ -14,6 +14,8 @@ import { DatabaseStateStore } from '../lib/state/database-store.ts';
 import { openStateStore, type StateStore } from '../lib/state/store.ts';
 import { converterOptions, createConverter } from '../stages/convert/index.ts';
 import { prefill, type PrefillDeps, type PrefillSummary } from '../engine/prefill/prefill.ts';
+import { holdPrefillLease } from '../engine/prefill/prefill-lease.ts';
+import type { LeaseHold } from '../lib/lease.ts';
 import { corpusDirectory } from './corpus-path.ts';
 import { withTier1 } from './tier1.ts';
 import { usageError } from './usage.ts';
@@ -29,7 +31,7 @@ export async function prefillCommand(
   });
   if (positionals.length > 1) throw usageError('prefill takes at most one PATH');
   const root = corpusDirectory('prefill', positionals[0], config);
-  const opened = await withTier1(log, () => openPrefill(config, log));
+  const opened = await withTier1(log, () => openPrefill(config, log, values['dry-run']));
   let summary: PrefillSummary;
   try {
     summary = await prefill(opened.deps, root, { dryRun: values['dry-run'] });
@@ -40,7 +42,12 @@ export async function prefillCommand(
   return 0;
 }
 
-async function openPrefill(config: Config, log: Logger): Promise<{ deps: PrefillDeps; close(): Promise<void> }> {
+/** `dryRun`: it reads only, so it takes no lease and may run beside a prefill that buys. */
+async function openPrefill(
+  config: Config,
+  log: Logger,
+  dryRun: boolean,
+): Promise<{ deps: PrefillDeps; close(): Promise<void> }> {
   let db: Database | null = null;
   let store: StateStore;
   if (config.stateStore === 'database') {
@@ -49,6 +56,14 @@ async function openPrefill(config: Config, log: Logger): Promise<{ deps: Prefill
   } else {
     requireStore(config, config.stateStorePath, 'engine state store');
     store = await openStateStore(config.stateStorePath);
+  }
+  let lease: LeaseHold | null;
+  try {
+    lease = dryRun ? null : await holdPrefillLease(config, db);
+  } catch (error) {
+    await store.close();
+    await db?.close();
+    throw error;
   }
   const converter = createConverter(converterOptions(config.convert));
   const client = createLlmClient();
@@ -67,6 +82,7 @@ async function openPrefill(config: Config, log: Logger): Promise<{ deps: Prefill
     },
     async close() {
       await converter.close();
+      await lease?.release();
       await store.close();
       await db?.close();
     },

@@ -364,6 +364,28 @@ test('kill -9 while the prefill waits for its batch: the next prefill takes it u
     }
   }));
 
+test('a second prefill on the same state store while one runs is refused with prefill_busy; a dry run is not', () =>
+  withMock({ batches: { delayMs: 2_000 } }, async (mock) => {
+    const f = await corpusFixture();
+    try {
+      const first = ingestChild(f, mock, ['prefill', f.corpus, '--json']);
+      await until(() => mock.stats.batches === 1, 'the first batch');
+      const second = await ingestChild(f, mock, ['prefill', f.corpus]).exited;
+      assert.is(second.code, 1);
+      assert.match(second.err, /another ingest prefill is running on this state store/);
+      const dry = await ingestChild(f, mock, ['prefill', f.corpus, '--dry-run', '--json']).exited;
+      assert.is(dry.code, 0, dry.err);
+      assert.is((JSON.parse(dry.out) as PrefillSummary).requests.submitted, 0, 'all in flight');
+      const done = await first.exited;
+      assert.is(done.code, 0, done.err);
+      assert.is(mock.stats.batches, 1, 'bought once');
+      const after = await ingestChild(f, mock, ['prefill', f.corpus, '--json']).exited;
+      assert.is(after.code, 0, 'the lease went with the first');
+    } finally {
+      await f.dispose();
+    }
+  }));
+
 test('--dry-run: the requests, their input tokens and the price at both rates; nothing submitted', () =>
   withMock({}, async (mock) => {
     const f = await corpusFixture();
