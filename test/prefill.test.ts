@@ -9,7 +9,6 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import Anthropic from '@anthropic-ai/sdk';
 import { spawn } from 'node:child_process';
-import { request } from 'node:http';
 import { once } from 'node:events';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,7 +24,7 @@ import { startMockServer, type MockOptions, type MockServer } from '../mock/serv
 import { extractionCallsOf, mockTierEnv } from './helpers/mock-tier.ts';
 import { BIN, generateCorpus } from './helpers/corpus.ts';
 import { rowsInContentTerms } from './helpers/content.ts';
-import { serveHttp } from './helpers/loopback.ts';
+import { serveGateway, serveHttp } from './helpers/loopback.ts';
 import { walkFixture, type WalkFixture } from './helpers/walk.ts';
 import { targetEngine } from './helpers/db.ts';
 import { collect } from './helpers/collect.ts';
@@ -305,20 +304,11 @@ test("the vendor's batch queue full (429 on a create): what was submitted is col
   withMock({}, async (mock) => {
     // A gateway that relays to the mock but answers its second batch create 429, as a full queue does.
     let creates = 0;
-    const gateway = await serveHttp((req, res) => {
-      if (req.method === 'POST' && req.url === '/v1/messages/batches' && ++creates === 2) {
-        req.resume();
-        res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '60' });
-        res.end(JSON.stringify({ type: 'error', error: { type: 'rate_limit_error', message: 'queue full' } }));
-        return;
-      }
-      req.pipe(
-        request(`${mock.url}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        }),
-      );
-    });
+    const gateway = await serveGateway(mock.url, (req) =>
+      req.method === 'POST' && req.url === '/v1/messages/batches' && ++creates === 2
+        ? { status: 429, type: 'rate_limit_error', message: 'queue full', headers: { 'retry-after': '60' } }
+        : null,
+    );
     const f = await corpusFixture();
     try {
       const client = new Anthropic({ baseURL: gateway.origin, apiKey: 'k', maxRetries: 0 });

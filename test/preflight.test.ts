@@ -1,10 +1,11 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, spawnSync } from 'node:child_process';
-import { createServer, request } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FAILURE_SENTINEL, startMockServer, type MockServer } from '../mock/server.ts';
 import { BIN, listeningUrl, runIngest } from './helpers/cli.ts';
+import { serveGateway } from './helpers/loopback.ts';
 let mock: MockServer;
 test.before(async () => {
   mock = await startMockServer();
@@ -26,29 +27,16 @@ test('preflight passes against a live endpoint and names the tier and identity',
 
 test('an endpoint without the batch API passes the preflight and is said not to serve ingest prefill', async () => {
   // A gateway that relays /v1/messages to the mock and nothing else.
-  const gateway = createServer((req, res) => {
-    if (req.url !== '/v1/messages') {
-      res
-        .writeHead(404, { 'content-type': 'application/json' })
-        .end('{"type":"error","error":{"type":"not_found_error","message":"no route"}}');
-      return;
-    }
-    req.pipe(
-      request(`${mock.url}/v1/messages`, { method: 'POST', headers: req.headers }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      }),
-    );
-  });
-  await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
+  const gateway = await serveGateway(mock.url, (req) =>
+    req.url === '/v1/messages' ? null : { status: 404, type: 'not_found_error', message: 'no route' },
+  );
   try {
-    const url = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
+    const url = gateway.origin;
     const result = await preflight({ ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: 'any' });
     assert.is(result.status, 0, result.stderr);
     assert.match(result.stdout, /\nbatch API: not served \(ingest prefill refuses to run here\)\n$/);
   } finally {
-    gateway.closeAllConnections();
-    await new Promise((resolve) => gateway.close(resolve));
+    await gateway.close();
   }
 });
 

@@ -102,3 +102,36 @@ export const hostile = {
     res.write(Buffer.alloc(1024, 0x61));
   },
 };
+
+/** An API error a gateway answers itself instead of relaying. */
+export interface GatewayRefusal {
+  status: number;
+  type: string;
+  message: string;
+  headers?: Record<string, string>;
+}
+
+/**
+ * A gateway on loopback in front of `target` (a mock model server): each request is answered by
+ * `refuse` when it returns a refusal, in the vendor's error shape, and relayed to `target` otherwise.
+ */
+export function serveGateway(
+  target: string,
+  refuse: (req: http.IncomingMessage) => GatewayRefusal | null,
+): Promise<LoopbackServer> {
+  return serveHttp((req, res) => {
+    const refusal = refuse(req);
+    if (refusal !== null) {
+      req.resume();
+      res.writeHead(refusal.status, { 'content-type': 'application/json', ...refusal.headers });
+      res.end(JSON.stringify({ type: 'error', error: { type: refusal.type, message: refusal.message } }));
+      return;
+    }
+    req.pipe(
+      http.request(`${target}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      }),
+    );
+  });
+}
