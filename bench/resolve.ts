@@ -9,7 +9,7 @@
 //              outside the ground truth (other capitalised phrases) are counted and left out.
 //   blocking   for every variant name (not its entity's canonical spelling): is the root its
 //              canonical spelling chained under among the MAX_CANDIDATES candidates the pass
-//              offers (the same search and ranking as the pass: rootsNear and rankCandidates in stages/resolve/index.ts), run
+//              offers (the same search and ranking as the pass: rootsNear and rankCandidates in stages/resolve/), run
 //              again after the walk against the final roots
 //   cost       pair-resolver calls per mention (goal <= 0.05), the pass's model calls, what it
 //              adds to the cold walk (its time over the rest of the walk's, goal <= 25 %), the
@@ -20,7 +20,12 @@
 //              the issue's texts the mock's names and the cross-type candidates were tuned on,
 //              and a held-out set written before that tuning, each walked cold on a fresh database
 //
-//   node bench/resolve.ts [--docs N] [--seed S] [--engines pglite,postgres] [--names-only] [--json FILE]
+//   pace       with --pass-latency-ms L, the cold pass alone asks a second mock server that answers
+//              each call after L ms (a real model's pace; the walk before it runs at the mock's
+//              speed): its resolver calls per second over the whole pass against the queue's
+//              concurrency C (INGEST_MODEL_CONCURRENCY, 8 by default), goal >= 0.9 x C / L
+//
+//   node bench/resolve.ts [--docs N] [--seed S] [--engines pglite,postgres] [--names-only] [--pass-latency-ms L] [--json FILE]
 //
 // Engines: pglite, and postgres when ENGINE_DB_DSN is set (scripts/pg-with-vector.sh), unless
 // --engines names some of them; each on a fresh database from bench/scratch-database.ts. The mock
@@ -40,11 +45,13 @@ import type { Database, Queryable } from '../lib/db/database.ts';
 import { createEmbeddingClient } from '../lib/embed/client.ts';
 import { createLlmClient } from '../lib/llm/client.ts';
 import { embedTexts } from '../stages/embed.ts';
-import { MAX_CANDIDATES, rankCandidates, type ResolutionReport } from '../stages/resolve/index.ts';
+import { MAX_CANDIDATES, rankCandidates } from '../stages/resolve/candidates.ts';
+import type { ResolutionReport } from '../stages/resolve/index.ts';
 import { MIN_COSINE, ROOT, rootOf, rootsNear, type Root } from '../stages/resolve/roots.ts';
 import type { Candidate } from '../stages/resolve/pair-resolver.ts';
 import type { MockServer } from '../mock/server.ts';
-import { startMockTier } from './mock-tier.ts';
+import { startMockServer } from '../mock/server.ts';
+import { mockTierEnv, startMockTier } from './mock-tier.ts';
 import { buildDocument, relPathOf, trueEntities, type EntityOccurrence } from './corpus/generate.ts';
 import { renderDocument } from './corpus/render.ts';
 import { enginesToRun, openBenchLifespan, openEngine } from './engines.ts';
@@ -60,15 +67,19 @@ const { values: args } = parseArgs({
     engines: { type: 'string' },
     json: { type: 'string' },
     'names-only': { type: 'boolean', default: false },
+    'pass-latency-ms': { type: 'string', default: '0' },
   },
 });
 const DOCS = Number(args.docs);
 const SEED = Number(args.seed);
+const PASS_LATENCY_MS = Number(args['pass-latency-ms']);
 
 const GOALS = {
   resolverCallsPerMention: 0.05,
   coldPassAdded: 0.25,
   unchangedPassMs: 50,
+  /** Of C / L, the resolver calls per second a paced pass keeps up over its whole span. */
+  pacedShareOfConcurrency: 0.9,
 } as const;
 
 /** How many wrongly merged roots and split entities the report shows. */
@@ -152,6 +163,8 @@ interface PassRun {
   spent: { database: Spent; stateStore: Spent };
   /** Resident memory of this process when the pass began, and its peak while it ran (sampled), in MB. */
   rssMb: { before: number; peak: number };
+  /** The model concurrency C the pass ran at, and the latency L of its model (0: the walk's own mock). */
+  pace: { concurrency: number; latencyMs: number };
 }
 
 interface Spent {
@@ -228,16 +241,18 @@ function timedResolutionPass(lifespan: () => Lifespan, mock: MockServer, runs: P
       const [{ now }] = (await context.db.query<{ now: string }>('SELECT now()::text AS now')).rows as [
         { now: string },
       ];
-      const calls = mockStats(mock);
       let rssMb = { before: 0, peak: 0 };
       console.error(`entity resolution pass: ${counts.entity_mentions} mentions`);
+      const model = await passModel(mock);
+      const calls = mockStats(model.mock);
       const memory = sampleResidentMemory();
       const started = performance.now();
       const report = (await inner
         .run({ ...context, db: timedCalls(context.db, spent.database) })
-        .finally(() => (rssMb = memory.stop()))) as ResolutionReport;
+        .finally(() => (rssMb = memory.stop()))
+        .finally(() => model.restore())) as ResolutionReport;
       const ms = performance.now() - started;
-      const callsAfter = mockStats(mock);
+      const callsAfter = mockStats(model.mock);
       const countsAfter = await tableCounts(context.db);
       const touched = await touchedSince(context.db, now);
       runs.push({
@@ -250,8 +265,32 @@ function timedResolutionPass(lifespan: () => Lifespan, mock: MockServer, runs: P
         ) as PassRun['written'],
         spent,
         rssMb,
+        pace: { concurrency: config.walk.modelConcurrency, latencyMs: PASS_LATENCY_MS },
       });
       return report;
+    },
+  };
+}
+
+/**
+ * The model the pass asks: the walk's own mock, or with --pass-latency-ms a second one answering
+ * after that many ms, the model variables pointed at it until `restore`. The pass builds its
+ * clients when it runs, from the environment as it finds it.
+ */
+async function passModel(walkMock: MockServer): Promise<{ mock: MockServer; restore(): Promise<void> }> {
+  if (PASS_LATENCY_MS === 0) return { mock: walkMock, restore: async () => {} };
+  const paced = await startMockServer({ latencyMs: PASS_LATENCY_MS });
+  const variables = mockTierEnv(paced.url);
+  const saved = Object.keys(variables).map((name) => [name, process.env[name]] as const);
+  Object.assign(process.env, variables);
+  return {
+    mock: paced,
+    async restore() {
+      for (const [name, value] of saved) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+      await paced.close();
     },
   };
 }
@@ -708,6 +747,7 @@ function figures(r: EngineResult): string[][] {
       '',
       '',
     ],
+    ...pacedFigure(cold.pass),
     [
       'cold: pass ms / what it adds to the rest of the walk',
       `${fmt(cold.pass.ms, 0)} / +${pct(r.cost.coldPassAdded)}`,
@@ -749,6 +789,22 @@ function figures(r: EngineResult): string[][] {
       `${unchanged.calls.messages + unchanged.calls.embeddings} / ${unchanged.rows}`,
       '0 / 0',
       yes(unchanged.calls.messages + unchanged.calls.embeddings === 0 && unchanged.rows === 0),
+    ],
+  ];
+}
+
+/** With --pass-latency-ms: the cold pass's resolver calls per second against 0.9 x C / L. */
+function pacedFigure(pass: PassRun): string[][] {
+  const { concurrency, latencyMs } = pass.pace;
+  if (latencyMs === 0) return [];
+  const perSecond = pass.calls.messages / (pass.ms / 1000);
+  const goal = (GOALS.pacedShareOfConcurrency * concurrency) / (latencyMs / 1000);
+  return [
+    [
+      `cold: resolver calls/s over the pass at L ${latencyMs} ms, C ${concurrency} (of C / L)`,
+      `${fmt(perSecond, 1)} (${fmt(perSecond / (concurrency / (latencyMs / 1000)), 2)})`,
+      `>= ${fmt(goal, 1)}`,
+      yes(perSecond >= goal),
     ],
   ];
 }
@@ -857,6 +913,7 @@ report(results);
 await writeJson(args.json, 'resolve', {
   docs: DOCS,
   seed: SEED,
+  passLatencyMs: PASS_LATENCY_MS,
   maxCandidates: MAX_CANDIDATES,
   goals: GOALS,
   names: nameScores,

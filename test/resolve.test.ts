@@ -19,6 +19,8 @@ import { RESOLUTION_LEDGER } from '../stages/resolve/pending.ts';
 import { pendingOps } from '../lib/db/op-ledger.ts';
 import { randomUUID } from 'node:crypto';
 import { TUNING } from '../bench/names/tuning.ts';
+import { resolvePair as mockPairResolver } from '../mock/pair-resolver.ts';
+import { pairRequest } from '../stages/resolve/pair-resolver.ts';
 
 const VARS = ['ANTHROPIC_BASE_URL', 'ANTHROPIC_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_API_KEY'] as const;
 let mock: MockServer;
@@ -353,6 +355,49 @@ test('a person and a place both called Jordan stay apart: the resolver is asked 
     [
       { entity_type: 'location', canonical_type: 'location' },
       { entity_type: 'person', canonical_type: 'person' },
+    ],
+  );
+});
+
+test('chaining is decided: yes to A~B and B~C, no to A~C; C goes under A through B in one pass, apart from A in a later one', async () => {
+  const ask = (name: string, candidates: string[]) =>
+    mockPairResolver(
+      pairRequest(
+        'person',
+        name,
+        candidates.map((n) => ({ type: 'person', name: n, normalised: n })),
+      ),
+    ).match;
+  const said = (name: string, i: number) => f.write(`${name}-${i}.md`, `# n\n\nWe met ${name} on visit ${i}.\n`);
+  const trio = async ([a, b, c]: string[]) => {
+    // The mock's answers, the premise: one edit per eight letters at most, the closest winning.
+    assert.equal([ask(b!, [a!]), ask(c!, [b!]), ask(c!, [a!]), ask(c!, [a!, b!])], [1, 1, null, 2]);
+    for (let i = 0; i < 3; i++) await said(a!, i);
+    for (let i = 0; i < 2; i++) await said(b!, i);
+  };
+  // One pass: A founds its root (the most mentioned), B joins it, and C, asked with A and B as
+  // candidates, picks B and goes where B went.
+  const grace = ['Grace Hopper', 'Grace Hoppor', 'Gracie Hoppor'];
+  await trio(grace);
+  await said(grace[2]!, 0);
+  const one = (await walk(f.lifespan, { sourcePath: f.corpus })).passes[0]!.counts!;
+  assert.equal([one.resolver_asked, one.joined_by_resolver, one.founded], [2, 2, 1]);
+  // A later pass: B is no root, so C meets A alone, hears no, and founds a root of its own.
+  const alan = ['Alan Turing', 'Alan Turind', 'Alen Turind'];
+  await trio(alan);
+  await walk(f.lifespan, { sourcePath: f.corpus });
+  await said(alan[2]!, 0);
+  const later = (await walk(f.lifespan, { sourcePath: f.corpus })).passes[0]!.counts!;
+  assert.equal([later.resolver_asked, later.joined_by_resolver, later.founded], [1, 0, 1]);
+  assert.equal(
+    await rows(`SELECT name, canonical_name FROM entity_names WHERE entity_type = 'person' ORDER BY name COLLATE "C"`),
+    [
+      { name: 'Alan Turind', canonical_name: 'Alan Turing' },
+      { name: 'Alan Turing', canonical_name: 'Alan Turing' },
+      { name: 'Alen Turind', canonical_name: 'Alen Turind' },
+      { name: 'Grace Hopper', canonical_name: 'Grace Hopper' },
+      { name: 'Grace Hoppor', canonical_name: 'Grace Hopper' },
+      { name: 'Gracie Hoppor', canonical_name: 'Grace Hopper' },
     ],
   );
 });

@@ -3,7 +3,7 @@
 // keyed by the prompt version, the LLM identity and this request's text (the name and its
 // candidate set), so an unchanged question costs nothing and a model change never serves
 // another identity's decision. Each candidate carries its type: one of another type is offered
-// only when its name is near-identical (index.ts: rankCandidates), and choosing it gives the
+// only when its name is near-identical (candidates.ts: rankCandidates), and choosing it gives the
 // name the candidate's type as well as its root (a name typed a person in one window and an
 // organisation in another), so the resolver decides the name and the type together.
 

@@ -1,0 +1,247 @@
+// Stage 5 (i), the pass's names decided at the model's pace (docs/DECISIONS.md "Stage 5 at the
+// model's pace"). Every name joins a root or founds one, in the pass's order (pending.ts: the most
+// mentioned first), and nothing a name is asked waits for another answer:
+//
+//   candidates  the roots the database held when the name's batch searched it (roots.ts
+//               rootsNear), and the names of the previous batch and of its own batch before it
+//               that a block would find (candidates.ts nearness), however those are decided
+//   asking      at once, so the questions of two batches share the queue and stay in flight up
+//               to its concurrency, batch boundaries included
+//   joining     a name picked by the resolver (or by an identical normalised name) is followed
+//               to the root it is decided under, once it is: the pick is always an earlier name,
+//               so this ends, and a root, once founded, is never re-pointed
+//   batches     batch k searches the database once batch k-2 is recorded and before batch k-1 is,
+//               so the roots it finds there are the same however the answers were timed; a
+//               batch is recorded (write-back.ts recordDecisions) once each of its names is
+//               decided, one batch after another
+//
+// So a name's question, its answer and its root depend on the names before it and on the
+// answers, never on when an answer arrives. Chaining is part of the rule: yes to A~B and B~C
+// with no to A~C puts C under A when C is asked in the pass that asks B (C picks B, B joined A),
+// and leaves C apart when it comes in a later pass, where B is no root and no candidate.
+
+import type { Database } from '../../lib/db/database.ts';
+import type { ExtractorContext } from '../../lib/llm/run-extractor.ts';
+import { nearness, rankCandidates } from './candidates.ts';
+import { resolvePair } from './pair-resolver.ts';
+import type { WaitingName } from './pending.ts';
+import { rootOf, rootsNear, type Near } from './roots.ts';
+import { isRoot, recordDecisions, type Decision, type Placed } from './write-back.ts';
+
+export const BATCH_NAMES = 200;
+
+/** What the decisions came to, as the pass reports them (index.ts ResolutionReport). */
+export interface DecisionCounts {
+  names: number;
+  joined_exact: number;
+  joined_by_resolver: number;
+  founded: number;
+  resolver_asked: number;
+}
+
+/** A name of the pass on its way to a decision. */
+interface Deciding {
+  self: Decision;
+  /** Settles, never rejects, once `self` holds the name's decision (or the pass failed). */
+  decided: Promise<void>;
+}
+
+/** A batch of waiting names: those a stopped pass decided keep their root, the rest are being decided. */
+interface Batch {
+  waiting: readonly WaitingName[];
+  deciding: Deciding[];
+}
+
+type Embed = (names: string[]) => Promise<number[][]>;
+
+/**
+ * The resolver's memo writes, held rather than awaited one by one: an answer waiting for its own
+ * disk commit would hold up every name near it (20 ms a commit once the state store holds 10,000
+ * documents). `settle` awaits them all and throws the first failure.
+ */
+class HeldMemoWrites {
+  readonly #store: ExtractorContext['store'];
+  readonly #writes: Promise<void>[] = [];
+  #failure: { error: unknown } | null = null;
+
+  constructor(store: ExtractorContext['store']) {
+    this.#store = store;
+  }
+
+  /** The store the resolver reads and writes its memos through. */
+  view(): ExtractorContext['store'] {
+    return {
+      getMemo: (key) => this.#store.getMemo(key),
+      removeMemo: (key) => this.#store.removeMemo(key),
+      putMemo: async (key, value) => {
+        // Caught at once: a write that fails before the pass awaits them must not go unheard.
+        this.#writes.push(
+          this.#store.putMemo(key, value).catch((error: unknown) => {
+            this.#failure ??= { error };
+          }),
+        );
+      },
+    };
+  }
+
+  async settle(): Promise<void> {
+    await Promise.all(this.#writes);
+    if (this.#failure !== null) throw this.#failure.error;
+  }
+}
+
+export class PassDecisions {
+  readonly #db: Database;
+  readonly #embed: Embed;
+  readonly #asking: ExtractorContext;
+  readonly #memos: HeldMemoWrites;
+  readonly #opId: string;
+  readonly #counts: DecisionCounts = {
+    names: 0,
+    joined_exact: 0,
+    joined_by_resolver: 0,
+    founded: 0,
+    resolver_asked: 0,
+  };
+  /** Every name put on its way and every batch's record, so that the pass ends only once none is in flight. */
+  readonly #all: Promise<void>[] = [];
+  /** The first failure (a question, a search, a record): no question is asked after it. */
+  #failure: { error: unknown } | null = null;
+
+  constructor(db: Database, embed: Embed, context: ExtractorContext, opId: string) {
+    this.#db = db;
+    this.#embed = embed;
+    this.#memos = new HeldMemoWrites(context.store);
+    this.#asking = { ...context, store: this.#memos.view() };
+    this.#opId = opId;
+  }
+
+  get counts(): DecisionCounts {
+    return this.#counts;
+  }
+
+  /** Decides every waiting name; returns the names placed under another root, whose mentions move. */
+  async decide(waiting: readonly WaitingName[]): Promise<Placed[]> {
+    const joined: Placed[] = [];
+    try {
+      await this.#decideBatches(waiting, joined);
+    } catch (error) {
+      this.#failure ??= { error };
+    }
+    // Held here, not left to settle unheard: no question runs on past the pass.
+    await Promise.all(this.#all);
+    await this.#memos.settle();
+    if (this.#failure !== null) throw this.#failure.error;
+    return joined;
+  }
+
+  async #decideBatches(waiting: readonly WaitingName[], joined: Placed[]): Promise<void> {
+    const batches: (readonly WaitingName[])[] = [];
+    for (let at = 0; at < waiting.length; at += BATCH_NAMES) batches.push(waiting.slice(at, at + BATCH_NAMES));
+    let previous: Batch | null = null;
+    let recordedBeforePrevious: Promise<void> = Promise.resolve();
+    let vectors = this.#vectorsOf(batches[0]);
+    for (const [k, names] of batches.entries()) {
+      const undecided = names.filter((w) => w.root === null);
+      const mine = await vectors;
+      // Asked for before this batch's questions join the queue, so they do not wait behind them.
+      vectors = this.#vectorsOf(batches[k + 1]);
+      const selves = undecided.map((w, i): Decision => ({
+        ...rootOf(w, mine[i]!),
+        root: w.name,
+        rootType: w.type,
+        how: 'founded',
+      }));
+      await recordedBeforePrevious;
+      if (this.#failure !== null) return;
+      const near = selves.length === 0 ? [] : await rootsNear(this.#db, selves);
+      const batch: Batch = { waiting: names, deciding: this.#putOnTheirWay(selves, near, previous?.deciding ?? []) };
+      recordedBeforePrevious = previous === null ? Promise.resolve() : this.#record(previous, joined);
+      previous = batch;
+    }
+    await recordedBeforePrevious;
+    if (previous !== null) await this.#record(previous, joined);
+  }
+
+  /** A batch's vectors, asked for ahead; a failure is seen when they are awaited, or never if the pass stops first. */
+  #vectorsOf(names: readonly WaitingName[] | undefined): Promise<number[][]> {
+    const undecided = (names ?? []).filter((w) => w.root === null).map((w) => w.name);
+    const vectors = undecided.length === 0 ? Promise.resolve([]) : this.#embed(undecided);
+    vectors.catch(() => {});
+    return vectors;
+  }
+
+  /** Each name of a batch on its way, its candidates among the names before it (`earlier`, then this batch's) found at once. */
+  #putOnTheirWay(selves: readonly Decision[], near: readonly Near[][], earlier: readonly Deciding[]): Deciding[] {
+    const batch: Deciding[] = [];
+    for (const [i, self] of selves.entries()) {
+      const before = new Map<Near, Deciding>();
+      for (const other of [...earlier, ...batch]) {
+        const found = nearness(self, other.self);
+        if (found !== null) before.set(found, other);
+      }
+      const decided = this.#decideOne(self, near[i]!, before);
+      this.#all.push(decided);
+      batch.push({ self, decided });
+    }
+    return batch;
+  }
+
+  /**
+   * Decides `self` among the roots its search found and the names before it near it (`before`),
+   * whatever those are decided: asked at once, never waiting for another answer first. A name
+   * picked goes under the root that name is decided under, once it is.
+   */
+  async #decideOne(self: Decision, found: readonly Near[], before: ReadonlyMap<Near, Deciding>): Promise<void> {
+    try {
+      const candidates = rankCandidates(self, [...found, ...before.keys()]);
+      const exact = candidates.find((c) => c.type === self.type && c.normalised === self.normalised);
+      let pick: Near | null = exact ?? null;
+      if (exact === undefined && candidates.length > 0 && this.#failure === null) {
+        this.#counts.resolver_asked += 1;
+        pick = await resolvePair(self, candidates, this.#asking);
+      }
+      if (pick === null) return;
+      const name = before.get(pick);
+      if (name !== undefined) await name.decided;
+      const root = name === undefined ? { root: pick.name, rootType: pick.type } : name.self;
+      Object.assign(self, {
+        root: root.root,
+        rootType: root.rootType,
+        how: exact === undefined ? 'resolver' : 'exact',
+      });
+    } catch (error) {
+      this.#failure ??= { error };
+    }
+  }
+
+  /** Records a batch once each of its names is decided; its joined names go to `joined`. Never rejects. */
+  #record(batch: Batch, joined: Placed[]): Promise<void> {
+    const recorded = this.#recordWhenDecided(batch, joined);
+    this.#all.push(recorded);
+    return recorded;
+  }
+
+  async #recordWhenDecided(batch: Batch, joined: Placed[]): Promise<void> {
+    await Promise.all(batch.deciding.map((d) => d.decided));
+    if (this.#failure !== null) return;
+    const decisions = batch.deciding.map((d) => d.self);
+    try {
+      await recordDecisions(this.#db, decisions, this.#opId);
+    } catch (error) {
+      this.#failure ??= { error };
+      return;
+    }
+    for (const d of decisions) {
+      this.#counts.names += 1;
+      if (d.how === 'exact') this.#counts.joined_exact += 1;
+      else if (d.how === 'resolver') this.#counts.joined_by_resolver += 1;
+      else this.#counts.founded += 1;
+    }
+    const decided = new Map(decisions.map((d) => [`${d.type}\u0000${d.name}`, { name: d.root, type: d.rootType }]));
+    for (const w of batch.waiting) {
+      const root = w.root ?? decided.get(`${w.type}\u0000${w.name}`)!;
+      if (!isRoot({ ...w, root: root.name, rootType: root.type })) joined.push({ type: w.type, name: w.name, root });
+    }
+  }
+}

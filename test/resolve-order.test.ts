@@ -1,0 +1,202 @@
+// @engine
+// Stage 5 (i): the pass's outcome does not depend on the order its answers arrive. The same
+// corpus is resolved three times on fresh databases: with one question in flight, the answers in
+// the order asked; and twice with eight in flight through a loopback relay to the mock model
+// server that holds each pair-resolver answer back for a seeded random time, so that answers
+// overtake one another. The names span two batches, so the batch boundary is crossed in flight.
+
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import http from 'node:http';
+import { walk } from '../engine/walk/walk.ts';
+import { PROMPTS } from '../lib/llm/prompts.ts';
+import { startMockServer, type MockServer } from '../mock/server.ts';
+import { BATCH_NAMES } from '../stages/resolve/decide.ts';
+import { serveHttp, type LoopbackServer } from './helpers/loopback.ts';
+import { walkFixture } from './helpers/walk.ts';
+
+const VARS = ['ANTHROPIC_BASE_URL', 'ANTHROPIC_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_API_KEY'] as const;
+
+const STEMS = [
+  'Alder',
+  'Aspen',
+  'Birch',
+  'Beech',
+  'Cedar',
+  'Cherry',
+  'Elder',
+  'Elm',
+  'Fir',
+  'Hazel',
+  'Holly',
+  'Juniper',
+  'Larch',
+  'Linden',
+  'Maple',
+  'Myrtle',
+  'Oak',
+  'Olive',
+  'Pine',
+  'Poplar',
+  'Rowan',
+  'Spruce',
+  'Willow',
+  'Yew',
+  'Acacia',
+  'Banyan',
+  'Cypress',
+  'Ebony',
+  'Ginkgo',
+  'Hawthorn',
+  'Laurel',
+  'Magnolia',
+  'Mulberry',
+  'Walnut',
+  'Sycamore',
+  'Tamarind',
+  'Chestnut',
+  'Hemlock',
+  'Redwood',
+  'Sequoia',
+];
+const KINDS = ['Traders', 'Logistics', 'Bank', 'University', 'Holdings', 'Group'];
+
+/** A one-letter typo: the stem's second and third letters swapped. */
+const typo = (stem: string) => `${stem[0]}${stem[2]}${stem[1]}${stem.slice(3)}`;
+
+/** Every firm in two documents; a typo of the first three kinds of each stem in one. */
+function corpus(): Record<string, string> {
+  const firms = STEMS.flatMap((stem) => KINDS.map((kind) => `${stem} ${kind}`));
+  const typos = STEMS.flatMap((stem) => KINDS.slice(0, 3).map((kind) => `${typo(stem)} ${kind}`));
+  const text = (names: string[], visit: string) =>
+    `# f\n\n${names.map((name) => `We met ${name} on the ${visit} visit.`).join('\n\n')}\n`;
+  return { 'first.md': text(firms, 'first'), 'second.md': text(firms, 'second'), 'typos.md': text(typos, 'third') };
+}
+
+/** A seeded generator of numbers in [0, 1) (mulberry32). */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+interface Relay extends LoopbackServer {
+  /** Pair-resolver questions by the order they were sent, in the order their answers came back. */
+  readonly answered: number[];
+  /** The most pair-resolver questions in flight at once. */
+  readonly peak: number;
+}
+
+/** A relay to the mock that holds each pair-resolver answer back 0-40 ms, drawn from `seed`. */
+async function jitteringRelay(target: string, seed: number): Promise<Relay> {
+  const random = seeded(seed);
+  const answered: number[] = [];
+  let sent = 0;
+  let inFlight = 0;
+  let peak = 0;
+  const server = await serveHttp((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const question = body.includes(`"${PROMPTS.pair_resolver.tool}"`) ? sent++ : null;
+      if (question !== null) peak = Math.max(peak, ++inFlight);
+      const forward = http.request(`${target}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
+        const reply: Buffer[] = [];
+        answer.on('data', (chunk: Buffer) => reply.push(chunk));
+        answer.on('end', () => {
+          const send = () => {
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            res.end(Buffer.concat(reply));
+          };
+          if (question === null) return send();
+          setTimeout(
+            () => {
+              answered.push(question);
+              inFlight -= 1;
+              send();
+            },
+            Math.floor(random() * 40),
+          );
+        });
+      });
+      forward.end(body);
+    });
+  });
+  return {
+    ...server,
+    answered,
+    get peak() {
+      return peak;
+    },
+  };
+}
+
+/** Resolves the corpus on a fresh database with `concurrency` model calls in flight; returns every name's root. */
+async function resolveCorpus(model: string, concurrency: number) {
+  const saved = VARS.map((name) => [name, process.env[name]] as const);
+  Object.assign(process.env, { ANTHROPIC_BASE_URL: model, ANTHROPIC_API_KEY: 'k', OPENAI_API_KEY: 'k' });
+  const f = await walkFixture({ env: { INGEST_MODEL_CONCURRENCY: String(concurrency) } });
+  try {
+    for (const [name, text] of Object.entries(corpus())) await f.write(name, text);
+    const summary = await walk(f.lifespan, { sourcePath: f.corpus });
+    assert.equal(
+      summary.passes.map((p) => [p.name, p.ok]),
+      [
+        ['entity_resolution', true],
+        ['qa_dedup', true],
+        ['url_backlink', true],
+        ['cleanup', true],
+      ],
+    );
+    const counts = summary.passes[0]!.counts!;
+    const roots = (
+      await f.target.db.query<{ entity_type: string; name: string; canonical_name: string; canonical_type: string }>(
+        `SELECT entity_type, name, canonical_name, canonical_type FROM entity_names ORDER BY entity_type, name COLLATE "C"`,
+      )
+    ).rows;
+    return { counts, roots };
+  } finally {
+    await f.dispose();
+    for (const [name, value] of saved) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
+}
+
+let mock: MockServer;
+test.before(async () => {
+  mock = await startMockServer();
+  process.env.OPENAI_BASE_URL = `${mock.url}/v1`;
+});
+test.after(async () => {
+  await mock.close();
+});
+
+test('the same roots whatever the order answers arrive: one in flight, and eight shuffled across a batch boundary', async () => {
+  const inOrder = await resolveCorpus(mock.url, 1);
+  assert.ok(inOrder.counts.names! > BATCH_NAMES, `${inOrder.counts.names} names: more than one batch`);
+  assert.ok(inOrder.counts.resolver_asked! > 50, `${inOrder.counts.resolver_asked} questions`);
+  assert.ok(inOrder.counts.joined_by_resolver! >= 100, 'the typos join their firms');
+  for (const seed of [1, 2]) {
+    const relay = await jitteringRelay(mock.url, seed);
+    try {
+      const shuffled = await resolveCorpus(relay.origin, 8);
+      assert.ok(relay.peak >= 6, `${relay.peak} questions in flight at most`);
+      const overtaken = relay.answered.filter((question, i) => relay.answered.slice(i + 1).some((q) => q < question));
+      assert.ok(overtaken.length > 10, `answers overtook others: ${overtaken.length}`);
+      assert.equal(shuffled.counts, inOrder.counts, `seed ${seed}: the same counts`);
+      assert.equal(shuffled.roots, inOrder.roots, `seed ${seed}: the same roots`);
+    } finally {
+      await relay.close();
+    }
+  }
+});
+
+test.run();
