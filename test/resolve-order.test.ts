@@ -7,12 +7,11 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import http from 'node:http';
 import { walk } from '../engine/walk/walk.ts';
 import { PROMPTS } from '../lib/llm/prompts.ts';
 import { startMockServer, type MockServer } from '../mock/server.ts';
 import { BATCH_NAMES } from '../stages/resolve/decide.ts';
-import { serveHttp, type LoopbackServer } from './helpers/loopback.ts';
+import { modelRelay, seeded } from './helpers/model-relay.ts';
 import { walkFixture } from './helpers/walk.ts';
 
 const VARS = ['ANTHROPIC_BASE_URL', 'ANTHROPIC_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_API_KEY'] as const;
@@ -73,70 +72,6 @@ function corpus(): Record<string, string> {
   return { 'first.md': text(firms, 'first'), 'second.md': text(firms, 'second'), 'typos.md': text(typos, 'third') };
 }
 
-/** A seeded generator of numbers in [0, 1) (mulberry32). */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
-
-interface Relay extends LoopbackServer {
-  /** Pair-resolver questions by the order they were sent, in the order their answers came back. */
-  readonly answered: number[];
-  /** The most pair-resolver questions in flight at once. */
-  readonly peak: number;
-}
-
-/** A relay to the mock that holds each pair-resolver answer back 0-40 ms, drawn from `seed`. */
-async function jitteringRelay(target: string, seed: number): Promise<Relay> {
-  const random = seeded(seed);
-  const answered: number[] = [];
-  let sent = 0;
-  let inFlight = 0;
-  let peak = 0;
-  const server = await serveHttp((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const question = body.includes(`"${PROMPTS.pair_resolver.tool}"`) ? sent++ : null;
-      if (question !== null) peak = Math.max(peak, ++inFlight);
-      const forward = http.request(`${target}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
-        const reply: Buffer[] = [];
-        answer.on('data', (chunk: Buffer) => reply.push(chunk));
-        answer.on('end', () => {
-          const send = () => {
-            res.writeHead(answer.statusCode ?? 502, answer.headers);
-            res.end(Buffer.concat(reply));
-          };
-          if (question === null) return send();
-          setTimeout(
-            () => {
-              answered.push(question);
-              inFlight -= 1;
-              send();
-            },
-            Math.floor(random() * 40),
-          );
-        });
-      });
-      forward.end(body);
-    });
-  });
-  return {
-    ...server,
-    answered,
-    get peak() {
-      return peak;
-    },
-  };
-}
-
 /** Resolves the corpus on a fresh database with `concurrency` model calls in flight; returns every name's root. */
 async function resolveCorpus(model: string, concurrency: number) {
   const saved = VARS.map((name) => [name, process.env[name]] as const);
@@ -185,7 +120,8 @@ test('the same roots whatever the order answers arrive: one in flight, and eight
   assert.ok(inOrder.counts.resolver_asked! > 50, `${inOrder.counts.resolver_asked} questions`);
   assert.ok(inOrder.counts.joined_by_resolver! >= 100, 'the typos join their firms');
   for (const seed of [1, 2]) {
-    const relay = await jitteringRelay(mock.url, seed);
+    const random = seeded(seed);
+    const relay = await modelRelay(mock.url, PROMPTS.pair_resolver.tool, () => Math.floor(random() * 40));
     try {
       const shuffled = await resolveCorpus(relay.origin, 8);
       assert.ok(relay.peak >= 6, `${relay.peak} questions in flight at most`);

@@ -82,7 +82,7 @@ export interface ProducerReport {
 }
 
 export async function produceBundle(deps: ProducerDeps, options: ProduceOptions): Promise<ProducerReport> {
-  const { db, log } = deps;
+  const { db } = deps;
   const report: ProducerReport = {
     concepts: 0,
     examined: 0,
@@ -96,34 +96,12 @@ export async function produceBundle(deps: ProducerDeps, options: ProduceOptions)
     files_removed: 0,
   };
   const changes = await changedConcepts(db, options.all);
-  const live = changes.filter((c) => c.fingerprint !== null);
-  for (let i = 0; i < live.length; i += BATCH_CONCEPTS) {
-    const batch = live.slice(i, i + BATCH_CONCEPTS);
-    const stored = await storedEvidence(db, batch);
-    const outcomes = await Promise.all(
-      (await loadEvidence(db, batch)).map(async (evidence): Promise<Outcome> => {
-        if (!options.redraft && stored.get(evidence.concept.id) === evidence.sha256) return { evidence, drafted: null };
-        try {
-          return { evidence, drafted: await draftConcept(evidence, deps.model) };
-        } catch (error) {
-          log.warn(
-            { concept: evidence.concept.name, err: error },
-            'producer: concept not drafted; it keeps its earlier page',
-          );
-          return { evidence, failed: true };
-        }
-      }),
-    );
-    report.examined += batch.length;
-    for (const o of outcomes) {
-      if (o.failed) report.failed += 1;
-      else if (o.drafted !== null) {
-        report.drafted += 1;
-        report.uncited_claims += o.drafted.uncited;
-      }
-    }
-    await writeConcepts(db, outcomes, options);
-  }
+  await draftBatches(
+    deps,
+    options,
+    changes.filter((c) => c.fingerprint !== null),
+    report,
+  );
   report.removed = await markVanished(
     db,
     changes.filter((c) => c.fingerprint === null && c.known),
@@ -148,6 +126,76 @@ export async function produceBundle(deps: ProducerDeps, options: ProduceOptions)
   report.pages_rendered = assembly.rendered;
   if (deps.mirror !== null) await mirrorBundle(deps.mirror, deps.store, assembly);
   return report;
+}
+
+/**
+ * Drafts the live concepts a batch at a time, the next batch's drafts asked while the last ones of
+ * the batch before are in flight, so the model's queue stays full across batch boundaries (a
+ * batch waited for its slowest draft before the next was read, and the queue ran short at every
+ * boundary). Batches are written in order, one at a time (a new concept's path depends on the
+ * paths written before it), and at most two are drafted at once, so memory holds two batches'
+ * evidence.
+ */
+async function draftBatches(
+  deps: ProducerDeps,
+  options: ProduceOptions,
+  live: readonly ConceptChange[],
+  report: ProducerReport,
+): Promise<void> {
+  const { db } = deps;
+  // A batch's write is held as a promise that never rejects (its failure kept here), so that a
+  // failed write is not left unheard while the next batch's evidence is read.
+  let failure: { error: unknown } | null = null;
+  let written: Promise<void> = Promise.resolve();
+  const write = async (batch: readonly ConceptChange[], outcomes: Promise<Outcome[]>) => {
+    try {
+      const done = await outcomes;
+      report.examined += batch.length;
+      for (const o of done) {
+        if (o.failed) report.failed += 1;
+        else if (o.drafted !== null) {
+          report.drafted += 1;
+          report.uncited_claims += o.drafted.uncited;
+        }
+      }
+      await writeConcepts(db, done, options);
+    } catch (error) {
+      failure ??= { error };
+    }
+  };
+  try {
+    for (let i = 0; i < live.length && failure === null; i += BATCH_CONCEPTS) {
+      const batch = live.slice(i, i + BATCH_CONCEPTS);
+      const stored = await storedEvidence(db, batch);
+      const outcomes = Promise.all((await loadEvidence(db, batch)).map((e) => draftOrKeep(e, stored, deps, options)));
+      // The batch before this one is written once its drafts are in; this one's write comes after.
+      await written;
+      written = write(batch, outcomes);
+    }
+  } finally {
+    // Held to the end whatever stopped the loop: no draft or write runs on past the run.
+    await written;
+  }
+  if (failure !== null) throw (failure as { error: unknown }).error;
+}
+
+/** A concept's draft: kept when its evidence is the one it was drafted from, else asked of the model; a failure fails it alone. */
+async function draftOrKeep(
+  evidence: Evidence,
+  stored: ReadonlyMap<string, string>,
+  { model, log }: Pick<ProducerDeps, 'model' | 'log'>,
+  options: ProduceOptions,
+): Promise<Outcome> {
+  if (!options.redraft && stored.get(evidence.concept.id) === evidence.sha256) return { evidence, drafted: null };
+  try {
+    return { evidence, drafted: await draftConcept(evidence, model) };
+  } catch (error) {
+    log.warn(
+      { concept: evidence.concept.name, err: error },
+      'producer: concept not drafted; it keeps its earlier page',
+    );
+    return { evidence, failed: true };
+  }
 }
 
 /**
