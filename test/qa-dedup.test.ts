@@ -197,6 +197,19 @@ test('a pass cut short leaves its walk pending; the next walk does it again and 
   assert.is((await rows(`SELECT * FROM q_a_dedup_ops`)).length, 1);
 });
 
+test('the pass asks the model nothing: it reads the vectors stage 4 stored, so no question of it waits in flight', async () => {
+  // Stage 5 (i) keeps its questions in flight up to the model's concurrency
+  // (stages/resolve/decide.ts); this pass has none to keep: its candidates and scores are
+  // database reads.
+  await writeAll();
+  await walk(f.lifespan, { sourcePath: f.corpus });
+  await f.target.db.query('DELETE FROM q_a_dedup_ops');
+  const { messages, embeddings } = tier.mock.stats;
+  const report = await proposeQaDuplicates(f.target.db, randomUUID(), null);
+  assert.ok(report.pairs > 0, 'the pass had pairs to look at');
+  assert.equal([tier.mock.stats.messages, tier.mock.stats.embeddings], [messages, embeddings]);
+});
+
 test('an unchanged walk makes no proposal and writes nothing', async () => {
   await writeAll();
   await walk(f.lifespan, { sourcePath: f.corpus });
