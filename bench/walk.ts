@@ -3,7 +3,8 @@
 // (bench/mock-process.ts), as a real model API would be:
 //
 //   cold     every document new, mock latency 0: docs/s, rows/s per table, model calls/s,
-//            p50/p99 per stage, RSS sampled through the walk (at each quarter and the peak)
+//            p50/p99 per stage, RSS sampled through the walk (at each quarter and the peak),
+//            CPU ms per document of the walk's own process (not its converters' or PGlite's)
 //   warm     the unchanged corpus again: ms per file (target <= 0.1), model calls and rows (0)
 //   touched  1 % of the documents rewritten: only those re-run
 //   little   a fresh cold walk with mock latency L and model concurrency C: model calls/s as
@@ -11,6 +12,7 @@
 //
 //   node bench/walk.ts [--docs N] [--mix M] [--seed S] [--latency-ms L]
 //                      [--concurrency C] [--little-docs N] [--engines E,...] [--json FILE]
+//                      [--cpu-prof DIR]   (V8 CPU and allocation profiles of each engine's cold walk)
 //
 // Engines: pglite, and postgres when ENGINE_DB_DSN is set (scripts/pg-with-vector.sh), unless
 // --engines names some of them.
@@ -30,6 +32,7 @@ import { walk, type WalkSummary } from '../engine/walk/walk.ts';
 import { openTestDatabase } from './scratch-database.ts';
 import { buildDocument, DEFAULT_MIX, mixPattern, parseMix, relPathOf, type CorpusType } from './corpus/generate.ts';
 import { startMockProcess, type MockProcess } from './mock-process.ts';
+import { startCpuProfile } from './cpu-profile.ts';
 import { databaseProcessPeakMb, memorySample, type MemorySample } from './process-memory.ts';
 import { enginesToRun, WALKS_ONLY } from './engines.ts';
 import { LogHistogram, printTable, rate, writeJson } from './report.ts';
@@ -49,6 +52,8 @@ const { values: args } = parseArgs({
     engines: { type: 'string' },
     engine: { type: 'string' },
     json: { type: 'string' },
+    // V8 CPU and allocation profiles of each engine's cold walk, written into this directory.
+    'cpu-prof': { type: 'string' },
   },
 });
 const DOCS = Number(args.docs);
@@ -60,6 +65,8 @@ const LITTLE_DOCS = Math.min(DOCS, Number(args['little-docs']));
 
 interface PhaseResult {
   seconds: number;
+  /** CPU seconds (user + system) of the walk's process during the walk; child processes (the converters, PGlite's database) not included. */
+  cpuSeconds: number;
   changed: number;
   unchanged: number;
   failed: number;
@@ -137,6 +144,9 @@ async function phase(lifespan: Lifespan, corpus: string, mock: MockProcess, deta
   let peak = rssMb();
   const beforeWalk = peak;
   const sampler = setInterval(() => (peak = Math.max(peak, rssMb())), 100);
+  const stopProfile =
+    detail && args['cpu-prof'] !== undefined ? await startCpuProfile(args['cpu-prof'], `${args.engine}-cold`) : null;
+  const cpuBefore = process.cpuUsage();
   const observeStage = (stage: string, ms: number) =>
     (stages.get(stage) ?? stages.set(stage, new LogHistogram()).get(stage)!).add(ms);
   let summary: WalkSummary;
@@ -154,9 +164,12 @@ async function phase(lifespan: Lifespan, corpus: string, mock: MockProcess, deta
   } finally {
     clearInterval(sampler);
   }
+  const cpu = process.cpuUsage(cpuBefore);
+  await stopProfile?.();
   if (summary.status !== 'completed') throw new Error(`walk failed: ${summary.error}`);
   return {
     seconds: summary.durationMs / 1000,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
     changed: summary.items.changed,
     unchanged: summary.items.unchanged,
     failed: summary.items.failed,
@@ -320,6 +333,7 @@ function report(results: EngineResult[]): void {
     [
       'engine',
       'cold docs/s',
+      'cold CPU ms/doc (walk process)',
       'cold calls/s',
       'warm ms/file',
       'warm calls / rows',
@@ -332,6 +346,7 @@ function report(results: EngineResult[]): void {
     results.map((r) => [
       r.engine,
       fmt(r.cold.changed / r.cold.seconds),
+      fmt((r.cold.cpuSeconds * 1000) / r.cold.changed),
       fmt(r.cold.modelCalls / r.cold.seconds),
       fmt((r.warm.seconds * 1000) / DOCS, 3),
       `${r.warm.modelCalls} / ${sumRows(r.warm)}`,

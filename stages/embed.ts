@@ -10,7 +10,10 @@
 // once, in record_embeddings, never again in the engine state store. full_reprocess re-embeds
 // everything.
 // Requests are batched (many inputs each, bounded in count and size) and retried by the
-// service's wrapper.
+// service's wrapper. Vectors arrive as base64 float32s and stay Float32Arrays on their way to the
+// sink (bench/README.md "CPU per document"): the SDK's own decoding, used when no encoding is
+// asked for, turns each into an array of 1,024 boxed numbers, and those arrays were the largest
+// share of the walk's garbage.
 
 import type PQueue from 'p-queue';
 import type { Database, Queryable } from '../lib/db/database.ts';
@@ -77,9 +80,9 @@ export async function embedOwners(inputs: readonly EmbeddingInput[], opId: strin
 async function embedDistinct(
   inputs: readonly { text: string; hash: string }[],
   deps: Pick<EmbedDeps, 'client' | 'queue' | 'retry'>,
-): Promise<Map<string, number[]>> {
+): Promise<Map<string, Float32Array>> {
   const texts = new Map(inputs.map((w) => [w.hash, w.text]));
-  const vectors = await embedTexts([...texts.values()], deps);
+  const vectors = await embedVectors([...texts.values()], deps);
   return new Map([...texts.keys()].map((hash, i) => [hash, vectors[i]!]));
 }
 
@@ -139,11 +142,26 @@ async function restamp(db: Database, kept: readonly EmbeddingInput[], opId: stri
   );
 }
 
-/** Embeds texts in batched requests; vectors come back in input order. */
+/** Embeds texts in batched requests; vectors come back in input order, as arrays of numbers. */
 export async function embedTexts(
   texts: readonly string[],
   deps: Pick<EmbedDeps, 'client' | 'queue' | 'retry' | 'onRetry'>,
 ): Promise<number[][]> {
+  return (await embedVectors(texts, deps)).map(numbersOf);
+}
+
+/** The vector's values as plain numbers (a loop: Array.from walks a typed array by iterator, an object per value). */
+function numbersOf(vector: Float32Array): number[] {
+  const numbers = new Array<number>(vector.length);
+  for (let i = 0; i < vector.length; i++) numbers[i] = vector[i]!;
+  return numbers;
+}
+
+/** embedTexts with each vector as the model sent it: float32s, with no array of numbers made. */
+export async function embedVectors(
+  texts: readonly string[],
+  deps: Pick<EmbedDeps, 'client' | 'queue' | 'retry' | 'onRetry'>,
+): Promise<Float32Array[]> {
   const batches: { start: number; texts: string[] }[] = [];
   let batch: string[] = [];
   let chars = 0;
@@ -157,23 +175,38 @@ export async function embedTexts(
     chars += text.length;
   });
   if (batch.length > 0) batches.push({ start: texts.length - batch.length, texts: batch });
-  const out: number[][] = new Array(texts.length);
+  const out: Float32Array[] = new Array(texts.length);
   await Promise.all(
     batches.map((b) =>
       deps.queue.add(async () => {
         const response = await withRetry(
           (signal) =>
             deps.client.embeddings.create(
-              { model: EMBEDDING_MODEL, dimensions: EMBEDDING_DIMENSIONS, input: b.texts },
+              { model: EMBEDDING_MODEL, dimensions: EMBEDDING_DIMENSIONS, input: b.texts, encoding_format: 'base64' },
               { signal },
             ),
           deps.retry,
           deps.onRetry ?? (() => countEvent('model_retry')),
           'embedding',
         );
-        for (const item of response.data) out[b.start + item.index] = item.embedding;
+        for (const item of response.data) out[b.start + item.index] = float32Vector(item.embedding);
       }),
     ),
   );
   return out;
+}
+
+/**
+ * A vector of the response. Asked for base64, the SDK hands the string on as it came (typed as
+ * numbers all the same); an endpoint that answers with numbers anyway is taken as it is.
+ */
+function float32Vector(embedding: number[] | string): Float32Array {
+  if (typeof embedding !== 'string') return Float32Array.from(embedding);
+  // Little-endian float32s, as the SDK reads them too, decoded straight into the vector's memory.
+  const bytes = Buffer.byteLength(embedding, 'base64');
+  if (bytes % Float32Array.BYTES_PER_ELEMENT !== 0)
+    throw new RangeError(`a base64 vector of ${bytes} bytes is not float32s`);
+  const vector = new Float32Array(bytes / Float32Array.BYTES_PER_ELEMENT);
+  Buffer.from(vector.buffer).write(embedding, 'base64');
+  return vector;
 }

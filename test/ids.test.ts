@@ -14,6 +14,13 @@ import {
 
 const DOC = '3f1c8a52-8a8e-4a43-9a1f-1d2a6b9c0e11';
 
+test('keys of names beyond ASCII are uuid5 of their UTF-8 seed; a seed that is not well-formed still throws', () => {
+  for (const name of ['Zoë Ørsted', 'Société Générale', '株式会社 東芝', 'Ensemble 𝄞']) {
+    assert.is(entityMentionKey(DOC, name, 'person'), uuidv5(`em:${DOC}:${name}:person`, RECORD_NAMESPACE));
+  }
+  assert.throws(() => entityMentionKey(DOC, 'broken \ud800', 'person'), URIError);
+});
+
 test('keys are uuid5 over the seed texts exactly as docs/behaviour/tables.md lists them', () => {
   assert.is(qaKey(DOC, 3), uuidv5(`qa:${DOC}:3`, RECORD_NAMESPACE));
   assert.is(

@@ -5,6 +5,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { describeDsn } from '../config.ts';
+import { bindArraysInBinary } from './array-params.ts';
 import { copyStatement, inTransaction, type Database, type Queryable, type QueryResult } from './database.ts';
 import { IngestError } from '../errors.ts';
 
@@ -39,7 +40,7 @@ function wrap(
   return {
     query: <R>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<R>> =>
       reaching(location, async () => {
-        const result = await target.query(sql, params as unknown[]);
+        const result = await target.query(sql, bindArraysInBinary(sql, params) as unknown[]);
         return { rows: result.rows as R[], rowCount: result.rowCount ?? result.rows.length };
       }),
     exec: (sql: string): Promise<void> => reaching(location, async () => void (await target.query(sql))),

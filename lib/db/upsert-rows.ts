@@ -7,9 +7,9 @@
 //   unnest      - INSERT ... SELECT FROM unnest($1::text[], ...), one array parameter per column
 //   copy        - COPY (text format) into a session temp table, then INSERT ... SELECT ... ON CONFLICT
 //   binary      - the same through COPY ... (FORMAT binary): no value is printed or parsed as text
-//   binary-bind - unnest with each vector column bound as one binary vector[] parameter: no
-//                 float is printed or parsed, and no staging copy (PostgreSQL only: PGlite
-//                 cannot bind binary parameters)
+//   binary-bind - unnest with every column bound as one binary array parameter (vector[],
+//                 uuid[], text[], ...): no value is printed, escaped or parsed as text, and no
+//                 staging copy (PostgreSQL only: PGlite cannot bind binary parameters)
 // On a key already held, every other column takes the new value, unless a ConflictMerge names
 // the columns to update and how (stage 5's moves keep the better of two rows). A table's pinned
 // rows (TableSpec.pinned) are never updated, whatever the merge.
@@ -17,7 +17,7 @@
 // deduplicated first, the last one winning.
 
 import { toSql as vectorToSql } from 'pgvector';
-import { encodeBinaryArray, encodeCopyBinary } from './copy-binary.ts';
+import { BINARY_ELEMENT_OIDS, encodeBinaryArray, encodeCopyBinary } from './copy-binary.ts';
 import { quoteIdent, type Database, type DatabaseKind, type Queryable } from './database.ts';
 import {
   rowKey,
@@ -41,12 +41,14 @@ export function strategiesFor(kind: DatabaseKind): readonly UpsertStrategy[] {
 /**
  * The measured winner per engine and row kind (bench/README.md, "Sink"). Rows
  * with a vector column are a different workload: parsing 1,024 floats dominates, and large
- * text[] parameters make unnest the slowest shape for them.
+ * text[] parameters make unnest the slowest shape for them. On PostgreSQL, text rows are bound
+ * in binary too: the rows/s are those of unnest, and the walk's process no longer escapes every
+ * value into an array literal (bench/README.md "CPU per document").
  */
 const MEASURED_STRATEGY: Readonly<Record<DatabaseKind, { text: UpsertStrategy; vector: UpsertStrategy }>> =
   Object.freeze({
     pglite: { text: 'unnest', vector: 'binary' },
-    postgres: { text: 'unnest', vector: 'binary-bind' },
+    postgres: { text: 'binary-bind', vector: 'binary-bind' },
   });
 
 export function defaultStrategy(kind: DatabaseKind, spec: TableSpec): UpsertStrategy {
@@ -99,7 +101,7 @@ export async function upsertRows(
   const copies = unique.filter((row) => isCopy(spec, row));
   const plain = copies.length === 0 ? unique : unique.filter((row) => !isCopy(spec, row));
   await upsertWith(db, spec, plain, strategy, conflict);
-  if (copies.length > 0) await upsertCopies(db, spec, copies, conflict);
+  if (copies.length > 0) await upsertCopies(db, spec, copies, conflict, strategy === 'binary-bind');
   return unique.length;
 }
 
@@ -125,7 +127,7 @@ async function upsertWith(
       }
       break;
     case 'unnest':
-      await upsertUnnest(db, spec, unique, conflict);
+      await upsertUnnest(db, spec, unique, conflict, null);
       break;
     case 'copy':
       await upsertStaged(db, spec, copyPayload(spec, unique, 'text'), conflict);
@@ -134,32 +136,35 @@ async function upsertWith(
       await upsertStaged(db, spec, copyPayload(spec, unique, 'binary'), conflict);
       break;
     case 'binary-bind':
-      await upsertUnnest(db, spec, unique, conflict, await vectorOid(db));
+      await upsertUnnest(db, spec, unique, conflict, {
+        vectorOid: vectorColumn(spec) === undefined ? null : await vectorOid(db),
+      });
       break;
   }
 }
 
 /** Rows whose vector is copied, inside the database, from a row matching them on spec.vectorSource. */
-async function upsertCopies(db: Queryable, spec: TableSpec, rows: readonly Row[], conflict: string): Promise<void> {
+async function upsertCopies(
+  db: Queryable,
+  spec: TableSpec,
+  rows: readonly Row[],
+  conflict: string,
+  binary: boolean,
+): Promise<void> {
   const vector = vectorColumn(spec)!;
   const source = spec.vectorSource;
   if (source === undefined) throw new Error(`table ${spec.name} has no vectorSource: its vectors cannot be copied`);
   const others = spec.columns.filter((c) => c !== vector);
-  const params = others.map((column) => rows.map((row) => encode(column.type, row[column.name])));
-  const aliases = others.map((_, i) => `c${i}`);
-  const unnest = others.map((_, i) => `$${i + 1}::text[]`).join(', ');
-  const value = (name: string) => {
-    const i = others.findIndex((c) => c.name === name);
-    return `${aliases[i]}::${cast(others[i]!)}`;
-  };
+  const columns = unnestColumns(spec.name, others, rows, binary ? { vectorOid: null } : null);
+  const value = (name: string) => columns.values[others.findIndex((c) => c.name === name)]!;
   const select = spec.columns.map((c) => (c === vector ? 'src.v' : value(c.name))).join(', ');
   const match = source.map((name) => `${quoteIdent(name)} = ${value(name)}`).join(' AND ');
   const { rows: written } = await db.query(
     `INSERT INTO ${quoteIdent(spec.name)} (${columnList(spec)})
-     SELECT ${select} FROM unnest(${unnest}) AS u(${aliases.join(', ')})
+     SELECT ${select} FROM ${columns.unnest}
      CROSS JOIN LATERAL (SELECT ${quoteIdent(vector.name)} AS v FROM ${quoteIdent(spec.name)} WHERE ${match} LIMIT 1) AS src
      ${conflict} RETURNING 1`,
-    params,
+    columns.params,
   );
   if (written.length < rows.length) throw new VectorSourceGoneError(spec.name, rows.length - written.length);
 }
@@ -221,37 +226,68 @@ async function upsertValues(db: Queryable, spec: TableSpec, rows: readonly Row[]
   );
 }
 
+/** Binding in binary (PostgreSQL), with pgvector's oid when the columns hold a vector. */
+interface BinaryBind {
+  vectorOid: number | null;
+}
+
+/** Columns as the arrays unnest reads: the parameters, the FROM clause, each column's value. */
+interface UnnestColumns {
+  params: unknown[];
+  /** `unnest($1::type[], ...) AS u(c0, ...)` */
+  unnest: string;
+  /** Each column's value in the SELECT, in the columns' order. */
+  values: string[];
+}
+
 /**
- * Every column travels as text[] and is cast per element (`$n::vector[]` fails on PGlite),
- * except, given the vector type's oid, vector columns: those are bound as binary vector[],
- * which pgvector receives as raw float4s, with no cast left to do.
+ * Every column travels as text[] and is cast per element (`$n::vector[]` fails on PGlite), unless
+ * `binary`: then each column whose type has an exact binary form (BINARY_ELEMENT_OIDS, and
+ * vectors given pgvector's oid) is bound as a binary array of its own type, which needs no cast.
+ * pg sends a Buffer parameter in binary, but has no binary serializer for arrays: its arrays
+ * are text literals (every value escaped and quoted), which is what this spares, on the walk's
+ * process and in the server's parse.
  */
+function unnestColumns(
+  table: string,
+  columns: readonly Column[],
+  rows: readonly Row[],
+  binary: BinaryBind | null,
+): UnnestColumns {
+  const oids = columns.map((column) =>
+    binary === null
+      ? undefined
+      : column.type === 'vector'
+        ? (binary.vectorOid ?? undefined)
+        : BINARY_ELEMENT_OIDS[column.type],
+  );
+  const aliases = columns.map((_, i) => `c${i}`);
+  const params = columns.map((column, i) => {
+    const values = rows.map((row) => row[column.name]);
+    const oid = oids[i];
+    return oid === undefined
+      ? values.map((v) => encode(column.type, v))
+      : encodeBinaryArray(table, column, oid, values);
+  });
+  const arrays = columns.map((column, i) => `$${i + 1}::${oids[i] === undefined ? 'text' : cast(column)}[]`);
+  return {
+    params,
+    unnest: `unnest(${arrays.join(', ')}) AS u(${aliases.join(', ')})`,
+    values: columns.map((column, i) => (oids[i] === undefined ? `${aliases[i]}::${cast(column)}` : aliases[i]!)),
+  };
+}
+
 async function upsertUnnest(
   db: Queryable,
   spec: TableSpec,
   rows: readonly Row[],
   conflict: string,
-  vectorOid?: number,
+  binary: BinaryBind | null,
 ): Promise<void> {
-  const binary = (column: Column) => vectorOid !== undefined && column.type === 'vector';
-  const params = spec.columns.map((column) =>
-    binary(column)
-      ? encodeBinaryArray(
-          spec.name,
-          column,
-          vectorOid!,
-          rows.map((row) => row[column.name]),
-        )
-      : rows.map((row) => encode(column.type, row[column.name])),
-  );
-  const aliases = spec.columns.map((_, i) => `c${i}`);
-  const unnest = spec.columns.map((column, i) => `$${i + 1}::${binary(column) ? 'vector' : 'text'}[]`).join(', ');
-  const select = spec.columns
-    .map((column, i) => (binary(column) ? aliases[i] : `${aliases[i]}::${cast(column)}`))
-    .join(', ');
+  const columns = unnestColumns(spec.name, spec.columns, rows, binary);
   await db.query(
-    `INSERT INTO ${quoteIdent(spec.name)} (${columnList(spec)}) SELECT ${select} FROM unnest(${unnest}) AS u(${aliases.join(', ')}) ${conflict}`,
-    params,
+    `INSERT INTO ${quoteIdent(spec.name)} (${columnList(spec)}) SELECT ${columns.values.join(', ')} FROM ${columns.unnest} ${conflict}`,
+    columns.params,
   );
 }
 
