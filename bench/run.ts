@@ -6,6 +6,10 @@ const BENCHMARKS: Record<string, { file: string; summary: string }> = {
     file: './walk.ts',
     summary: 'cold, warm, touched and latency-bound walks on the mock tier; RSS, state store',
   },
+  'walk-limit': {
+    file: './walk-limit.ts',
+    summary: 'the cold walk by `ingest walk` against the sink alone on the same rows: rows/s, ratio, CPU ms/doc',
+  },
   'large-item': {
     file: './large-item.ts',
     summary: 'one large text file walked alone (10, 50, 100 MB): peak RSS of the walk and the database, time',

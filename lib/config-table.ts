@@ -264,6 +264,12 @@ export const VARIABLES = {
   ),
   INGEST_SINK_BATCH_ROWS: integer(500, 1, 50_000, 'rows per UPSERT flush'),
   INGEST_SINK_FLUSH_MS: integer(50, 0, 60_000, 'longest wait before a partial batch is flushed'),
+  INGEST_SINK_FLUSHES: integer(
+    3,
+    1,
+    16,
+    'flushes at once on PostgreSQL, each in a transaction on a connection of its own (PGlite has one session: always 1)',
+  ),
   INGEST_FENCE_STALE_MS: integer(
     60_000,
     100,
@@ -285,7 +291,7 @@ export const VARIABLES = {
     16,
     1,
     1024,
-    "items admitted and not yet durable at once (bounds a walk's memory); a walk worker's items at once",
+    "items converting, extracting or embedding at once, with as many again waiting for their last rows to land (bounds a walk's memory); a walk worker's items at once",
   ),
   INGEST_MODEL_CONCURRENCY: integer(8, 1, 1024, 'model calls (extraction and embedding requests) in flight at once'),
   INGEST_ANTHROPIC_REQUESTS_PER_MINUTE: integer(

@@ -162,7 +162,7 @@ function shape(s: Settings, env: Env, cwd: string, mayCreateDataDir: boolean) {
       /** INGEST_TRUSTED_PROXY_HEADER: the header a trusted proxy sets to the client's address; null: the peer. */
       trustedProxyHeader: s.INGEST_TRUSTED_PROXY_HEADER,
     },
-    sink: { batchRows: s.INGEST_SINK_BATCH_ROWS, flushMs: s.INGEST_SINK_FLUSH_MS },
+    sink: { batchRows: s.INGEST_SINK_BATCH_ROWS, flushMs: s.INGEST_SINK_FLUSH_MS, flushes: s.INGEST_SINK_FLUSHES },
     walk: {
       /** INGEST_WALK_MODE: a walk's items run in its own process, or as jobs on walk workers. */
       mode: s.INGEST_WALK_MODE ?? 'in-process',

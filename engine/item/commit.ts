@@ -24,6 +24,7 @@ import { embedVectorCopies } from '../../stages/embed.ts';
 import { deleteStaleRows, type ItemRows } from '../../stages/upsert.ts';
 import { atStage } from './at-stage.ts';
 import type { ItemMemos } from './item-memos.ts';
+import type { ItemSlot } from './slot.ts';
 
 export interface CommitDeps {
   db: Database;
@@ -50,6 +51,8 @@ export interface ItemCommit {
   retired?: ItemMemo | undefined;
   /** Told once the rows are durable: work a memo HIT must not skip is done here or on the HIT's path too. */
   onRowsDurable?: () => Promise<void> | void;
+  /** The item's slot, given up once its last rows are handed to the sink. */
+  slot?: ItemSlot | undefined;
 }
 
 /**
@@ -90,6 +93,7 @@ export async function commitItem(deps: CommitDeps, memos: ItemMemos, commit: Ite
   const itemMemos: [string, ItemMemo][] = [[key, memo]];
   if (retired !== undefined) itemMemos.unshift([retiredIdentity(key, memo.opId), retired]);
   const writesIn = memos.writesIn;
+  commit.slot?.release();
   if (writesIn !== undefined) {
     await deps.debt.incurOnce();
     await writeItemRows(deps, memos, commit.rows, async (tx) => {

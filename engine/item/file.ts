@@ -28,6 +28,7 @@ import { admitFile, type ChangedFile, type FileContent } from './admit.ts';
 import { atStage, StageError } from './at-stage.ts';
 import { commitItem, writeItemRows, type CommitDeps } from './commit.ts';
 import { ItemMemos } from './item-memos.ts';
+import type { ItemSlot } from './slot.ts';
 import { failedOutcome, stopsTheWalk, type ItemOutcome } from './outcome.ts';
 import { extractDeps, extractWindows, isAnswered, type WindowsExtraction } from '../../stages/extract/index.ts';
 import { embedOwners, type EmbeddingInput } from '../../stages/embed.ts';
@@ -97,7 +98,12 @@ export interface ItemProgress {
  * failure that stops the walk is thrown). Whatever happens, the outcome names the document the
  * file resolves to, so the cleanup pass keeps its rows.
  */
-export async function walkFile(item: FileItem, mediaType: MediaType, deps: FileWalkDeps): Promise<ItemOutcome> {
+export async function walkFile(
+  item: FileItem,
+  mediaType: MediaType,
+  deps: FileWalkDeps,
+  slot?: ItemSlot,
+): Promise<ItemOutcome> {
   const { opId, fullReprocess } = currentRunContext();
   const key = fileIdentity(item.relPath);
   let previous: ItemMemo | undefined;
@@ -152,6 +158,7 @@ export async function walkFile(item: FileItem, mediaType: MediaType, deps: FileW
         if (last !== undefined) report(last);
         deps.identity.settled(sha256);
       },
+      slot,
     });
     return {
       path: item.relPath,

@@ -33,6 +33,7 @@ import { safeFetch, type FetchedPage, type FetchPolicy } from '../../lib/net/saf
 import { sha256Hex } from '../../lib/hash.ts';
 import { atStage } from './at-stage.ts';
 import { commitItem } from './commit.ts';
+import type { ItemSlot } from './slot.ts';
 import { ItemMemos } from './item-memos.ts';
 import type { ItemOutcome } from './outcome.ts';
 import { chunkRowsOf, embeddingInputs, namedRowsOf, OwnedKeys, type RowOwner } from './item-rows.ts';
@@ -67,7 +68,7 @@ export interface UrlIngestDeps {
 }
 
 /** One URL's life to its outcome, unchanged or changed, its rows in place; a failure is thrown. */
-export async function ingestUrl(item: UrlItem, deps: UrlIngestDeps): Promise<ItemOutcome> {
+export async function ingestUrl(item: UrlItem, deps: UrlIngestDeps, slot?: ItemSlot): Promise<ItemOutcome> {
   const { opId, fullReprocess } = currentRunContext();
   const key = urlIdentity(item.url);
   const referenceItemId = referenceItemKey(item.url);
@@ -101,6 +102,7 @@ export async function ingestUrl(item: UrlItem, deps: UrlIngestDeps): Promise<Ite
       memo,
       previous,
       onRowsDurable: () => linkBack(item, referenceItemId, deps),
+      slot,
     });
   } catch (error) {
     await memos.keepAnswered();

@@ -7,7 +7,8 @@
 //       file ends here and takes no slot) -> at most `walk.inFlight` at a time, its life in
 //       engine/item/file.ts: admit (bytes hash) -> convert -> identity -> chunk -> extract -> names under
 //       their roots (stage 5 at extraction) -> embed ->
-//       commit (rows durable -> stale keys deleted -> memo)
+//       commit (rows durable -> stale keys deleted -> memo), its slot given up while its last
+//       rows wait for the sink (item-slots.ts)
 //       a URL: its life in engine/item/url.ts, in the same bounded queue
 //   -> settle barrier (every item done, the sink drained) -> the known items of folders the
 //   walk could not list count as seen (unlisted.ts) -> the flow-scope passes, each contained
@@ -27,7 +28,6 @@
 
 import { randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
-import PQueue from 'p-queue';
 import type { SyncReport } from '../../lib/bucket/pull-sync.ts';
 import { isDatabaseUnavailable } from '../../lib/db/database.ts';
 import { isFenceLost } from '../../lib/db/fenced.ts';
@@ -44,13 +44,14 @@ import type { FileItem, WalkFilesOptions } from '../../lib/corpus/files.ts';
 import { ownDataDirectories } from '../../lib/corpus/own-data.ts';
 import { sourceItems, type UrlItem } from '../../stages/source.ts';
 import { unchangedByStat, withStamps } from '../item/admit.ts';
-import { untilNoneWaiting } from './backpressure.ts';
 import { bindStoreToCorpus, bindStoreToDatabase } from './binding.ts';
 import { observingStages, type StageObserver } from '../item/at-stage.ts';
 import { walkFile, type ItemProgress } from '../item/file.ts';
 import { DocumentIdentity } from '../item/identity.ts';
 import type { Lifespan } from '../lifespan.ts';
 import { LiveItems } from './live-items.ts';
+import { ItemSlots } from './item-slots.ts';
+import type { ItemSlot } from '../item/slot.ts';
 import { finishRun, runRecord, settleEarlierRuns } from './run-record.ts';
 import { runFlowPasses } from './passes.ts';
 import { walkCounts, WalkTally, type ItemCounts, type ItemFailure, type PassOutcome } from './tally.ts';
@@ -255,7 +256,7 @@ async function walkCorpus(
     },
   };
   const urlDeps = { ...lifespan, sink, debt, fetch: config.fetch, log };
-  const slots = new PQueue({ concurrency: config.walk.inFlight });
+  const slots = new ItemSlots(config.walk.inFlight);
   // Set when the database cannot be reached or the writer fence passed to another walk: the walk
   // admits nothing more and fails. The items it met are not item failures; none of them
   // committed a memo, so the next walk redoes them.
@@ -267,18 +268,16 @@ async function walkCorpus(
   };
   const remote =
     config.walk.mode === 'distributed' ? await RemoteItems.open(lifespan, run, options.fence?.token ?? null) : null;
-  const inSlot = async (path: string, life: () => Promise<ItemOutcome>): Promise<void> => {
-    // Backpressure: the walk reads no further while every in-flight slot is taken.
-    await untilNoneWaiting(slots);
-    void slots.add(async () => {
-      await life().then(settle, (error: unknown) => {
-        if (isDatabaseUnavailable(error)) stopped ??= new DatabaseLostError(error);
-        else if (isFenceLost(error)) stopped ??= options.fence?.lost ?? (error as Error);
-        else settle(failedOutcome(path, error));
-      });
-      finished(path);
-    });
-  };
+  const inSlot = (path: string, life: (slot: ItemSlot) => Promise<ItemOutcome>): Promise<void> =>
+    slots.admit((slot) =>
+      life(slot)
+        .then(settle, (error: unknown) => {
+          if (isDatabaseUnavailable(error)) stopped ??= new DatabaseLostError(error);
+          else if (isFenceLost(error)) stopped ??= options.fence?.lost ?? (error as Error);
+          else settle(failedOutcome(path, error));
+        })
+        .then(() => finished(path)),
+    );
 
   /** Settles a file that needs no slot (of no known type, or unchanged by stat), or queues its life. */
   const admitFile = async (file: FileItem, stamp: ItemStamp | undefined): Promise<void> => {
@@ -296,10 +295,12 @@ async function walkCorpus(
     }
     // A distributed walk queues the item's life for a walk worker instead.
     if (remote !== null) return remote.dispatchFile(file, mediaType);
-    await inSlot(file.relPath, () => walkFile(file, mediaType, fileDeps));
+    await inSlot(file.relPath, (slot) => walkFile(file, mediaType, fileDeps, slot));
   };
   const admitUrl = (item: UrlItem): Promise<void> =>
-    remote !== null ? remote.dispatch({ kind: 'url', url: item }) : inSlot(item.url, () => ingestUrl(item, urlDeps));
+    remote !== null
+      ? remote.dispatch({ kind: 'url', url: item })
+      : inSlot(item.url, (slot) => ingestUrl(item, urlDeps, slot));
   const unlisted = new UnlistedDirectories();
   try {
     const items = sourceItems(sourcePath, db, log, listing(config, live, tally, unlisted));
@@ -322,7 +323,7 @@ async function walkCorpus(
   } finally {
     // Settle barrier: every item has finished and every row it wrote is durable (also when
     // the enumeration itself failed, so no write is left in flight).
-    await slots.onIdle();
+    await slots.ended();
     await sink.close();
     await remote?.close();
     for (const [table, n] of sink.rowsWritten) tally.rows[table] = n;

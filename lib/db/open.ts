@@ -22,14 +22,17 @@ export interface OpenOptions {
   uses?: readonly string[];
 }
 
+/** Connections besides the sink's flushes: the walk's reads, its passes, the routes. */
+const READ_CONNECTIONS = 4;
+
 export async function openDatabase(
-  config: Pick<Config, 'database'> & Partial<Pick<Config, 'mayCreateDataDir'>>,
+  config: Pick<Config, 'database'> & Partial<Pick<Config, 'mayCreateDataDir' | 'sink'>>,
   options: OpenOptions = {},
 ): Promise<Database> {
   if (config.database.dsn === null) requireStore(config, config.database.embeddedDir, 'embedded database');
   const db =
     config.database.dsn !== null
-      ? await openPostgres(config.database.dsn)
+      ? await openPostgres(config.database.dsn, { max: READ_CONNECTIONS + (config.sink?.flushes ?? 0) })
       : await openPglite(config.database.embeddedDir);
   try {
     if (db.kind === 'pglite' && options.bootstrap !== false) await migrate(db);

@@ -12,18 +12,29 @@
 // first) inside one transaction. If that transaction fails, each pending write is retried in a
 // transaction of its own, so one bad row fails only the write (the item) that carried it.
 //
+// Up to `flushes` flushes run at once, each on a connection of its own, so that one item does
+// not wait for another's rows (docs/DECISIONS.md "Flushes side by side"). What they share is
+// ordered by key: a flush that writes a row key or a memo entry that an earlier flush still in
+// flight writes starts only once that one has committed, so a later write of a key lands last
+// and two of this sink's transactions never wait on each other's locks. A vector copy needs no
+// such order: it reads a committed row in its statement's snapshot, and a source deleted
+// meanwhile is what the serial sink met too (VectorSourceGoneError: the item embeds the text).
+//
 // The sink writes through the database it is given: a walk's is fenced (lib/db/fenced.ts), so
 // each of its transactions first checks that the walk still holds the writer fence.
 
+import PQueue from 'p-queue';
 import type { Database, Queryable } from './database.ts';
 import { isFenceLost } from './fenced.ts';
-import { WALK_TABLES, type TableRows, type TableSpec } from './tables.ts';
+import { rowKey, WALK_TABLES, type TableRows, type TableSpec } from './tables.ts';
 import { defaultStrategy, upsertRows, type UpsertStrategy } from './upsert-rows.ts';
 import { metrics } from '../metrics.ts';
 
 export interface SinkOptions {
   batchRows: number;
   flushMs: number;
+  /** How many flushes may run at once (each holds a connection); by default 1, one after another. */
+  flushes?: number;
   /** Force one statement shape for every table (benchmarks, tests); default: the measured one per table. */
   strategy?: UpsertStrategy;
 }
@@ -47,6 +58,8 @@ export interface WriteWork {
   memos?: EntriesIn | undefined;
   /** Run after the rows and the entries. */
   within?: WithinRowsTransaction | undefined;
+  /** Keys `within` writes besides the rows' (the item memo's): ordered like row keys. */
+  keys?: readonly string[] | undefined;
 }
 
 interface PendingWrite {
@@ -56,13 +69,22 @@ interface PendingWrite {
   reject: (error: unknown) => void;
 }
 
+/** A flush started and not yet settled: the keys it writes, and its end (it never rejects). */
+interface Flight {
+  keys: ReadonlySet<string>;
+  done: Promise<void>;
+}
+
 export class Sink {
   readonly #db: Database;
   readonly #options: SinkOptions;
   #pending: PendingWrite[] = [];
   #pendingRows = 0;
   #timer: NodeJS.Timeout | null = null;
-  #flushing: Promise<void> = Promise.resolve();
+  /** Flushes started and not yet settled, in the order they were started. */
+  readonly #flights = new Set<Flight>();
+  /** The connections flushes may hold at once. */
+  readonly #lanes: PQueue;
   /** Rows written per table since the sink was created (after in-batch deduplication). */
   readonly rowsWritten = new Map<string, number>();
 
@@ -74,6 +96,8 @@ export class Sink {
   constructor(db: Database, options: SinkOptions) {
     this.#db = db;
     this.#options = options;
+    // PGlite has one session: a second flush would only wait for the first's turn.
+    this.#lanes = new PQueue({ concurrency: db.kind === 'pglite' ? 1 : (options.flushes ?? 1) });
   }
 
   /**
@@ -99,13 +123,21 @@ export class Sink {
     const batch = this.#pending;
     this.#pending = [];
     this.#pendingRows = 0;
-    // Flushes run one after another so that a later write of a key always lands last.
-    this.#flushing = this.#flushing.then(() => this.#writeBatch(batch));
-    return this.#flushing;
+    if (batch.length === 0) return Promise.resolve();
+    const keys = keysOf(batch);
+    // Every earlier flight sharing a key commits first: a later write of a key lands last.
+    const earlier = [...this.#flights].filter((flight) => shareAny(flight.keys, keys)).map((flight) => flight.done);
+    const done = Promise.all(earlier).then(() => this.#lanes.add(() => this.#writeBatch(batch)));
+    const flight = { keys, done };
+    this.#flights.add(flight);
+    void done.then(() => this.#flights.delete(flight));
+    return done;
   }
 
+  /** Flushes what is queued and waits for every flush in flight. */
   async close(): Promise<void> {
     await this.flush();
+    await Promise.all([...this.#flights].map((flight) => flight.done));
   }
 
   async #writeBatch(batch: PendingWrite[]): Promise<void> {
@@ -151,6 +183,23 @@ export class Sink {
     metrics.sinkRows.inc({ table }, n);
     this.rowsWritten.set(table, (this.rowsWritten.get(table) ?? 0) + n);
   }
+}
+
+/** Every key the writes write: their rows' by table, their memo entries', their work's own. */
+function keysOf(writes: readonly PendingWrite[]): Set<string> {
+  const keys = new Set<string>();
+  for (const { rows, work } of writes) {
+    for (const [spec, list] of rows) for (const row of list) keys.add(`${spec.name}\u0000${rowKey(spec, row)}`);
+    for (const [key] of work.memos?.entries ?? []) keys.add(`memo\u0000${key}`);
+    for (const key of work.keys ?? []) keys.add(key);
+  }
+  return keys;
+}
+
+function shareAny(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  const [small, large] = a.size <= b.size ? [a, b] : [b, a];
+  for (const key of small) if (large.has(key)) return true;
+  return false;
 }
 
 /** The writes' entries, one statement per store that writes them. */
