@@ -19,12 +19,13 @@ export const NEAR_IDENTICAL = 0.5;
  * near. Null otherwise.
  */
 export function nearness(self: Root, other: Root): Near | null {
+  const named = other.normalised === self.normalised || other.bands.some((b) => self.bands.includes(b));
+  // The cosine only where it can count: a name of another type is found by its spelling alone.
+  if (!named && other.type !== self.type) return null;
   const similarity = cosine(self.vector, other.vector);
-  const found =
-    other.normalised === self.normalised ||
-    other.bands.some((b) => self.bands.includes(b)) ||
-    (other.type === self.type && similarity >= MIN_COSINE);
-  return found ? { type: other.type, name: other.name, normalised: other.normalised, cosine: similarity } : null;
+  return named || similarity >= MIN_COSINE
+    ? { type: other.type, name: other.name, normalised: other.normalised, cosine: similarity }
+    : null;
 }
 
 /**

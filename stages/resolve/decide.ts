@@ -56,8 +56,9 @@ type Embed = (names: string[]) => Promise<number[][]>;
 
 /**
  * The resolver's memo writes, held rather than awaited one by one: an answer waiting for its own
- * disk commit would hold up every name near it (20 ms a commit once the state store holds 10,000
- * documents). `settle` awaits them all and throws the first failure.
+ * disk commit (20 ms a commit once the state store holds 10,000 documents) would hold back the
+ * names that picked it and its batch's record. `settle` awaits them all and throws the first
+ * failure.
  */
 class HeldMemoWrites {
   readonly #store: ExtractorContext['store'];
