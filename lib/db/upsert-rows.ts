@@ -41,14 +41,14 @@ export function strategiesFor(kind: DatabaseKind): readonly UpsertStrategy[] {
 /**
  * The measured winner per engine and row kind (bench/README.md, "Sink"). Rows
  * with a vector column are a different workload: parsing 1,024 floats dominates, and large
- * text[] parameters make unnest the slowest shape for them. On PostgreSQL, text rows are bound
- * in binary too: the rows/s are those of unnest, and the walk's process no longer escapes every
- * value into an array literal (bench/README.md "CPU per document").
+ * text[] parameters make unnest the slowest shape for them. On PostgreSQL, unnest's text[]
+ * parameters travel in binary anyway (lib/db/array-params.ts), so text rows keep it: binary-bind
+ * measured no faster for them (bench/README.md "CPU per document").
  */
 const MEASURED_STRATEGY: Readonly<Record<DatabaseKind, { text: UpsertStrategy; vector: UpsertStrategy }>> =
   Object.freeze({
     pglite: { text: 'unnest', vector: 'binary' },
-    postgres: { text: 'binary-bind', vector: 'binary-bind' },
+    postgres: { text: 'unnest', vector: 'binary-bind' },
   });
 
 export function defaultStrategy(kind: DatabaseKind, spec: TableSpec): UpsertStrategy {
