@@ -276,4 +276,46 @@ test('mentions flagged unresolved before 0011 leave their walk pending, flag rem
   ]);
 });
 
+test("0022 builds the Q&A index again with m 8 and ef_construction 64, over the pairs already embedded, and the pass's nearest query still reads it", async () => {
+  const all = await loadMigrations();
+  await migrate(
+    t.db,
+    all.filter((m) => m.version < 22),
+  );
+  await insertAnswers(['near', 'far']);
+  const vector = (first: number) => `[${[first, ...new Array<number>(1023).fill(0.5)].join(',')}]`;
+  await t.db.query(
+    `INSERT INTO record_embeddings (owner_kind, owner_id, model, embedding, op_id)
+     SELECT 'q_a_extraction', id, 'm', (CASE WHEN answer_text = 'near' THEN $1 ELSE $2 END)::vector, $3::uuid
+       FROM q_a_extractions`,
+    [vector(0.5), vector(-40), OP],
+  );
+  await migrate(t.db, all);
+  const { rows: index } = await t.db.query<{ def: string }>(
+    `SELECT pg_get_indexdef('record_embeddings_q_a_hnsw_idx'::regclass) AS def`,
+  );
+  assert.match(
+    index[0]!.def,
+    /USING hnsw \(embedding vector_cosine_ops\) WITH \(m='?8'?, ef_construction='?64'?\) WHERE \(owner_kind = 'q_a_extraction'::text\)$/,
+  );
+  // The nearest block's shape (stages/qa-dedup/candidates.ts). With two rows the planner would
+  // rather sort them, so sorting and the sequential scan are priced out: a predicate the partial
+  // index no longer implied would leave a plan without it.
+  const nearest = `SELECT a.answer_text FROM record_embeddings e JOIN q_a_extractions a ON a.id = e.owner_id
+                    WHERE e.owner_kind = 'q_a_extraction' ORDER BY e.embedding <=> '${vector(0.4)}' LIMIT 20`;
+  const { plan, found } = await t.db.transaction(async (tx) => {
+    await tx.query('SET LOCAL enable_seqscan = off');
+    await tx.query('SET LOCAL enable_sort = off');
+    await tx.query('SET LOCAL hnsw.iterative_scan = relaxed_order');
+    const plan = (await tx.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${nearest}`)).rows.map((r) => r['QUERY PLAN']);
+    const found = (await tx.query<{ answer_text: string }>(nearest)).rows.map((r) => r.answer_text);
+    return { plan, found };
+  });
+  assert.ok(
+    plan.some((line) => line.includes('Index Scan using record_embeddings_q_a_hnsw_idx')),
+    plan.join('\n'),
+  );
+  assert.equal(found, ['near', 'far'], 'the rows embedded before 0022 are in the rebuilt index, nearest first');
+});
+
 test.run();
