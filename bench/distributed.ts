@@ -66,10 +66,14 @@ async function runWith(count: number, corpus: string, mock: MockProcess, root: s
     ...mockTierEnv(mock.url),
   };
   const workers = await startWalkWorkers(count, corpus, env);
+  // The coordinator runs no item: its model concurrency is its passes', and while they run the
+  // workers are idle, so they may take the whole provider allowance (docs/OPERATIONS.md "A walk
+  // on several machines").
+  const coordinator = { ...env, INGEST_MODEL_CONCURRENCY: String(count * CONCURRENCY) };
   try {
     const before = await mock.calls();
     const sampler = new CallSampler(mock, before);
-    const summary = JSON.parse(await runIngest(['walk', corpus, '--json'], env)) as WalkSummary;
+    const summary = JSON.parse(await runIngest(['walk', corpus, '--json'], coordinator)) as WalkSummary;
     const passesMs = summary.passes.reduce((sum, pass) => sum + pass.durationMs, 0);
     const itemCallsPerSecond = sampler.stop(passesMs);
     const calls = (await mock.calls()) - before;
