@@ -106,12 +106,16 @@ async function resolveCorpus(model: string, concurrency: number) {
 }
 
 let mock: MockServer;
+// The test files share one process: the embeddings' endpoint goes back to what it was.
+const embeddingsBefore = process.env.OPENAI_BASE_URL;
 test.before(async () => {
   mock = await startMockServer();
   process.env.OPENAI_BASE_URL = `${mock.url}/v1`;
 });
 test.after(async () => {
   await mock.close();
+  if (embeddingsBefore === undefined) delete process.env.OPENAI_BASE_URL;
+  else process.env.OPENAI_BASE_URL = embeddingsBefore;
 });
 
 test('the same roots whatever the order answers arrive: one in flight, and eight shuffled across a batch boundary', async () => {
