@@ -355,7 +355,9 @@ test('kill -9 while the prefill waits for its batch: the next prefill takes it u
   }));
 
 test('a second prefill on the same state store while one runs is refused with prefill_busy; a dry run is not', () =>
-  withMock({ batches: { delayMs: 2_000 } }, async (mock) => {
+  // The first holds its lease while its batch is out: long enough for two more processes to
+  // start on a loaded machine (at 2 s the batch could end before the second asked).
+  withMock({ batches: { delayMs: 8_000 } }, async (mock) => {
     const f = await corpusFixture();
     try {
       const first = ingestChild(f, mock, ['prefill', f.corpus, '--json']);
