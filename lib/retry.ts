@@ -65,6 +65,9 @@ export interface RetryOptions {
  * failure is not retryable, the attempts are spent, or the deadline or the signal ends the wait.
  */
 export async function retry<T>(attempt: (n: number) => Promise<T>, options: RetryOptions): Promise<T> {
+  // A wait cut to the deadline ends the retries after one more attempt, even when the timer
+  // fired a millisecond before the clock reached the deadline (Node's timers may).
+  let waitedToDeadline = false;
   for (let n = 1; ; n++) {
     try {
       return await attempt(n);
@@ -73,7 +76,7 @@ export async function retry<T>(attempt: (n: number) => Promise<T>, options: Retr
       const reason: GiveUpReason | null =
         options.retryable?.(error) === false
           ? 'not retryable'
-          : options.signal?.aborted || remaining <= 0
+          : options.signal?.aborted || remaining <= 0 || waitedToDeadline
             ? 'deadline passed'
             : n >= options.attempts
               ? 'attempts exhausted'
@@ -83,6 +86,7 @@ export async function retry<T>(attempt: (n: number) => Promise<T>, options: Retr
         0,
         Math.min(options.maxDelayMs, options.retryAfterMs?.(error) ?? options.backoff(n), remaining),
       );
+      waitedToDeadline = wait >= remaining;
       options.onRetry?.(n, error, wait);
       try {
         await sleep(wait, undefined, { signal: options.signal });
