@@ -15,6 +15,8 @@ export class ItemSlots {
   readonly #lives = new Set<Promise<void>>();
   /** Emits 'ended' as each life ends. */
   readonly #events = new EventEmitter();
+  /** The first life that rejected, which none should. */
+  #failure: { error: unknown } | null = null;
 
   constructor(inFlight: number) {
     this.#slots = new PQueue({ concurrency: inFlight });
@@ -23,7 +25,8 @@ export class ItemSlots {
 
   /**
    * Resolves once the walk may read on (backpressure); the life then runs in a slot of its own,
-   * which it may give up before it ends. `life` must never reject: the walk settles each outcome.
+   * which it may give up before it ends. `life` should not reject (the walk settles each
+   * outcome); if it does, its slot and its place are freed and `ended` rejects with its error.
    */
   async admit(life: (slot: ItemSlot) => Promise<void>): Promise<void> {
     await untilNoneWaiting(this.#slots);
@@ -32,21 +35,29 @@ export class ItemSlots {
       const slot = new ItemSlot();
       const lived = life(slot);
       this.#hold(lived);
-      await Promise.race([lived, slot.released]);
+      // A rejection is heard by `ended`, not here, where it would go unhandled.
+      await Promise.race([lived, slot.released]).catch(() => {});
     });
   }
 
   /** Resolves once every life admitted has ended. */
   async ended(): Promise<void> {
     await this.#slots.onIdle();
-    while (this.#lives.size > 0) await Promise.all(this.#lives);
+    while (this.#lives.size > 0) await Promise.allSettled(this.#lives);
+    if (this.#failure !== null) throw this.#failure.error;
   }
 
   #hold(life: Promise<void>): void {
     this.#lives.add(life);
-    void life.then(() => {
-      this.#lives.delete(life);
-      this.#events.emit('ended');
-    });
+    // A life that broke its promise and rejected must still leave the set, or `admit` would
+    // wait for it for ever; its error is kept for `ended`.
+    void life
+      .catch((error: unknown) => {
+        this.#failure ??= { error };
+      })
+      .then(() => {
+        this.#lives.delete(life);
+        this.#events.emit('ended');
+      });
   }
 }
