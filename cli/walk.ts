@@ -8,6 +8,7 @@ import { fencedCorpusWalk, type WalkFlags } from '../engine/trigger/fenced-walk.
 import { openLifespan, type Lifespan } from '../engine/lifespan.ts';
 import { withTier1 } from './tier1.ts';
 import type { WalkProgress, WalkSummary } from '../engine/walk/walk.ts';
+import type { ProducerOutcome } from '../engine/producer/producer.ts';
 import type { Logger } from '../lib/log.ts';
 import { warningText } from '../lib/runs/record.ts';
 import { stderrLines } from '../lib/terminal.ts';
@@ -41,6 +42,8 @@ export async function walkCommand(args: string[], { config, log }: { config: Con
   let summary: WalkSummary | null;
   /** Where the fence is and who holds it, when the walk found it busy: asked before the database closes. */
   let busyFence = '';
+  /** The producer runs the walk chained: their failure is said, and fails no walk. */
+  let producerRuns: readonly ProducerOutcome[] = [];
   try {
     summary = await walkWithProgress(
       lifespan,
@@ -53,6 +56,7 @@ export async function walkCommand(args: string[], { config, log }: { config: Con
       progress,
     );
     if (summary === null) busyFence = await writerFence(config, lifespan.db).describe();
+    else producerRuns = await lifespan.producer.chainedAfter(summary.opId);
   } finally {
     await lifespan.close();
     process.off('SIGINT', interrupted);
@@ -63,8 +67,11 @@ export async function walkCommand(args: string[], { config, log }: { config: Con
     );
     return 1;
   }
+  const chained = producerRuns.map(({ opId, status, error, durationMs }) => ({ opId, status, error, durationMs }));
   process.stdout.write(
-    values.json ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary, lifespan.db.location),
+    values.json
+      ? `${JSON.stringify({ ...summary, producerRuns: chained }, null, 2)}\n`
+      : formatSummary(summary, lifespan.db.location) + formatProducerRuns(chained),
   );
   return summary.status === 'completed' ? 0 : 1;
 }
@@ -116,4 +123,12 @@ export function formatSummary(s: WalkSummary, location: string): string {
   }
   for (const p of s.passes.filter((p) => !p.ok)) lines.push(`pass ${p.name} failed: ${p.error}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** The chained producer runs that failed, one line each: the walk's changes stay owed to the next. */
+function formatProducerRuns(runs: readonly Pick<ProducerOutcome, 'opId' | 'status' | 'error'>[]): string {
+  return runs
+    .filter((r) => r.status === 'failed')
+    .map((r) => `producer run ${r.opId} after this walk failed: ${r.error}; the next clean walk runs it again\n`)
+    .join('');
 }

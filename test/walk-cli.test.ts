@@ -74,6 +74,33 @@ test('a walk that removes documents says their source_documents rows stay', asyn
   );
 });
 
+test('a chained producer run that fails is said, in words and in the JSON, and fails no walk', async () => {
+  const bundle = path.join(root, 'bundle');
+  await mkdir(bundle);
+  // A file where the bundle's versions go: the run fails writing its bundle, after it began.
+  await writeFile(path.join(bundle, 'versions'), 'not a folder');
+  env.INGEST_BUNDLE_DIR = bundle;
+  const text = walk(EXAMPLES);
+  assert.is(text.status, 0, text.stderr);
+  assert.match(text.stdout, /producer run [0-9a-f-]{36} after this walk failed: .*versions.*; the next clean walk runs it again/);
+  const json = walk(EXAMPLES, '--json');
+  assert.is(json.status, 0, json.stderr);
+  const summary = JSON.parse(json.stdout) as WalkSummary & { producerRuns: { status: string; error?: string }[] };
+  assert.is(summary.items.unchanged, 8);
+  assert.is(summary.producerRuns.length, 1, 'the run the first walk owed is tried again');
+  assert.is(summary.producerRuns[0]!.status, 'failed');
+  assert.match(summary.producerRuns[0]!.error ?? '', /versions/);
+
+  await rm(path.join(bundle, 'versions'));
+  const fixed = JSON.parse(walk(EXAMPLES, '--json').stdout) as typeof summary;
+  assert.equal(
+    fixed.producerRuns.map((r) => r.status),
+    ['completed'],
+  );
+  const quiet = JSON.parse(walk(EXAMPLES, '--json').stdout) as typeof summary;
+  assert.equal(quiet.producerRuns, [], 'nothing owed, no run');
+});
+
 test('a walk refuses to start while another writer holds the fence', async () => {
   const other = await holdWriterFence(path.join(root, 'data', 'state'), target.db);
   const result = walk(EXAMPLES);

@@ -20,13 +20,13 @@ import { tryAcquireLease } from '../../lib/lease.ts';
 import { llmIdentity, type LlmClient } from '../../lib/llm/client.ts';
 import type { Logger } from '../../lib/log.ts';
 import { emptyRunCounters, type RunContext } from '../../lib/run-context.ts';
-import type { RunRecorder } from '../../lib/runs/record.ts';
+import type { RunRecord, RunRecorder } from '../../lib/runs/record.ts';
 import { SingleFlight } from '../../lib/single-flight.ts';
 import { ProducerDebt } from '../../lib/state/producer-debt.ts';
 import type { StateStore } from '../../lib/state/store.ts';
 import type PQueue from 'p-queue';
 import { produceBundle, type BundleMirror, type ProducerReport } from '../../stages/producer/index.ts';
-import { runRecord } from '../walk/run-record.ts';
+import { finishRun, runRecord, settleEarlierRuns } from '../walk/run-record.ts';
 import type { ItemCounts } from '../walk/tally.ts';
 import { IngestError } from '../../lib/errors.ts';
 
@@ -36,9 +36,11 @@ export class ProducerBusyError extends IngestError {
   }
 }
 
-/** State-store memo: the record of a run in progress. */
-const RUNNING_MEMO = 'producer:running';
-const ABANDONED_ERROR = "the producer's process ended before its run did; the next run took its work up";
+/**
+ * Where a run's record in progress waited before it joined the walks' (engine/walk/run-record.ts):
+ * a state store written then may still hold one, which the next run settles like the others.
+ */
+const LEGACY_RUNNING_MEMO = 'producer:running';
 
 export interface ProducerRunOptions {
   /** Every concept, bypassing the delta gate (POST /producer-run). */
@@ -71,6 +73,8 @@ export class Producer {
   readonly #flight = new SingleFlight(() => new ProducerBusyError('in this process'));
   #current: Promise<unknown> = Promise.resolve();
   #chained: Promise<unknown> = Promise.resolve();
+  /** The runs the last walk chained, so far. */
+  #lastChain: { walkOpId: string; runs: ProducerOutcome[] } | null = null;
 
   constructor(deps: ProducerDeps) {
     this.#deps = deps;
@@ -100,21 +104,34 @@ export class Producer {
    */
   chainAfter(summary: { opId: string; status: 'completed' | 'failed'; items: ItemCounts }): void {
     const { log } = this.#deps;
+    const runs: ProducerOutcome[] = [];
     const chain = async () => {
       if (summary.items.changed + summary.items.removed > 0) await this.#debt.incur();
-      if (summary.status === 'completed') await this.runWanted();
+      if (summary.status === 'completed') await this.runWanted(runs);
     };
     this.#chained = Promise.all([this.#chained, chain()]).catch((error: unknown) => {
       if (error instanceof ProducerBusyError)
         log.info({ walk: summary.opId }, 'producer: a run is going; it takes this walk up');
       else log.error({ err: error, walk: summary.opId }, 'producer: the run after the walk could not start');
     });
+    this.#lastChain = { walkOpId: summary.opId, runs };
   }
 
-  /** Runs while the producer is owed a run (also one a process that died left owed). */
-  async runWanted(): Promise<void> {
+  /**
+   * The runs chained after the walk `walkOpId`, once they ended (none when the walk chained none,
+   * or when a later walk has chained since): `ingest walk` reports them.
+   */
+  async chainedAfter(walkOpId: string): Promise<readonly ProducerOutcome[]> {
+    const chain = this.#lastChain;
+    await this.#chained;
+    return chain?.walkOpId === walkOpId ? chain.runs : [];
+  }
+
+  /** Runs while the producer is owed a run (also one a process that died left owed); each outcome goes to `outcomes`. */
+  async runWanted(outcomes: ProducerOutcome[] = []): Promise<void> {
     while ((await this.#debt.owed()) !== undefined) {
       const outcome = await this.start({ all: false, redraft: false }).done;
+      outcomes.push(outcome);
       if (outcome.status !== 'completed') return;
     }
   }
@@ -158,7 +175,7 @@ export class Producer {
         counters: run.counters,
         ...(error === undefined ? {} : { error }),
       });
-    await store.putMemo(RUNNING_MEMO, record('in_progress', {}));
+    await store.putUnsettledRun(record('in_progress', {}));
     await runs.start(record('in_progress', {}));
     const plog = log.child({ producerOpId: opId });
     plog.info(options, 'producer run started');
@@ -193,25 +210,22 @@ export class Producer {
       outcome = { opId, status: 'failed', error: (error as Error).message, durationMs: Date.now() - started.getTime() };
       plog.error({ err: error }, 'producer run failed; the published bundle stays as it was');
     }
-    await runs.finish(record(outcome.status, outcome.report ?? {}, outcome.error));
+    // Kept in the store until it lands: a run that lost its database ends failed once it can
+    // write again, never in progress for ever.
+    await finishRun(store, runs, record(outcome.status, outcome.report ?? {}, outcome.error));
     if (outcome.status === 'completed') await this.#debt.settle(owed);
-    await store.removeMemo(RUNNING_MEMO);
     return outcome;
   }
 
-  /** A run record still in progress under the lease we now hold is a run whose process died. */
+  /** A producer record still in progress under the lease we now hold is a run whose process died. */
   async #settleAbandoned(): Promise<void> {
     const { store, runs, log } = this.#deps;
-    const earlier = (await store.getMemo(RUNNING_MEMO)) as ReturnType<typeof runRecord> | undefined;
-    if (earlier === undefined) return;
-    await runs.finish({
-      ...earlier,
-      status: 'abandoned',
-      finishedAt: new Date().toISOString(),
-      result: { ...earlier.result, error: ABANDONED_ERROR },
-    });
-    await store.removeMemo(RUNNING_MEMO);
-    log.warn({ earlierOpId: earlier.opId }, 'settled the run record of an earlier producer run');
+    const legacy = (await store.getMemo(LEGACY_RUNNING_MEMO)) as RunRecord | undefined;
+    if (legacy !== undefined) {
+      await store.putUnsettledRun({ ...legacy, flow: 'producer' });
+      await store.removeMemo(LEGACY_RUNNING_MEMO);
+    }
+    await settleEarlierRuns(store, runs, log, 'producer');
   }
 }
 

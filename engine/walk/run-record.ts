@@ -3,11 +3,12 @@
 // (status fence_busy) or a pull-sync that failed (status failed). pipeline_runs is the ledger,
 // so every accepted invocation leaves exactly one row with one terminal status.
 //
-// A walk's record also waits in the state store until it is known to have landed: written
-// there in progress before the walk starts, replaced by the terminal record before that is
-// sent, removed once it arrived. So a walk that died (SIGKILL, a crash, the host lost) leaves
-// its record in progress, and the next walk closes its row as abandoned; a terminal record the
-// database or the web app could not take is sent again by the next walk.
+// A walk's record, and a producer run's, also waits in the state store until it is known to have
+// landed: written there in progress before the run starts, replaced by the terminal record
+// before that is sent, removed once it arrived. So a run that died (SIGKILL, a crash, the host
+// lost) leaves its record in progress, and the next run of its flow closes its row as abandoned;
+// a terminal record the database or the web app could not take (the database gone as the run
+// ended) is sent again by the next walk or producer run, whichever comes first.
 
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../../lib/config.ts';
@@ -65,34 +66,48 @@ export async function recordUnwalked(
   await runs.finish(runRecord(config, { ...facts, status, finishedAt: now }));
 }
 
-/** Sends a walk's terminal record, keeping it in the store until it landed. */
+/** Sends a run's terminal record, keeping it in the store until it landed. */
 export async function finishRun(store: StateStore, runs: RunRecorder, record: RunRecord): Promise<void> {
   await store.putUnsettledRun(record);
   if (await runs.finish(record)) await store.removeUnsettledRun(record.opId);
 }
 
-export const ABANDONED_ERROR =
-  "the walk's process ended before the walk did (killed or crashed); the next walk redid its unfinished items";
+/** Why a run's row was closed as abandoned, by its flow. */
+const ABANDONED_ERROR: Record<NonNullable<RunRecord['flow']>, string> = {
+  walk: "the walk's process ended before the walk did (killed or crashed); the next walk redid its unfinished items",
+  producer: "the producer's process ended before its run did; the next run took its work up",
+};
 
 /**
- * Settles what earlier walks left in the store: a record still in progress is a walk that died,
- * closed now as abandoned (its counts are those it started with); a terminal record that was
- * not delivered is sent again. Called by a walk before its own start, inside the writer fence,
- * so no live walk's record is among them.
+ * Settles what earlier runs left in the store: a record of `flow` still in progress is a run
+ * whose process died, closed now as abandoned (its counts are those it started with); a terminal
+ * record of any flow that was not delivered is sent again. A walk calls it before its own start,
+ * inside the writer fence, and a producer run under its lease, so no live run of `flow` is among
+ * them; a run of the other flow may be alive, and its record in progress is left to its own.
  */
-export async function settleEarlierRuns(store: StateStore, runs: RunRecorder, log: Logger): Promise<void> {
+export async function settleEarlierRuns(
+  store: StateStore,
+  runs: RunRecorder,
+  log: Logger,
+  flow: NonNullable<RunRecord['flow']>,
+): Promise<void> {
   for (const earlier of await store.unsettledRuns()) {
+    const earlierFlow = earlier.flow ?? 'walk';
+    if (earlier.status === 'in_progress' && earlierFlow !== flow) continue;
     const record: RunRecord =
       earlier.status === 'in_progress'
         ? {
             ...earlier,
             status: 'abandoned',
             finishedAt: new Date().toISOString(),
-            result: { ...earlier.result, error: ABANDONED_ERROR },
+            result: { ...earlier.result, error: ABANDONED_ERROR[earlierFlow] },
           }
         : earlier;
     if (!(await runs.finish(record))) continue;
     await store.removeUnsettledRun(record.opId);
-    log.warn({ earlierOpId: record.opId, status: record.status }, 'settled the run record of an earlier walk');
+    log.warn(
+      { earlierOpId: record.opId, flow: earlierFlow, status: record.status },
+      `settled the run record of an earlier ${earlierFlow === 'walk' ? 'walk' : 'producer run'}`,
+    );
   }
 }

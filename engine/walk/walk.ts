@@ -166,7 +166,7 @@ async function walkOnce(lifespan: Lifespan, run: RunContext, options: WalkOption
       ...(error === undefined ? {} : { error }),
     });
 
-  await settleEarlierRuns(lifespan.store, lifespan.runs, log);
+  await settleEarlierRuns(lifespan.store, lifespan.runs, log, 'walk');
   const opening = record('in_progress', null);
   await lifespan.store.putUnsettledRun(opening);
   await lifespan.runs.start(opening);

@@ -156,4 +156,50 @@ test('a walk whose database stops mid-way fails cleanly, and the next walk lands
   }
 });
 
+test('a producer run whose database stops ends failed once it can write again, and the next run produces', async () => {
+  const dataDir = path.join(root, 'producer-interrupted');
+  const database = await stoppableDatabase(dataDir);
+  const config = loadConfig({ INGEST_DATA_DIR: dataDir, ...database.env }, root);
+  let stopped: Promise<void> | null = null;
+  // The database stops as the chained run has recorded itself in progress and begun its work.
+  const watching = pino({ level: 'info' }, {
+    write(line: string) {
+      if (stopped === null && line.includes('"msg":"producer run started"')) stopped = database.stop();
+    },
+  });
+  let lifespan: Lifespan = await openLifespan(config, watching);
+  try {
+    const first = await walk(lifespan, { sourcePath: corpus });
+    assert.is(first.status, 'completed', first.error);
+    await lifespan.producer.idle();
+    assert.ok(stopped !== null, 'the chained run started');
+    await stopped;
+    assert.not.ok(existsSync(publishedBundle(config.bundle.dir)), 'the run failed before publishing');
+    await lifespan.close();
+
+    await database.restart();
+    lifespan = await openLifespan(config, log);
+    const next = await walk(lifespan, { sourcePath: corpus });
+    assert.is(next.items.unchanged, DOCS);
+    await lifespan.producer.idle();
+    const { rows } = await lifespan.db.query<{ flow: string; status: string; error: string | null }>(
+      `SELECT flow, status, result->>'error' AS error FROM pipeline_runs ORDER BY started_at`,
+    );
+    assert.equal(
+      rows.map((r) => [r.flow, r.status]),
+      [
+        ['walk', 'completed'],
+        ['producer', 'failed'],
+        ['walk', 'completed'],
+        ['producer', 'completed'],
+      ],
+      'the run that lost its database ended failed, delivered by the next walk; no row stays in progress',
+    );
+    assert.ok(existsSync(publishedBundle(config.bundle.dir)), 'the next run produced the bundle');
+  } finally {
+    await lifespan.close();
+    await database.dispose();
+  }
+});
+
 test.run();
