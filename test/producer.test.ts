@@ -124,6 +124,31 @@ test('a run that finds nothing to draft keeps the published version, delta-gated
   assert.equal(await files(), before);
 });
 
+test('a record an earlier version left in progress under its old memo is closed as abandoned by the next run', async () => {
+  const startedAt = new Date().toISOString();
+  const opId = '6f1c2a4e-0000-4000-8000-000000000001';
+  const legacy = {
+    opId,
+    flow: 'producer',
+    status: 'in_progress',
+    startedAt,
+    finishedAt: null,
+    result: { counts: {}, counters: {} },
+  };
+  await f.target.db.query(
+    `INSERT INTO pipeline_runs (id, op_id, flow, status, started_at, result) VALUES ($1, $1, 'producer', 'in_progress', $2, '{}')`,
+    [opId, startedAt],
+  );
+  await f.lifespan.store.putMemo('producer:running', legacy);
+  const outcome = await f.lifespan.producer.start({ all: false, redraft: false }).done;
+  assert.is(outcome.status, 'completed', outcome.error);
+  assert.equal(
+    (await producerRuns()).map((r) => r.status),
+    ['abandoned', 'completed'],
+  );
+  assert.is(await f.lifespan.store.getMemo('producer:running'), undefined);
+});
+
 test('editing one document redrafts only the concepts it feeds; every other page keeps its bytes and mtime', async () => {
   await walkAndProduce();
   const before = await files();

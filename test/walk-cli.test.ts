@@ -82,7 +82,10 @@ test('a chained producer run that fails is said, in words and in the JSON, and f
   env.INGEST_BUNDLE_DIR = bundle;
   const text = walk(EXAMPLES);
   assert.is(text.status, 0, text.stderr);
-  assert.match(text.stdout, /producer run [0-9a-f-]{36} after this walk failed: .*versions.*; the next clean walk runs it again/);
+  assert.match(
+    text.stdout,
+    /producer run [0-9a-f-]{36} after this walk failed: .*versions.*; the next clean walk runs it again/,
+  );
   const json = walk(EXAMPLES, '--json');
   assert.is(json.status, 0, json.stderr);
   const summary = JSON.parse(json.stdout) as WalkSummary & { producerRuns: { status: string; error?: string }[] };

@@ -160,13 +160,16 @@ test('a producer run whose database stops ends failed once it can write again, a
   const dataDir = path.join(root, 'producer-interrupted');
   const database = await stoppableDatabase(dataDir);
   const config = loadConfig({ INGEST_DATA_DIR: dataDir, ...database.env }, root);
-  let stopped: Promise<void> | null = null;
+  let stopped = null as Promise<void> | null;
   // The database stops as the chained run has recorded itself in progress and begun its work.
-  const watching = pino({ level: 'info' }, {
-    write(line: string) {
-      if (stopped === null && line.includes('"msg":"producer run started"')) stopped = database.stop();
+  const watching = pino(
+    { level: 'info' },
+    {
+      write(line: string) {
+        if (stopped === null && line.includes('"msg":"producer run started"')) stopped = database.stop();
+      },
     },
-  });
+  );
   let lifespan: Lifespan = await openLifespan(config, watching);
   try {
     const first = await walk(lifespan, { sourcePath: corpus });
