@@ -21,6 +21,9 @@ export interface MemorySample {
   anon: number;
   file: number;
   heapUsed: number;
+  /** The JS heap V8 holds (in use or not), and memory outside it that JS objects own (ArrayBuffers: Buffers, typed arrays). */
+  heapTotal: number;
+  arrayBuffers: number;
 }
 
 /**
@@ -37,9 +40,13 @@ export function memorySample(): MemorySample {
     }
   })();
   const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? NaN);
+  const js = process.memoryUsage();
+  const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
   return {
     anon: Math.round(kb('RssAnon') / 1024),
     file: Math.round(kb('RssFile') / 1024),
-    heapUsed: Math.round(process.memoryUsage().heapUsed / 2 ** 20),
+    heapUsed: mb(js.heapUsed),
+    heapTotal: mb(js.heapTotal),
+    arrayBuffers: mb(js.arrayBuffers),
   };
 }

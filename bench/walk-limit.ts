@@ -62,7 +62,9 @@ async function ingest(
   argv: string[],
   env: NodeJS.ProcessEnv,
 ): Promise<{ out: string; cpuS: number | null }> {
-  const child = spawn(process.execPath, [bin, ...argv], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  // Run as a program, as an operator runs it: its first line starts Node with the checkout's
+  // own V8 flags (lib/v8-flags.ts); `node bin/ingest.ts` would run without them.
+  const child = spawn(bin, argv, { env, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   let cpuS: number | null = null;
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));

@@ -67,6 +67,8 @@ interface PhaseResult {
   seconds: number;
   /** CPU seconds (user + system) of the walk's process during the walk; child processes (the converters, PGlite's database) not included. */
   cpuSeconds: number;
+  /** The same up to the last document done (the items' phase); the rest is the passes'. Null if fewer than --docs finished. */
+  itemsCpuSeconds: number | null;
   changed: number;
   unchanged: number;
   failed: number;
@@ -75,9 +77,12 @@ interface PhaseResult {
   /** The first failures, "path stage:code": a failed item is retried by every later walk. */
   failures: string[];
   stages?: Record<string, { p50: number; p99: number; n: number }>;
-  rssMb?: { beforeWalk: number; quarters: number[]; peak: number };
+  /** peakAtS: when the sampled peak was, from the walk's start; passesFromS: when its items' phase ended (roughly: the walk's time less its passes'). */
+  rssMb?: { beforeWalk: number; quarters: number[]; peak: number; peakAtS: number; passesFromS: number };
   /** The same points split: anonymous (heap, WASM, buffers) and file-backed (mapped files: the state store) resident MB, and the JS heap in use. */
   memory?: MemorySample[];
+  /** The same split at the sampled peak. */
+  atPeak?: MemorySample;
 }
 
 interface EngineResult {
@@ -143,10 +148,24 @@ async function phase(lifespan: Lifespan, corpus: string, mock: MockProcess, deta
   const memory: MemorySample[] = [memorySample()];
   let peak = rssMb();
   const beforeWalk = peak;
-  const sampler = setInterval(() => (peak = Math.max(peak, rssMb())), 100);
+  let atPeak = memory[0]!;
+  const started = Date.now();
+  let peakAtMs = 0;
+  const sampler = setInterval(() => {
+    const now = rssMb();
+    if (now <= peak) return;
+    peak = now;
+    peakAtMs = Date.now() - started;
+    if (detail) atPeak = memorySample();
+  }, 100);
   const stopProfile =
     detail && args['cpu-prof'] !== undefined ? await startCpuProfile(args['cpu-prof'], `${args.engine}-cold`) : null;
   const cpuBefore = process.cpuUsage();
+  const cpuSecondsSince = (start: NodeJS.CpuUsage) => {
+    const { user, system } = process.cpuUsage(start);
+    return (user + system) / 1e6;
+  };
+  let itemsCpuSeconds: number | null = null;
   const observeStage = (stage: string, ms: number) =>
     (stages.get(stage) ?? stages.set(stage, new LogHistogram()).get(stage)!).add(ms);
   let summary: WalkSummary;
@@ -155,6 +174,8 @@ async function phase(lifespan: Lifespan, corpus: string, mock: MockProcess, deta
       sourcePath: corpus,
       ...(detail ? { observeStage } : {}),
       onProgress: ({ done }) => {
+        // The last document done ends the items' phase; the flow's passes (stage 5 and the rest) follow.
+        if (done === DOCS) itemsCpuSeconds = cpuSecondsSince(cpuBefore);
         if (detail && done % Math.max(1, Math.floor(DOCS / 4)) === 0) {
           quarters.push(rssMb());
           memory.push(memorySample());
@@ -164,12 +185,13 @@ async function phase(lifespan: Lifespan, corpus: string, mock: MockProcess, deta
   } finally {
     clearInterval(sampler);
   }
-  const cpu = process.cpuUsage(cpuBefore);
+  const cpuSeconds = cpuSecondsSince(cpuBefore);
   await stopProfile?.();
   if (summary.status !== 'completed') throw new Error(`walk failed: ${summary.error}`);
   return {
     seconds: summary.durationMs / 1000,
-    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    cpuSeconds,
+    itemsCpuSeconds,
     changed: summary.items.changed,
     unchanged: summary.items.unchanged,
     failed: summary.items.failed,
@@ -181,8 +203,15 @@ async function phase(lifespan: Lifespan, corpus: string, mock: MockProcess, deta
           stages: Object.fromEntries(
             [...stages].map(([name, h]) => [name, { p50: h.quantile(0.5), p99: h.quantile(0.99), n: h.count }]),
           ),
-          rssMb: { beforeWalk, quarters, peak: Math.max(peak, rssMb()) },
+          rssMb: {
+            beforeWalk,
+            quarters,
+            peak: Math.max(peak, rssMb()),
+            peakAtS: peakAtMs / 1000,
+            passesFromS: (summary.durationMs - summary.passes.reduce((ms, p) => ms + p.durationMs, 0)) / 1000,
+          },
           memory,
+          atPeak,
         }
       : {}),
   };
@@ -333,7 +362,7 @@ function report(results: EngineResult[]): void {
     [
       'engine',
       'cold docs/s',
-      'cold CPU ms/doc (walk process)',
+      "cold CPU ms/doc (walk process): all (items' phase)",
       'cold calls/s',
       'warm ms/file',
       'warm calls / rows',
@@ -346,7 +375,7 @@ function report(results: EngineResult[]): void {
     results.map((r) => [
       r.engine,
       fmt(r.cold.changed / r.cold.seconds),
-      fmt((r.cold.cpuSeconds * 1000) / r.cold.changed),
+      `${fmt((r.cold.cpuSeconds * 1000) / r.cold.changed)} (${fmt(((r.cold.itemsCpuSeconds ?? NaN) * 1000) / r.cold.changed)})`,
       fmt(r.cold.modelCalls / r.cold.seconds),
       fmt((r.warm.seconds * 1000) / DOCS, 3),
       `${r.warm.modelCalls} / ${sumRows(r.warm)}`,
@@ -377,24 +406,28 @@ function report(results: EngineResult[]): void {
   );
   console.log('\nRSS MB through the cold walk (before, at each quarter, peak):');
   printTable(
-    ['engine', 'rss'],
+    ['engine', 'rss', 'peak at s (passes from s)'],
     results.map((r) => [
       r.engine,
       [r.cold.rssMb!.beforeWalk, ...r.cold.rssMb!.quarters, r.cold.rssMb!.peak].join(' / '),
+      `${fmt(r.cold.rssMb!.peakAtS)} (${fmt(r.cold.rssMb!.passesFromS)})`,
     ]),
   );
   console.log(
-    '\nThe same points (before, each quarter), resident MB split: anonymous / file-backed (mapped files), and JS heap in use:',
+    '\nThe same points (before, each quarter; then the peak), resident MB split: anonymous / file-backed (mapped files); the JS heap in use and held; ArrayBuffers (Buffers, typed arrays: off the heap):',
   );
   printTable(
-    ['engine', 'anonymous', 'file-backed', 'heap used'],
+    ['engine', 'anonymous', 'file-backed', 'heap used', 'heap held', 'array buffers'],
     results.map((r) => {
-      const m = r.cold.memory!;
+      const m = [...r.cold.memory!, r.cold.atPeak!];
+      const column = (field: keyof MemorySample) => m.map((x) => x[field]).join(' / ');
       return [
         r.engine,
-        m.map((x) => x.anon).join(' / '),
-        m.map((x) => x.file).join(' / '),
-        m.map((x) => x.heapUsed).join(' / '),
+        column('anon'),
+        column('file'),
+        column('heapUsed'),
+        column('heapTotal'),
+        column('arrayBuffers'),
       ];
     }),
   );
