@@ -236,6 +236,7 @@ function timedResolutionPass(lifespan: () => Lifespan, mock: MockServer, runs: P
         queue: models.queue,
         llm: createLlmClient,
         embedder: createEmbeddingClient,
+        log: context.log,
       });
       const counts = await tableCounts(context.db);
       const [{ now }] = (await context.db.query<{ now: string }>('SELECT now()::text AS now')).rows as [

@@ -88,6 +88,7 @@ export async function openLifespan(
         queue: models.queue,
         llm: models.newLlm,
         embedder: models.newEmbedder,
+        log,
       }),
       qaDedupPass(),
     ],

@@ -15,12 +15,19 @@
 //               batch is recorded (write-back.ts recordDecisions) once each of its names is
 //               decided, one batch after another
 //
+//   resumes   names a stopped pass over the same ops recorded come decided (pending.ts), in the
+//             same places of the same batches, and stay the earlier names in memory of the
+//             names after them; batch k's search leaves out the waiting list's roots of batches
+//             k-1 and k, which such a pass may have recorded but an uninterrupted one had not
+//             when batch k searched (docs/DECISIONS.md "Stage 5 resumes to the same outcome")
+//
 // So a name's question, its answer and its root depend on the names before it and on the
-// answers, never on when an answer arrives. Chaining is part of the rule: yes to A~B and B~C
+// answers, never on when an answer arrives, nor on whether the pass is a stopped one's resumption. Chaining is part of the rule: yes to A~B and B~C
 // with no to A~C puts C under A when C is asked in the pass that asks B (C picks B, B joined A),
 // and leaves C apart when it comes in a later pass, where B is no root and no candidate.
 
 import type { Database } from '../../lib/db/database.ts';
+import type { Logger } from '../../lib/log.ts';
 import type { ExtractorContext } from '../../lib/llm/run-extractor.ts';
 import { nearness, rankCandidates } from './candidates.ts';
 import { resolvePair } from './pair-resolver.ts';
@@ -46,10 +53,11 @@ interface Deciding {
   decided: Promise<void>;
 }
 
-/** A batch of waiting names: those a stopped pass decided keep their root, the rest are being decided. */
+/** A batch of waiting names, each on its way (those decided before the pass already are), and those to record. */
 interface Batch {
   waiting: readonly WaitingName[];
-  deciding: Deciding[];
+  names: Deciding[];
+  asked: Decision[];
 }
 
 type Embed = (names: string[]) => Promise<number[][]>;
@@ -96,7 +104,9 @@ export class PassDecisions {
   readonly #embed: Embed;
   readonly #asking: ExtractorContext;
   readonly #memos: HeldMemoWrites;
-  readonly #opId: string;
+  /** The op the pass records its names under (index.ts). */
+  readonly #stamp: string;
+  readonly #log: Logger;
   readonly #counts: DecisionCounts = {
     names: 0,
     joined_exact: 0,
@@ -109,12 +119,13 @@ export class PassDecisions {
   /** The first failure (a question, a search, a record): no question is asked after it. */
   #failure: { error: unknown } | null = null;
 
-  constructor(db: Database, embed: Embed, context: ExtractorContext, opId: string) {
+  constructor(db: Database, embed: Embed, context: ExtractorContext, stamp: string, log: Logger) {
     this.#db = db;
     this.#embed = embed;
     this.#memos = new HeldMemoWrites(context.store);
     this.#asking = { ...context, store: this.#memos.view() };
-    this.#opId = opId;
+    this.#stamp = stamp;
+    this.#log = log;
   }
 
   get counts(): DecisionCounts {
@@ -139,49 +150,64 @@ export class PassDecisions {
   async #decideBatches(waiting: readonly WaitingName[], joined: Placed[]): Promise<void> {
     const batches: (readonly WaitingName[])[] = [];
     for (let at = 0; at < waiting.length; at += BATCH_NAMES) batches.push(waiting.slice(at, at + BATCH_NAMES));
+    const undecided = (k: number) => (batches[k] ?? []).some((w) => w.root === null);
+    // A batch's vectors serve its own names' questions and those of the batch after it.
+    const vectorsOf = (k: number) => this.#vectorsOf(undecided(k) || undecided(k + 1) ? batches[k]! : []);
     let previous: Batch | null = null;
     let recordedBeforePrevious: Promise<void> = Promise.resolve();
-    let vectors = this.#vectorsOf(batches[0]);
+    let vectors = vectorsOf(0);
     for (const [k, names] of batches.entries()) {
-      const undecided = names.filter((w) => w.root === null);
       const mine = await vectors;
       // Asked for before this batch's questions join the queue, so they do not wait behind them.
-      vectors = this.#vectorsOf(batches[k + 1]);
-      const selves = undecided.map((w, i): Decision => ({
-        ...rootOf(w, mine[i]!),
-        root: w.name,
-        rootType: w.type,
-        how: 'founded',
-      }));
+      vectors = vectorsOf(k + 1);
+      const selves = mine.length === 0 ? [] : names.map((w, i) => selfOf(w, mine[i]!));
+      const asked = selves.filter((self) => self.how === 'founded');
       await recordedBeforePrevious;
       if (this.#failure !== null) return;
-      const near = selves.length === 0 ? [] : await rootsNear(this.#db, selves);
-      const batch: Batch = { waiting: names, deciding: this.#putOnTheirWay(selves, near, previous?.deciding ?? []) };
-      recordedBeforePrevious = previous === null ? Promise.resolve() : this.#record(previous, joined);
+      // Roots a stopped pass founded in the previous batch or this one are in the database now:
+      // they are offered from memory, as an uninterrupted pass offers them.
+      const hidden = [...(previous?.waiting ?? []), ...names].filter(
+        (w) => w.root !== null && w.root.name === w.name && w.root.type === w.type,
+      );
+      const near = asked.length === 0 ? [] : await rootsNear(this.#db, asked, hidden);
+      const batch: Batch = {
+        waiting: names,
+        names: this.#putOnTheirWay(selves, near, previous?.names ?? []),
+        asked,
+      };
+      recordedBeforePrevious = previous === null ? Promise.resolve() : this.#record(previous, k - 1, joined);
       previous = batch;
     }
     await recordedBeforePrevious;
-    if (previous !== null) await this.#record(previous, joined);
+    if (previous !== null) await this.#record(previous, batches.length - 1, joined);
   }
 
-  /** A batch's vectors, asked for ahead; a failure is seen when they are awaited, or never if the pass stops first. */
-  #vectorsOf(names: readonly WaitingName[] | undefined): Promise<number[][]> {
-    const undecided = (names ?? []).filter((w) => w.root === null).map((w) => w.name);
-    const vectors = undecided.length === 0 ? Promise.resolve([]) : this.#embed(undecided);
+  /** The vectors of a batch's names, asked for ahead; a failure is seen when they are awaited, or never if the pass stops first. */
+  #vectorsOf(names: readonly WaitingName[]): Promise<number[][]> {
+    const vectors = names.length === 0 ? Promise.resolve([]) : this.#embed(names.map((w) => w.name));
     vectors.catch(() => {});
     return vectors;
   }
 
-  /** Each name of a batch on its way, its candidates among the names before it (`earlier`, then this batch's) found at once. */
+  /**
+   * Each name of a batch on its way, in the pass's order: a name decided before the pass as it
+   * is, one to decide with its candidates among the names before it (`earlier`, then this
+   * batch's) found at once. `near` holds the database's roots of the names to decide, in order.
+   */
   #putOnTheirWay(selves: readonly Decision[], near: readonly Near[][], earlier: readonly Deciding[]): Deciding[] {
     const batch: Deciding[] = [];
-    for (const [i, self] of selves.entries()) {
+    let asked = 0;
+    for (const self of selves) {
+      if (self.how === 'before') {
+        batch.push({ self, decided: Promise.resolve() });
+        continue;
+      }
       const before = new Map<Near, Deciding>();
       for (const other of [...earlier, ...batch]) {
         const found = nearness(self, other.self);
         if (found !== null) before.set(found, other);
       }
-      const decided = this.#decideOne(self, near[i]!, before);
+      const decided = this.#decideOne(self, near[asked++]!, before);
       this.#all.push(decided);
       batch.push({ self, decided });
     }
@@ -216,23 +242,25 @@ export class PassDecisions {
     }
   }
 
-  /** Records a batch once each of its names is decided; its joined names go to `joined`. Never rejects. */
-  #record(batch: Batch, joined: Placed[]): Promise<void> {
-    const recorded = this.#recordWhenDecided(batch, joined);
+  /** Records a batch (the `k`th) once each of its names is decided; its joined names go to `joined`. Never rejects. */
+  #record(batch: Batch, k: number, joined: Placed[]): Promise<void> {
+    const recorded = this.#recordWhenDecided(batch, k, joined);
     this.#all.push(recorded);
     return recorded;
   }
 
-  async #recordWhenDecided(batch: Batch, joined: Placed[]): Promise<void> {
-    await Promise.all(batch.deciding.map((d) => d.decided));
+  async #recordWhenDecided(batch: Batch, k: number, joined: Placed[]): Promise<void> {
+    await Promise.all(batch.names.map((d) => d.decided));
     if (this.#failure !== null) return;
-    const decisions = batch.deciding.map((d) => d.self);
+    const decisions = batch.asked;
     try {
-      await recordDecisions(this.#db, decisions, this.#opId);
+      if (decisions.length > 0) await recordDecisions(this.#db, decisions, this.#stamp);
     } catch (error) {
       this.#failure ??= { error };
       return;
     }
+    // A boundary an operator (and the resumption tests) can see: the batches before it stay decided.
+    this.#log.debug({ batch: k, recorded: decisions.length }, 'entity resolution batch recorded');
     for (const d of decisions) {
       this.#counts.names += 1;
       if (d.how === 'exact') this.#counts.joined_exact += 1;
@@ -245,4 +273,14 @@ export class PassDecisions {
       if (!isRoot({ ...w, root: root.name, rootType: root.type })) joined.push({ type: w.type, name: w.name, root });
     }
   }
+}
+
+/** A waiting name as the pass holds it: to decide (founding its own root until it joins one), or decided before. */
+function selfOf(w: WaitingName, vector: readonly number[]): Decision {
+  return {
+    ...rootOf(w, vector),
+    root: w.root?.name ?? w.name,
+    rootType: w.root?.type ?? w.type,
+    how: w.root === null ? 'founded' : 'before',
+  };
 }

@@ -17,6 +17,11 @@
 //   write-back  write-back.ts: each batch's decisions in one transaction; once every name is
 //               decided, the mentions of those that joined another root move, in one sweep
 //               over the owners in bounded transactions
+//   resumption  a pass that stops (its database gone, its process killed) leaves its ops
+//               pending; the next pass over them starts from the same list of names, keeps
+//               what the stopped one recorded, and ends where an uninterrupted pass would
+//               (docs/DECISIONS.md "Stage 5 resumes to the same outcome"): the pass records its
+//               names under the least of its ops, so that the next one knows them
 //
 // A walk never re-points a root (that is an admin merge), and every name maps to a root, so no
 // mention chains through another name. Pinned canonicals are roots from the start (seeds), so
@@ -29,6 +34,7 @@ import { pinnedMention } from '../../lib/db/tables.ts';
 import { markOpsDone, pendingOps } from '../../lib/db/op-ledger.ts';
 import type { EmbeddingClient } from '../../lib/embed/client.ts';
 import { llmIdentity, type LlmClient } from '../../lib/llm/client.ts';
+import type { Logger } from '../../lib/log.ts';
 import type { StateStore } from '../../lib/state/store.ts';
 import { embedTexts } from '../embed.ts';
 import { PassDecisions } from './decide.ts';
@@ -43,6 +49,8 @@ export interface ResolveDeps {
   /** Zero-argument factories: the clients read the environment as the pass finds it. */
   llm: () => LlmClient;
   embedder: () => EmbeddingClient;
+  /** Hears each batch recorded and the moves' start and end, at debug level. */
+  log: Logger;
 }
 
 /** What the pass did, as counts of the walk (snake_case, as the run record carries them). */
@@ -57,7 +65,8 @@ export interface ResolutionReport {
   mentions_moved: number;
 }
 
-export async function resolveEntities(db: Database, deps: ResolveDeps, opId: string): Promise<ResolutionReport> {
+/** `_opId`, the walk's, is not what the pass records its names under: see `stamp` below. */
+export async function resolveEntities(db: Database, deps: ResolveDeps, _opId: string): Promise<ResolutionReport> {
   const report: ResolutionReport = {
     names: 0,
     joined_exact: 0,
@@ -68,21 +77,27 @@ export async function resolveEntities(db: Database, deps: ResolveDeps, opId: str
   };
   const ops = await pendingOps(db, RESOLUTION_LEDGER);
   if (ops.length === 0) return report;
+  // The least op: one of the walks whose mentions the pass decides, and the same at every try
+  // over these ops, so a pass after a stopped one knows the names it recorded (pending.ts).
+  const stamp = ops[0]!;
   const llm = deps.llm();
   const embedder = deps.embedder();
   const embed = (names: string[]) => embedTexts(names, { client: embedder, queue: deps.queue });
-  await seedPinnedRoots(db, embed, opId);
+  await seedPinnedRoots(db, embed, stamp);
   const decisions = new PassDecisions(
     db,
     embed,
     { client: llm, model: deps.model, identity: llmIdentity(llm, deps.model), store: deps.store, queue: deps.queue },
-    opId,
+    stamp,
+    deps.log,
   );
   const joined = await decisions.decide(await waitingNames(db, ops));
   Object.assign(report, decisions.counts);
+  deps.log.debug({ joined: joined.length }, 'entity resolution decisions recorded; mentions moving');
   const keys = new ItemKeys(deps.store);
   report.mentions_moved = await moveJoined(db, keys, joined, ops, embed);
   await keys.settle();
+  deps.log.debug({ moved: report.mentions_moved }, 'entity resolution mentions moved');
   await markOpsDone(db, RESOLUTION_LEDGER, ops);
   return report;
 }
@@ -101,10 +116,13 @@ async function seedPinnedRoots(
   if (rows.length === 0) return;
   const vectors = await embed(rows.map((r) => r.canonical_name));
   const seeds = rows.map((r, i) => rootOf({ type: r.entity_type, name: r.canonical_name }, vectors[i]!));
-  await recordNames(
-    db,
-    seeds.map((s) => ({ ...s, root: s.name, rootType: s.type })),
-    opId,
-    'keep',
+  // In one transaction: a root without its bands would be missed by the shingle block for good.
+  await db.transaction((tx) =>
+    recordNames(
+      tx,
+      seeds.map((s) => ({ ...s, root: s.name, rootType: s.type })),
+      opId,
+      'keep',
+    ),
   );
 }

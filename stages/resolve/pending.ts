@@ -3,6 +3,11 @@
 // walk killed before its pass, or whose pass failed, leaves its mentions to the next pass. The
 // pass lists those ops once it has decided every name their mentions carry and moved them. An
 // unchanged walk writes nothing, and its pass finds no op in a few index probes.
+//
+// A pass records its names under the least of its ops (index.ts), an op of the walks whose
+// mentions it decides, so a pass over the same ops (or more) after it tells the roots that pass
+// founded from the roots there were before: the waiting list is then the same list, whatever
+// batches a stopped pass recorded (docs/DECISIONS.md "Stage 5 resumes to the same outcome").
 
 import type { Queryable } from '../../lib/db/database.ts';
 import { isPinnedMention } from '../../lib/db/tables.ts';
@@ -12,7 +17,7 @@ import { ROOT } from './roots.ts';
 
 export const RESOLUTION_LEDGER: OpLedger = { rows: 'entity_mentions', done: 'entity_resolution_ops' };
 
-/** A name that waits: undecided (root null), or decided with mentions still to move under its root. */
+/** A name that waits: undecided (root null), or decided (by a stopped pass, or before) with its root. */
 export interface WaitingName {
   type: string;
   name: string;
@@ -20,11 +25,13 @@ export interface WaitingName {
 }
 
 /**
- * The names the ops' unpinned mentions carry that are no root: those no resolution has decided,
- * and those a stopped pass decided without moving every mention; the most mentioned first, so
- * that the common spelling founds its root and its variants join it, and of two as common the
- * plainer one (fewer legal-form and title words: "Jane Smith" before "Dr Jane Smith"). Names,
- * not mentions: the list grows with the vocabulary a walk met, never with the corpus.
+ * The names the ops' unpinned mentions carry that are no root, or a root recorded under one of
+ * the ops (founded by a pass over these ops that stopped): those no resolution has decided come
+ * undecided, the others with their root. The most mentioned first, so that the common spelling
+ * founds its root and its variants join it, and of two as common the plainer one (fewer
+ * legal-form and title words: "Jane Smith" before "Dr Jane Smith"). Names, not mentions: the
+ * list grows with the vocabulary a walk met, never with the corpus. Until the pass moves a
+ * mention, which it does only once every name is recorded, the list is the same at every try.
  */
 export async function waitingNames(db: Queryable, ops: readonly string[]): Promise<WaitingName[]> {
   const { rows } = await db.query<{
@@ -39,7 +46,7 @@ export async function waitingNames(db: Queryable, ops: readonly string[]): Promi
        FROM entity_mentions m
        LEFT JOIN entity_names n ON n.entity_type = m.entity_type AND n.name = m.canonical_name
       WHERE m.op_id = ANY($1::uuid[]) AND NOT (${isPinnedMention('m')})
-        AND (n.name IS NULL OR NOT (${ROOT('n')}))
+        AND (n.name IS NULL OR NOT (${ROOT('n')}) OR n.op_id = ANY($1::uuid[]))
       GROUP BY m.entity_type, m.canonical_name, n.canonical_name, n.canonical_type
       ORDER BY count(*) DESC, m.entity_type, m.canonical_name`,
     [ops],

@@ -46,6 +46,10 @@ export function rootOf(p: { type: string; name: string }, vector: readonly numbe
 
 const vectorLiteral = (vector: readonly number[]) => `[${vector.join(',')}]`;
 
+/** A root (by its type and name columns) the search may offer: not among the `hidden` CTE's. */
+const SHOWN = (type: string, name: string) =>
+  `NOT EXISTS (SELECT 1 FROM hidden h WHERE h.t = ${type} AND h.n = ${name})`;
+
 /**
  * Per name, the roots its three blocks find: one set-based query for a whole batch. The names
  * are materialised first, so each vector is parsed once. The shingle block joins the batch's
@@ -53,23 +57,34 @@ const vectorLiteral = (vector: readonly number[]) => `[${vector.join(',')}]`;
  * bands. The embedding block reads the HNSW index over all roots and keeps the name's type
  * among the NEAREST_SCANNED nearest, then the NEAREST_ROOTS nearest of those: a type filter
  * inside the index scan makes the planner scan the type's roots instead.
+ *
+ * `hidden` are roots none of the blocks may offer, left out before any block's limit: roots a
+ * stopped pass over the same ops recorded where this search must not see them yet (decide.ts
+ * "resumes"), so that what each name is offered is what an uninterrupted pass offered it.
  */
-export async function rootsNear(db: Database, names: readonly Root[]): Promise<Near[][]> {
+export async function rootsNear(
+  db: Database,
+  names: readonly Root[],
+  hidden: readonly { type: string; name: string }[] = [],
+): Promise<Near[][]> {
   const rows = await db.transaction(async (tx) => {
     await tx.query(`SET LOCAL hnsw.iterative_scan = relaxed_order`);
     const { rows } = await tx.query<Near & { i: number }>(
       `WITH q AS MATERIALIZED (
          SELECT i::int - 1 AS i, t, z, ARRAY(SELECT jsonb_array_elements_text(b::jsonb)) AS b, v::vector AS v
            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS u(t, z, b, v, i)),
+       hidden AS MATERIALIZED (SELECT t, n FROM unnest($5::text[], $6::text[]) AS h(t, n)),
        exact AS (
          SELECT q.i, n.entity_type AS t, n.name FROM q
-           JOIN entity_names n ON n.normalised = q.z AND ${ROOT('n')}),
+           JOIN entity_names n ON n.normalised = q.z AND ${ROOT('n')}
+          WHERE ${SHOWN('n.entity_type', 'n.name')}),
        shingle AS (
          SELECT i, t, name FROM (
            SELECT k.i, r.entity_type AS t, r.name,
                   row_number() OVER (PARTITION BY k.i ORDER BY count(*) DESC, r.entity_type, r.name) AS rank
              FROM (SELECT i, unnest(b) AS band FROM q) k
              JOIN entity_root_bands r ON r.band = k.band
+            WHERE ${SHOWN('r.entity_type', 'r.name')}
             GROUP BY k.i, r.entity_type, r.name) ranked
           WHERE rank <= ${BLOCK_LIMIT}),
        nearest AS (
@@ -77,7 +92,8 @@ export async function rootsNear(db: Database, names: readonly Root[]): Promise<N
            SELECT q.i, q.t, x.name, row_number() OVER (PARTITION BY q.i ORDER BY x.distance, x.name) AS rank
              FROM q CROSS JOIN LATERAL (
                SELECT n.name, n.entity_type, n.embedding <=> q.v AS distance FROM entity_names n
-                WHERE ${ROOT('n')} ORDER BY n.embedding <=> q.v LIMIT ${NEAREST_SCANNED}) x
+                WHERE ${ROOT('n')} AND ${SHOWN('n.entity_type', 'n.name')}
+                ORDER BY n.embedding <=> q.v LIMIT ${NEAREST_SCANNED}) x
             WHERE x.entity_type = q.t AND x.distance <= ${1 - MIN_COSINE}) ranked
           WHERE rank <= ${NEAREST_ROOTS})
        SELECT f.i, n.entity_type AS type, n.name, n.normalised, 1 - (n.embedding <=> q.v) AS cosine
@@ -89,6 +105,8 @@ export async function rootsNear(db: Database, names: readonly Root[]): Promise<N
         names.map((n) => n.normalised),
         names.map((n) => JSON.stringify(n.bands)),
         names.map((n) => vectorLiteral(n.vector)),
+        hidden.map((h) => h.type),
+        hidden.map((h) => h.name),
       ],
     );
     return rows;

@@ -47,11 +47,11 @@ import { knownTexts } from '../embed.ts';
 import { outranks } from '../extract/index.ts';
 import { recordNames, type Root } from './roots.ts';
 
-/** A name of the batch as decided: the root it is under (itself when it founded one), its type, and how. */
+/** A name of the batch as decided: the root it is under (itself when it founded one), its type, and how ('before': decided before the pass). */
 export interface Decision extends Root {
   root: string;
   rootType: string;
-  how: 'exact' | 'resolver' | 'founded';
+  how: 'exact' | 'resolver' | 'founded' | 'before';
 }
 
 /** A row of entity_mentions as read back (a type, not an interface, so that it is a sink Row). */
