@@ -11,7 +11,7 @@ export async function dbMigrateCommand(
   { config, log }: { config: Config; log: Logger },
 ): Promise<number> {
   parseArgs({ args, options: {}, allowPositionals: false });
-  const db = await openDatabase(config, { bootstrap: false, uses: [] });
+  const db = await openDatabase(config, { bootstrap: false, uses: [], unboundedStatements: true });
   try {
     const report = await migrate(db);
     for (const m of report.applied) log.info({ version: m.version, name: m.name }, 'migration applied');

@@ -47,6 +47,7 @@ export async function walkWorkerCommand(
       dsn: config.database.dsn!,
       supervise: true,
       superviseIntervalSeconds: config.walk.superviseSeconds,
+      connectTimeoutMs: config.database.connectTimeoutMs,
       queues: [name],
       log,
     });

@@ -270,6 +270,18 @@ export const VARIABLES = {
     16,
     'flushes at once on PostgreSQL, each in a transaction on a connection of its own (PGlite has one session: always 1)',
   ),
+  INGEST_DB_CONNECT_TIMEOUT_S: integer(
+    30,
+    1,
+    600,
+    'longest wait for a PostgreSQL connection (a new one, or a free one of the pool) before the work fails with `database_unavailable`; a refused or reset connection fails at once',
+  ),
+  INGEST_DB_QUERY_TIMEOUT_S: integer(
+    600,
+    0,
+    86_400,
+    'longest wait for the answer to one PostgreSQL statement (a server that hangs, a network that drops packets) before it fails with `database_unavailable`; `0`: no limit. `ingest db migrate` waits without one',
+  ),
   INGEST_FENCE_STALE_MS: integer(
     60_000,
     100,

@@ -89,6 +89,10 @@ function shape(s: Settings, env: Env, cwd: string, mayCreateDataDir: boolean) {
       dsn: s.ENGINE_DB_DSN,
       /** Where the embedded PGlite keeps its files. */
       embeddedDir: path.join(dataDir, 'pglite'),
+      /** INGEST_DB_CONNECT_TIMEOUT_S, in ms: the wait for a connection (docs/OPERATIONS.md "When the database goes away"). */
+      connectTimeoutMs: s.INGEST_DB_CONNECT_TIMEOUT_S * 1000,
+      /** INGEST_DB_QUERY_TIMEOUT_S, in ms (0: none): the wait for one statement's answer. */
+      queryTimeoutMs: s.INGEST_DB_QUERY_TIMEOUT_S * 1000,
     },
     /** ENGINE_DB: filesystem path of the engine state store (not a connection string). */
     stateStorePath: under(s.ENGINE_DB, 'state'),

@@ -65,6 +65,12 @@ export const metrics = {
     labelNames: ['walk', 'state'] as const,
     registers,
   }),
+  /** Set by the statements a scrape sends (engine/thread/thread.ts). */
+  databaseReachable: new Gauge({
+    name: 'ingest_database_reachable',
+    help: "1 when this scrape's statements reached the database, 0 when it could not be reached (database_unavailable: the server gone, or no answer within INGEST_DB_CONNECT_TIMEOUT_S / INGEST_DB_QUERY_TIMEOUT_S).",
+    registers,
+  }),
   /** Set from the engine thread's database when /metrics is scraped (engine/thread/thread.ts). */
   queueJobs: new Gauge({
     name: 'ingest_queue_jobs',

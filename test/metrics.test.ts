@@ -20,6 +20,7 @@ import { enqueueJob, getJob } from '../worker/queue.ts';
 import { openWorkerRuntime } from '../worker/runtime.ts';
 import { openTestDatabase } from './helpers/db.ts';
 import { startMockTier, type MockTier } from './helpers/mock-tier.ts';
+import { stoppableDatabase } from './helpers/stoppable-database.ts';
 
 const TRIGGER = 'metrics-test-trigger';
 
@@ -106,11 +107,44 @@ test('after a walk and a job, /metrics names walks, items, model calls, stages, 
       assert.is(sample(text, 'ingest_queue_jobs{job="analyse_form",status="done"}'), 1);
       assert.is(sample(text, 'ingest_queue_jobs{job="template_fill",status="queued"}'), 1, 'the queue depth');
       assert.ok(sample(text, 'process_cpu_seconds_total')! > 0, 'the process figures are there too');
+      assert.is(sample(text, 'ingest_database_reachable'), 1);
     } finally {
       await sidecar.stop(5_000);
     }
   } finally {
     await target?.dispose();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('with the database gone, /metrics still answers and says so; back, it says that too', async () => {
+  const root = mkdtempSync(path.join(tmpdir(), 'ingest-metrics-gone-'));
+  const database = await stoppableDatabase(path.join(root, 'data'), root);
+  const config = loadConfig(
+    {
+      INGEST_DATA_DIR: path.join(root, 'data'),
+      PIPELINE_TRIGGER_SECRET: TRIGGER,
+      INGEST_PORT: '0',
+      INGEST_LOG_LEVEL: 'silent',
+      ...database.env,
+    },
+    root,
+  );
+  const sidecar = await startSidecar(config, pino({ level: 'silent' }));
+  const reachable = async () =>
+    sample(await (await fetch(`${sidecar.url}/metrics`)).text(), 'ingest_database_reachable');
+  try {
+    assert.is(await reachable(), 1);
+    await database.stop();
+    assert.is(await reachable(), 0);
+    if (process.env.ENGINE_DB_DSN) {
+      // The embedded database stays gone for this process; a server comes back.
+      await database.restart();
+      assert.is(await reachable(), 1);
+    }
+  } finally {
+    await sidecar.stop(5_000);
+    await database.dispose();
     rmSync(root, { recursive: true, force: true });
   }
 });

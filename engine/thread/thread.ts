@@ -25,6 +25,7 @@ import { jobCountsByWalk, walkItemQueue } from '../../lib/queue/job-queue.ts';
 import type { StageObserver } from '../item/at-stage.ts';
 import { WriteTurns } from './write-turns.ts';
 import { IngestError } from '../../lib/errors.ts';
+import { isDatabaseUnavailable } from '../../lib/db/database.ts';
 
 export type ToEngine =
   | { type: 'walk'; requestId: string; flags: WalkFlags; failStage5: FailStage5Mode | null }
@@ -125,8 +126,16 @@ async function produceOnRequest({ requestId, redraft }: Extract<ToEngine, { type
 }
 
 async function metricsOnRequest(requestId: string): Promise<void> {
-  // The queue gauge reads the database; a scrape while it is down still gets the rest.
-  await measureQueue().catch((error: unknown) => log.warn({ err: error }, 'metrics: the queue could not be read'));
+  // The queue gauge reads the database; a scrape while it is down still gets the rest, and says so.
+  try {
+    await measureQueue();
+    metrics.databaseReachable.set(1);
+  } catch (error) {
+    const gone = isDatabaseUnavailable(error);
+    metrics.databaseReachable.set(gone ? 0 : 1);
+    if (gone) log.error({ err: error }, 'metrics: the database cannot be reached');
+    else log.warn({ err: error }, 'metrics: the queue could not be read');
+  }
   post({ type: 'metrics-text', requestId, text: await registry.metrics() });
 }
 

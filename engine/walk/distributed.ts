@@ -109,6 +109,7 @@ export class RemoteItems {
       dsn: config.database.dsn!,
       supervise: true,
       superviseIntervalSeconds: config.walk.superviseSeconds,
+      connectTimeoutMs: config.database.connectTimeoutMs,
       queues: [name],
       log,
     });

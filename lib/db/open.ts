@@ -20,6 +20,11 @@ export interface OpenOptions {
   bootstrap?: boolean;
   /** The tables of schema/ the command uses, checked with their columns (default: every one; [] checks none). */
   uses?: readonly string[];
+  /**
+   * Wait for statements without INGEST_DB_QUERY_TIMEOUT_S: migrations, whose index builds and
+   * whose lock (another migrator's) may rightly take longer.
+   */
+  unboundedStatements?: boolean;
 }
 
 /** Connections besides the sink's flushes: the walk's reads, its passes, the routes. */
@@ -30,12 +35,21 @@ export async function openDatabase(
   options: OpenOptions = {},
 ): Promise<Database> {
   if (config.database.dsn === null) requireStore(config, config.database.embeddedDir, 'embedded database');
+  // The embedded bootstrap's migrations wait without the statement limit, as `db migrate` does.
+  let migrated = false;
   const db =
     config.database.dsn !== null
-      ? await openPostgres(config.database.dsn, { max: READ_CONNECTIONS + (config.sink?.flushes ?? 0) })
-      : await openPglite(config.database.embeddedDir);
+      ? await openPostgres(config.database.dsn, {
+          max: READ_CONNECTIONS + (config.sink?.flushes ?? 0),
+          connectTimeoutMs: config.database.connectTimeoutMs,
+          queryTimeoutMs: options.unboundedStatements ? 0 : config.database.queryTimeoutMs,
+        })
+      : await openPglite(config.database.embeddedDir, {
+          queryTimeoutMs: () => (migrated && !options.unboundedStatements ? config.database.queryTimeoutMs : 0),
+        });
   try {
     if (db.kind === 'pglite' && options.bootstrap !== false) await migrate(db);
+    migrated = true;
     if (options.uses?.length !== 0) await requireSchema(db, options.uses);
   } catch (error) {
     await db.close();

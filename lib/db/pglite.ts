@@ -77,14 +77,27 @@ class PgliteChannel {
     }
   }
 
-  send(request: Request): Promise<Outcome> {
+  /**
+   * One request and its reply. A reply that does not come within `timeoutMs` (0: no limit) means
+   * a process that hangs: it is ended, and this request and every other fail as it gone.
+   */
+  send(request: Request, timeoutMs: number): Promise<Outcome> {
     if (this.#gone !== null) return Promise.reject(this.#gone);
     const id = this.#nextId++;
-    return new Promise((resolve, reject) => {
+    const sent = new Promise<Outcome>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
       this.#hold(true);
       this.#child.send({ ...request, id } satisfies PgliteRequest);
     });
+    if (timeoutMs === 0) return sent;
+    const timer = setTimeout(() => {
+      this.#gone ??= new EmbeddedDatabaseGoneError(
+        this.#dataDir,
+        `it gave no answer to a statement within ${timeoutMs / 1000} s (INGEST_DB_QUERY_TIMEOUT_S), so its process was ended`,
+      );
+      this.#child.kill('SIGKILL');
+    }, timeoutMs);
+    return sent.finally(() => clearTimeout(timer));
   }
 
   exited(): Promise<void> {
@@ -141,8 +154,16 @@ function startProcess(dataDir: string): Promise<PgliteChannel> {
   });
 }
 
+export interface PgliteOptions {
+  /**
+   * The longest wait for one statement's answer in ms, read at each statement (0: none), so
+   * that the bootstrap's migrations can run unbounded before the limit applies.
+   */
+  queryTimeoutMs?: () => number;
+}
+
 /** Opens (creating if needed) an embedded database in `dataDir`, or in memory for 'memory://'. */
-export async function openPglite(dataDir: string): Promise<Database> {
+export async function openPglite(dataDir: string, options: PgliteOptions = {}): Promise<Database> {
   if (dataDir !== 'memory://') checkDataDirOwnership(dataDir);
   const channel = await startProcess(dataDir);
 
@@ -153,7 +174,7 @@ export async function openPglite(dataDir: string): Promise<Database> {
     session = turn.catch(() => {});
     return turn;
   };
-  const direct = (request: Request) => channel.send(request);
+  const direct = (request: Request) => channel.send(request, options.queryTimeoutMs?.() ?? 0);
   const inner = queryable(direct);
   return {
     ...queryable((request) => inTurn(() => direct(request))),

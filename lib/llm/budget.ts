@@ -16,7 +16,7 @@ import PQueue from 'p-queue';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../config.ts';
-import { openQueryPool, type QueryPool } from '../db/postgres.ts';
+import { openQueryPool, type PostgresOptions, type QueryPool } from '../db/postgres.ts';
 
 export const BUDGET_TABLE = 'model_budget';
 /** At most this many slices per window. */
@@ -56,8 +56,8 @@ export class BudgetStore {
     this.#pool = pool;
   }
 
-  static postgres(dsn: string): BudgetStore {
-    const pool = openQueryPool(dsn);
+  static postgres(dsn: string, waits: Pick<PostgresOptions, 'connectTimeoutMs' | 'queryTimeoutMs'>): BudgetStore {
+    const pool = openQueryPool(dsn, 2, waits);
     // The library computes an expiry as now + seconds * 1000, which floating point can leave a
     // hair off a whole millisecond; the column is bigint, so its numbers are sent whole.
     return new BudgetStore({
@@ -309,7 +309,8 @@ export function openModelBudgets(config: Config): ModelBudgets {
   const sized = (size: BudgetSize) => size.requestsPerMinute !== null || size.tokensPerMinute !== null;
   if (!sized(budget.anthropic) && !sized(budget.openai))
     return { anthropic: null, openai: null, close: async () => {} };
-  const store = config.database.dsn === null ? BudgetStore.memory() : BudgetStore.postgres(config.database.dsn);
+  const store =
+    config.database.dsn === null ? BudgetStore.memory() : BudgetStore.postgres(config.database.dsn, config.database);
   const open = (provider: 'anthropic' | 'openai') =>
     sized(budget[provider]) ? new ModelBudget(provider, budget[provider], budget.windowMs, store) : null;
   return { anthropic: open('anthropic'), openai: open('openai'), close: () => store.close() };

@@ -57,6 +57,8 @@ export interface JobQueueOptions {
   poolSize?: number;
   /** Seconds between supervision passes (default pg-boss's 60); a test shortens it. */
   superviseIntervalSeconds?: number;
+  /** The longest wait for a connection of pg-boss's pool (INGEST_DB_CONNECT_TIMEOUT_S). */
+  connectTimeoutMs?: number;
   log: Logger;
 }
 
@@ -120,6 +122,7 @@ export class JobQueue {
       connectionString: options.dsn,
       schema: 'pgboss',
       max: options.poolSize ?? 4,
+      ...(options.connectTimeoutMs === undefined ? {} : { connectionTimeoutMillis: options.connectTimeoutMs }),
       migrate: false,
       createSchema: false,
       schedule: false,

@@ -1,5 +1,6 @@
 // A loopback TCP proxy that can be cut: to a client the database behind it then looks stopped
-// (open connections reset, new ones refused) until it is resumed on the same port.
+// (open connections reset, new ones refused) until it is resumed on the same port. Frozen, it
+// looks hung instead: connections stay open and accepted, and nothing passes either way.
 
 import net, { type AddressInfo } from 'node:net';
 
@@ -7,21 +8,25 @@ export interface TcpProxy {
   readonly port: number;
   /** Resets every open connection and refuses new ones. */
   cut(): Promise<void>;
-  /** Accepts connections again, on the same port. */
+  /** Accepts connections again, on the same port, and forwards them. */
   resume(): Promise<void>;
+  /** Forwards nothing more, on open connections or new ones, until cut. */
+  freeze(): void;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(upstream: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<net.Socket>();
+  let frozen = false;
   const track = (socket: net.Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => socket.destroy());
   };
   const server = net.createServer((client) => {
-    const server = net.connect(upstream);
     track(client);
+    if (frozen) return void client.pause();
+    const server = net.connect(upstream);
     track(server);
     client.pipe(server).pipe(client);
   });
@@ -37,5 +42,16 @@ export async function startTcpProxy(upstream: { host: string; port: number }): P
     for (const socket of sockets) socket.resetAndDestroy();
     await closed;
   };
-  return { port, cut: stop, resume: () => listen(port), close: () => (server.listening ? stop() : Promise.resolve()) };
+  const freeze = () => {
+    frozen = true;
+    for (const socket of sockets) {
+      socket.unpipe();
+      socket.pause();
+    }
+  };
+  const resume = () => {
+    frozen = false;
+    return listen(port);
+  };
+  return { port, cut: stop, resume, freeze, close: () => (server.listening ? stop() : Promise.resolve()) };
 }

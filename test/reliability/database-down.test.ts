@@ -17,11 +17,9 @@ import { walk } from '../../engine/walk/walk.ts';
 import { publishedBundle } from '../../stages/producer/bundle-dir.ts';
 import { loadConfig } from '../../lib/config.ts';
 import { WALK_TABLES } from '../../lib/db/tables.ts';
-import { leaseHolder } from '../../lib/lease.ts';
 import { rowsInContentTerms, WALKED_TABLES } from '../helpers/content.ts';
 import { generateCorpus } from '../helpers/corpus.ts';
-import { openTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
+import { stoppableDatabase } from '../helpers/stoppable-database.ts';
 import { walkFixture } from '../helpers/walk.ts';
 import { startMockTier, type MockTier } from '../helpers/mock-tier.ts';
 
@@ -46,42 +44,6 @@ test.after(async () => {
   await tier.stop();
 });
 
-interface StoppableDatabase {
-  env: Record<string, string>;
-  stop(): Promise<void>;
-  restart(): Promise<void>;
-  dispose(): Promise<void>;
-}
-
-/** PostgreSQL behind a proxy that can be cut, or the embedded database in a data directory. */
-async function stoppableDatabase(dataDir: string): Promise<StoppableDatabase> {
-  if (!process.env.ENGINE_DB_DSN) {
-    const lock = path.join(loadConfig({ INGEST_DATA_DIR: dataDir }, root).database.embeddedDir, 'ingest.lock');
-    return {
-      env: {},
-      async stop() {
-        const holder = await leaseHolder(lock, Number.POSITIVE_INFINITY);
-        process.kill(holder!.pid, 'SIGKILL');
-      },
-      restart: async () => {},
-      dispose: async () => {},
-    };
-  }
-  const target: TestDatabase = await openTestDatabase();
-  const dsn = new URL(target.dsn!);
-  const proxy: TcpProxy = await startTcpProxy({ host: dsn.hostname, port: Number(dsn.port || 5432) });
-  dsn.host = `127.0.0.1:${proxy.port}`;
-  return {
-    env: { ENGINE_DB_DSN: dsn.toString() },
-    stop: () => proxy.cut(),
-    restart: () => proxy.resume(),
-    async dispose() {
-      await proxy.close();
-      await target.dispose();
-    },
-  };
-}
-
 test('a walk whose database stops mid-way fails cleanly, and the next walk lands exactly the rows', async () => {
   const reference = await walkFixture();
   let expected: Record<string, string[]>;
@@ -94,7 +56,7 @@ test('a walk whose database stops mid-way fails cleanly, and the next walk lands
   }
 
   const dataDir = path.join(root, 'interrupted');
-  const database = await stoppableDatabase(dataDir);
+  const database = await stoppableDatabase(dataDir, root);
   const config = loadConfig({ INGEST_DATA_DIR: dataDir, INGEST_SINK_FLUSH_MS: '5', ...database.env }, root);
   let lifespan: Lifespan = await openLifespan(config, log);
   try {
@@ -158,7 +120,7 @@ test('a walk whose database stops mid-way fails cleanly, and the next walk lands
 
 test('a producer run whose database stops ends failed once it can write again, and the next run produces', async () => {
   const dataDir = path.join(root, 'producer-interrupted');
-  const database = await stoppableDatabase(dataDir);
+  const database = await stoppableDatabase(dataDir, root);
   const config = loadConfig({ INGEST_DATA_DIR: dataDir, ...database.env }, root);
   let stopped = null as Promise<void> | null;
   // The database stops as the chained run has recorded itself in progress and begun its work.

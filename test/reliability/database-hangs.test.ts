@@ -1,0 +1,179 @@
+// @engine
+// A database that hangs rather than stops (docs/OPERATIONS.md "When the database goes away"):
+// a server that accepts connections and never answers, and one that stops answering in the
+// middle of a walk. Nothing waits for ever: the connection's wait and each statement's are
+// bounded (INGEST_DB_CONNECT_TIMEOUT_S, INGEST_DB_QUERY_TIMEOUT_S), the walk fails with a named
+// error, and the next walk lands exactly the rows of an uninterrupted one. PostgreSQL hangs
+// behind a frozen loopback proxy; the embedded database's process is stopped (SIGSTOP).
+
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net, { type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { openLifespan, type Lifespan } from '../../engine/lifespan.ts';
+import { walk, type WalkSummary } from '../../engine/walk/walk.ts';
+import { loadConfig } from '../../lib/config.ts';
+import { leaseHolder } from '../../lib/lease.ts';
+import { rowsInContentTerms, WALKED_TABLES } from '../helpers/content.ts';
+import { runIngest } from '../helpers/cli.ts';
+import { generateCorpus } from '../helpers/corpus.ts';
+import { openTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { startMockTier, type MockTier } from '../helpers/mock-tier.ts';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
+import { walkFixture } from '../helpers/walk.ts';
+
+const DOCS = 150;
+const log = pino({ level: 'silent' });
+/** Far past the bounds the tests set (2 s): reached only if something waits for ever. */
+const HANG_MS = 120_000;
+
+let root: string;
+let corpus: string;
+let tier: MockTier;
+test.before(async () => {
+  root = mkdtempSync(path.join(tmpdir(), 'ingest-database-hangs-'));
+  corpus = path.join(root, 'corpus');
+  generateCorpus(corpus, DOCS, { mix: 'md:100', seed: 11 });
+  tier = await startMockTier();
+});
+test.after(async () => {
+  await tier.stop();
+  rmSync(root, { recursive: true, force: true });
+});
+
+/** `work`, or a failure naming `what` once HANG_MS passed. */
+async function unlessHung<T>(what: string, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const hung = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} still waits after ${HANG_MS / 1000} s`)), HANG_MS);
+  });
+  try {
+    return await Promise.race([work, hung]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+test('a server that accepts connections and never answers: ingest walk fails within the connect wait, named', async () => {
+  const silent = net.createServer(() => {});
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = silent.address() as AddressInfo;
+    const result = await unlessHung(
+      'ingest walk',
+      runIngest(['walk', corpus], {
+        INGEST_DATA_DIR: path.join(root, 'silent'),
+        ENGINE_DB_DSN: `postgresql://ingest:secret-word@127.0.0.1:${port}/ingest`,
+        INGEST_DB_CONNECT_TIMEOUT_S: '2',
+      }),
+    );
+    assert.is(result.status, 1, result.stderr);
+    assert.match(
+      result.stderr,
+      /ingest: cannot connect to PostgreSQL at postgresql:\/\/ingest:\[REDACTED\]@127\.0\.0\.1:\d+/,
+    );
+    assert.match(result.stderr, /no connection within INGEST_DB_CONNECT_TIMEOUT_S/);
+    assert.not.match(result.stderr, /secret-word/, 'the password stays out of the message');
+  } finally {
+    silent.close();
+  }
+});
+
+interface HangingDatabase {
+  env: Record<string, string>;
+  hang(): Promise<void>;
+  /** Serves again (for PGlite: the next open starts a new process). */
+  back(): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+async function hangingDatabase(dataDir: string): Promise<HangingDatabase> {
+  if (!process.env.ENGINE_DB_DSN) {
+    const lock = path.join(loadConfig({ INGEST_DATA_DIR: dataDir }, root).database.embeddedDir, 'ingest.lock');
+    let stopped: number | null = null;
+    return {
+      env: {},
+      async hang() {
+        stopped = (await leaseHolder(lock, Number.POSITIVE_INFINITY))!.pid;
+        process.kill(stopped, 'SIGSTOP');
+      },
+      async back() {
+        // The walk that waited on it ended it: nothing of it is left to continue.
+        assert.throws(() => process.kill(stopped!, 0), /ESRCH/, 'the hung database process was ended');
+      },
+      dispose: async () => {},
+    };
+  }
+  const target: TestDatabase = await openTestDatabase();
+  const dsn = new URL(target.dsn!);
+  const proxy: TcpProxy = await startTcpProxy({ host: dsn.hostname, port: Number(dsn.port || 5432) });
+  dsn.host = `127.0.0.1:${proxy.port}`;
+  return {
+    env: { ENGINE_DB_DSN: dsn.toString() },
+    hang: async () => proxy.freeze(),
+    async back() {
+      await proxy.cut();
+      await proxy.resume();
+    },
+    async dispose() {
+      await proxy.close();
+      await target.dispose();
+    },
+  };
+}
+
+test('a database that stops answering mid-walk fails the walk within the statement wait; the next walk lands every row', async () => {
+  const reference = await walkFixture();
+  let expected: Record<string, string[]>;
+  try {
+    assert.is((await walk(reference.lifespan, { sourcePath: corpus })).items.failed, 0);
+    expected = await rowsInContentTerms(reference.target.db);
+  } finally {
+    await reference.dispose();
+  }
+
+  const dataDir = path.join(root, 'hung');
+  const database = await hangingDatabase(dataDir);
+  const config = loadConfig(
+    {
+      INGEST_DATA_DIR: dataDir,
+      INGEST_DB_QUERY_TIMEOUT_S: '2',
+      INGEST_DB_CONNECT_TIMEOUT_S: '2',
+      ...database.env,
+    },
+    root,
+  );
+  let lifespan: Lifespan = await openLifespan(config, log);
+  try {
+    let hung = null as Promise<void> | null;
+    const interrupted: WalkSummary = await unlessHung(
+      'the walk',
+      walk(lifespan, {
+        sourcePath: corpus,
+        onProgress: ({ done }) => {
+          if (done === DOCS / 3) hung = database.hang();
+        },
+      }),
+    );
+    await hung;
+    assert.is(interrupted.status, 'failed');
+    assert.match(interrupted.error ?? '', /the database could not be reached during the walk/);
+    assert.is(interrupted.items.failed, 0, 'no item is blamed for the database');
+    await database.back();
+    await unlessHung('closing', lifespan.close());
+
+    lifespan = await openLifespan(config, log);
+    const resumed = await walk(lifespan, { sourcePath: corpus });
+    assert.is(resumed.status, 'completed', resumed.error);
+    const got = await rowsInContentTerms(lifespan.db);
+    for (const table of WALKED_TABLES) assert.equal(got[table], expected[table], table);
+  } finally {
+    await lifespan.close();
+    await database.dispose();
+  }
+});
+
+test.run();
