@@ -11,6 +11,12 @@
 #     is started on loopback as the unprivileged postgres user, then removed afterwards.
 # The command runs with ENGINE_DB_DSN pointing at a new database that is dropped on exit.
 # Installing needs root (or sudo); a machine that already has server + pgvector needs neither.
+#
+# INGEST_PG_THROWAWAY=1 always starts a throwaway cluster (port INGEST_PG_PORT, default 55432),
+# even beside a running server, and gives the command the means to stop and start it again:
+# INGEST_PG_STOP_COMMAND (immediate mode, as a crash or a power cut leaves it) and
+# INGEST_PG_START_COMMAND, each a shell command line. The database-restart fault suite needs
+# them (docs/OPERATIONS.md "When the database goes away").
 set -euo pipefail
 
 PGHOST_ADDR=${INGEST_PG_HOST:-127.0.0.1}
@@ -73,8 +79,12 @@ start_throwaway_cluster() {
   PGPORT_NUM=${INGEST_PG_PORT:-55432}
   log "starting a throwaway cluster (PostgreSQL $PG_MAJOR) on $PGHOST_ADDR:$PGPORT_NUM"
   as_root runuser -u postgres -- "$PG_BIN/initdb" -D "$CLUSTER_DIR/data" -U postgres -A trust >/dev/null
-  as_root runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$CLUSTER_DIR/data" -l "$CLUSTER_DIR/log" -w \
-    -o "-c listen_addresses=$PGHOST_ADDR -p $PGPORT_NUM -k $CLUSTER_DIR -c fsync=off" start >/dev/null
+  local sudo_prefix=""
+  [ "$(id -u)" -eq 0 ] || sudo_prefix="sudo "
+  local pg_ctl="${sudo_prefix}runuser -u postgres -- $PG_BIN/pg_ctl -D $CLUSTER_DIR/data"
+  export INGEST_PG_STOP_COMMAND="$pg_ctl -m immediate -w stop"
+  export INGEST_PG_START_COMMAND="$pg_ctl -l $CLUSTER_DIR/log -w -o '-c listen_addresses=$PGHOST_ADDR -p $PGPORT_NUM -k $CLUSTER_DIR -c fsync=off' start"
+  sh -c "$INGEST_PG_START_COMMAND" >/dev/null
 }
 
 # The deb-src entry reuses the mirror this machine already uses, so no host is written here.
@@ -112,7 +122,7 @@ SRC
   as_root make -s -C "$dir" PG_CONFIG="/usr/lib/postgresql/$major/bin/pg_config" install >/dev/null
 }
 
-if ! server_is_up; then
+if [ "${INGEST_PG_THROWAWAY:-}" = 1 ] || ! server_is_up; then
   start_throwaway_cluster
 fi
 PG_MAJOR=$(server_major)

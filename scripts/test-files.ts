@@ -12,7 +12,7 @@ import path from 'node:path';
 export const ENGINE_MARKER = '// @engine';
 
 /** Test files that run in a CI step of their own (.ci/run), never in the suites. */
-export const OWN_STEP_FILES: readonly string[] = ['image-install.test.ts'];
+export const OWN_STEP_FILES: readonly string[] = ['image-install.test.ts', 'database-restart.test.ts'];
 
 /** Every test file under root, relative to it, with its source. */
 export function testFiles(root: string): { name: string; source: string }[] {
