@@ -19,8 +19,8 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Database } from '../lib/db/database.ts';
@@ -236,6 +236,59 @@ test('a walk killed after any batch is finished by the next walk to the same out
     const killed = await deployments.walk(env, { onLine: stop.killOn });
     assert.ok(killed.killed, `${stop.name}: the walk was killed`);
     await finishAndCompare(env, stop.name);
+  }
+});
+
+/** Each name entity_names holds, and the root it is under. */
+async function namesAndRoots(db: Database): Promise<Map<string, string>> {
+  const { rows } = await db.query<{ name: string; root: string }>(
+    `SELECT entity_type || ' ' || name AS name, canonical_type || ' ' || canonical_name AS root FROM entity_names`,
+  );
+  return new Map(rows.map((r) => [r.name, r.root]));
+}
+
+test('a next walk that changes a document as well keeps what the stopped pass recorded, every name under one root', async () => {
+  const corpus = path.join(root, 'changing-corpus');
+  cpSync(path.join(root, 'corpus'), corpus, { recursive: true });
+  const changing = new Deployments(root, corpus);
+  try {
+    const env = await changing.create('changing');
+    const stop = stops()[0]!;
+    await changing.withDatabase(env, (db) => installFault(db, stop.fault, 'fail'));
+    assert.not.ok(passOf((await changing.walk(env)).summary, 'entity_resolution').ok, 'the pass stopped');
+    await changing.withDatabase(env, (db) => removeFault(db, stop.fault));
+    const recorded = await changing.withDatabase(env, namesAndRoots);
+    assert.is(recorded.size, BATCH_NAMES, 'the first batch recorded');
+    // A name of the third batch named once more, and a new variant of a root of the first.
+    await appendFile(
+      path.join(corpus, 'visits-5.md'),
+      `\nWe met ${ALAN[2]} on visit 5.\n\nWe met Alan Turling on visit 5.\n`,
+    );
+    const next = await changing.walk(env);
+    assert.ok(passOf(next.summary, 'entity_resolution').ok, next.errors);
+    await changing.withDatabase(env, async (db) => {
+      const now = await namesAndRoots(db);
+      for (const [name, root] of recorded) assert.is(now.get(name), root, `${name} keeps its root`);
+      assert.is(now.get('person Alan Turling'), 'person Alan Turing');
+      const count = async (sql: string) =>
+        (await db.query<{ n: number }>(`SELECT count(*)::int AS n ${sql}`)).rows[0]!.n;
+      const root = (n: string) => `${n}.name = ${n}.canonical_name AND ${n}.entity_type = ${n}.canonical_type`;
+      assert.is(
+        await count(`FROM entity_names n WHERE NOT EXISTS (
+                       SELECT 1 FROM entity_names r WHERE r.entity_type = n.canonical_type AND r.name = n.canonical_name AND ${root('r')})`),
+        0,
+        'every name maps straight to a root',
+      );
+      assert.is(
+        await count(`FROM entity_mentions m LEFT JOIN entity_names n ON n.entity_type = m.entity_type AND n.name = m.canonical_name
+                      WHERE n.name IS NULL OR NOT (${root('n')})`),
+        0,
+        'every mention is under a root',
+      );
+      assert.equal(await pendingOps(db, RESOLUTION_LEDGER), [], 'every op listed');
+    });
+  } finally {
+    await changing.dispose();
   }
 });
 
