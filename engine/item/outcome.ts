@@ -4,6 +4,7 @@
 // travel back to the walk as data (docs/ARCHITECTURE.md "The walk").
 
 import { isDatabaseUnavailable } from '../../lib/db/database.ts';
+import { isStorageFull } from '../../lib/storage-full.ts';
 import { isFenceLost } from '../../lib/db/fenced.ts';
 import { StageError } from './at-stage.ts';
 
@@ -22,11 +23,11 @@ export interface ItemOutcome {
 }
 
 /**
- * A failure that is not the item's own: the database is gone, or the writer fence passed to
- * another walk. The walk stops instead of counting the item as failed.
+ * A failure that is not the item's own: the database is gone, a disk is full, or the writer
+ * fence passed to another walk. The walk stops instead of counting the item as failed.
  */
 export function stopsTheWalk(error: unknown): boolean {
-  return isDatabaseUnavailable(error) || isFenceLost(error);
+  return isDatabaseUnavailable(error) || isStorageFull(error) || isFenceLost(error);
 }
 
 /** The outcome of an item that failed with `error`, pinned to the stage it failed at. */

@@ -30,6 +30,7 @@ import { randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import type { SyncReport } from '../../lib/bucket/pull-sync.ts';
 import { isDatabaseUnavailable } from '../../lib/db/database.ts';
+import { isStorageFull, storageStop } from '../../lib/storage-full.ts';
 import { isFenceLost } from '../../lib/db/fenced.ts';
 import { Sink } from '../../lib/db/sink.ts';
 import type { FailStage5Mode } from '../../lib/failure-directive.ts';
@@ -273,6 +274,7 @@ async function walkCorpus(
       life(slot)
         .then(settle, (error: unknown) => {
           if (isDatabaseUnavailable(error)) stopped ??= new DatabaseLostError(error);
+          else if (isStorageFull(error)) stopped ??= storageStop(error);
           else if (isFenceLost(error)) stopped ??= options.fence?.lost ?? (error as Error);
           else settle(failedOutcome(path, error));
         })

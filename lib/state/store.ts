@@ -22,6 +22,7 @@ import { sha256Hex } from '../hash.ts';
 import type { Queryable } from '../db/database.ts';
 import type { RunRecord } from '../runs/record.ts';
 import { open, type Database as LmdbDatabase, type RootDatabase } from 'lmdb';
+import { isStorageFull, StateStoreWriteError, StorageFullError } from '../storage-full.ts';
 import { IngestError } from '../errors.ts';
 
 export const STATE_FORMAT_VERSION = 3;
@@ -178,6 +179,45 @@ export function stampOf(memo: ItemMemo): ItemStamp {
   return stamp;
 }
 
+/**
+ * An lmdb write, awaited. A commit that failed rejects with lmdb's "Commit failed" and the
+ * reason in a promise beside it (commitError), rejected by then, which nothing else reads: a
+ * full disk becomes a StorageFullError, any other reason a StateStoreWriteError, and either stops
+ * the walk by name (docs/OPERATIONS.md "When the disk is full").
+ */
+async function committed<T>(write: Promise<T>): Promise<T> {
+  try {
+    return await write;
+  } catch (error) {
+    const commitError = (error as { commitError?: Promise<unknown> }).commitError;
+    if (commitError === undefined) throw error;
+    const reason = await Promise.race([
+      commitError.then(
+        () => undefined,
+        (r: unknown) => r,
+      ),
+      new Promise((resolve) => setImmediate(resolve)),
+    ]);
+    throw isStorageFull(reason) ? new StorageFullError(reason) : new StateStoreWriteError(reason ?? error);
+  }
+}
+
+// lmdb rejects the promise of every write of a commit that failed, also the ones it made for
+// itself and handed to nobody (a batch's shared commit promise). The failure reaches its caller
+// through the write it awaits (`committed`), so those alone are let go; any other unhandled
+// rejection still ends the process, as Node's default does.
+process.on('unhandledRejection', (reason) => {
+  if ((reason as { commitError?: unknown } | null)?.commitError instanceof Promise) return;
+  throw reason;
+});
+
+/** A write inside a transaction: its failure is the transaction's, reported by `committed`. */
+function queued(write: unknown): void {
+  // lmdb's writes return promises of its own making, not always instances of this realm's.
+  if (typeof (write as PromiseLike<unknown> | null)?.then === 'function')
+    (write as PromiseLike<unknown>).then(undefined, () => {});
+}
+
 /** Meta keys of unsettled run records: the prefix, and the first key past every one of them. */
 export const UNSETTLED_RUN = 'run:';
 const UNSETTLED_RUN_END = 'run;';
@@ -207,7 +247,7 @@ export async function openStateStore(dir: string): Promise<StateStore> {
     const dbs = openDbs(root);
     const docItems = openDocumentIndex(root);
     const found = dbs.meta.get('format_version');
-    if (found === undefined) await dbs.meta.put('format_version', STATE_FORMAT_VERSION);
+    if (found === undefined) await committed(dbs.meta.put('format_version', STATE_FORMAT_VERSION));
     else if (found === FORMAT_WITH_INLINE_ROWS || found === FORMAT_WITHOUT_DOCUMENT_INDEX) {
       if (found === FORMAT_WITH_INLINE_ROWS) await splitInlineRows(root, dbs);
       await indexDocuments(root, dbs, docItems);
@@ -248,7 +288,7 @@ async function rebuildWithPages(storePath: string): Promise<void> {
       const source = from.openDB<unknown, string>(options);
       const target = to.openDB<unknown, string>(options);
       let batch: { key: string; value: unknown }[] = [];
-      const flush = () => to.transaction(() => batch.forEach(({ key, value }) => void target.put(key, value)));
+      const flush = () => to.transaction(() => batch.forEach(({ key, value }) => queued(target.put(key, value))));
       for (const entry of source.getRange()) {
         batch.push(entry);
         if (batch.length >= REBUILD_BATCH) {
@@ -284,29 +324,33 @@ function* byTransaction<T extends readonly [string, ItemMemo]>(entries: readonly
 
 /** Format 1 -> 2 in one transaction: each memo's row keys move to item_rows. */
 async function splitInlineRows(root: RootDatabase, { meta, items, itemRows }: Dbs): Promise<void> {
-  await root.transaction(() => {
-    for (const { key, value } of items.getRange()) {
-      const rows = (value as { rows?: unknown } | null)?.rows;
-      if (isItemStamp(value) && isRowKeys(rows)) {
-        void items.put(key, stampOf(value as ItemMemo));
-        void itemRows.put(key, rows);
-      } else {
-        // Not a memo: it would have been healed on read; it goes now.
-        void items.remove(key);
+  await committed(
+    root.transaction(() => {
+      for (const { key, value } of items.getRange()) {
+        const rows = (value as { rows?: unknown } | null)?.rows;
+        if (isItemStamp(value) && isRowKeys(rows)) {
+          queued(items.put(key, stampOf(value as ItemMemo)));
+          queued(itemRows.put(key, rows));
+        } else {
+          // Not a memo: it would have been healed on read; it goes now.
+          queued(items.remove(key));
+        }
       }
-    }
-    void meta.put('format_version', FORMAT_WITHOUT_DOCUMENT_INDEX);
-  });
+      queued(meta.put('format_version', FORMAT_WITHOUT_DOCUMENT_INDEX));
+    }),
+  );
 }
 
 /** Format 2 -> 3 in one transaction: each item is indexed under its document. */
 async function indexDocuments(root: RootDatabase, { meta, items }: Dbs, docItems: DocumentIndex): Promise<void> {
-  await root.transaction(() => {
-    for (const { key, value } of items.getRange()) {
-      if (isItemStamp(value)) void docItems.put(value.sourceDocumentId, key);
-    }
-    void meta.put('format_version', STATE_FORMAT_VERSION);
-  });
+  await committed(
+    root.transaction(() => {
+      for (const { key, value } of items.getRange()) {
+        if (isItemStamp(value)) queued(docItems.put(value.sourceDocumentId, key));
+      }
+      queued(meta.put('format_version', STATE_FORMAT_VERSION));
+    }),
+  );
 }
 
 // Inside a transaction callback lmdb applies each write at once; the promise a write returns only
@@ -364,12 +408,14 @@ class LmdbStateStore implements StateStore {
 
   async removeItem(identity: string): Promise<void> {
     const key = this.#itemKey(identity);
-    await this.#root.transaction(() => {
-      const previous = read(this.#items, key);
-      if (isItemStamp(previous)) void this.#docItems.remove(previous.sourceDocumentId, key);
-      void this.#items.remove(key);
-      void this.#itemRows.remove(key);
-    });
+    await committed(
+      this.#root.transaction(() => {
+        const previous = read(this.#items, key);
+        if (isItemStamp(previous)) queued(this.#docItems.remove(previous.sourceDocumentId, key));
+        queued(this.#items.remove(key));
+        queued(this.#itemRows.remove(key));
+      }),
+    );
   }
 
   async *itemIdentities(): AsyncIterable<string> {
@@ -399,11 +445,13 @@ class LmdbStateStore implements StateStore {
   }
 
   async clearItems(): Promise<void> {
-    await this.#root.transaction(() => {
-      this.#items.clearSync();
-      this.#itemRows.clearSync();
-      this.#docItems.clearSync();
-    });
+    await committed(
+      this.#root.transaction(() => {
+        this.#items.clearSync();
+        this.#itemRows.clearSync();
+        this.#docItems.clearSync();
+      }),
+    );
   }
 
   async boundDatabaseId(): Promise<string | undefined> {
@@ -412,7 +460,7 @@ class LmdbStateStore implements StateStore {
   }
 
   async bindDatabase(databaseId: string): Promise<void> {
-    await this.#meta.put('database_id', databaseId);
+    await committed(this.#meta.put('database_id', databaseId));
   }
 
   async boundCorpusRoot(): Promise<string | undefined> {
@@ -421,7 +469,7 @@ class LmdbStateStore implements StateStore {
   }
 
   async bindCorpusRoot(root: string): Promise<void> {
-    await this.#meta.put('corpus_root', root);
+    await committed(this.#meta.put('corpus_root', root));
   }
 
   async unsettledRuns(): Promise<RunRecord[]> {
@@ -429,11 +477,11 @@ class LmdbStateStore implements StateStore {
   }
 
   async putUnsettledRun(record: RunRecord): Promise<void> {
-    await this.#meta.put(UNSETTLED_RUN + record.opId, record);
+    await committed(this.#meta.put(UNSETTLED_RUN + record.opId, record));
   }
 
   async removeUnsettledRun(opId: string): Promise<void> {
-    await this.#meta.remove(UNSETTLED_RUN + opId);
+    await committed(this.#meta.remove(UNSETTLED_RUN + opId));
   }
 
   async getMemo(key: string): Promise<unknown> {
@@ -441,11 +489,11 @@ class LmdbStateStore implements StateStore {
   }
 
   async putMemo(key: string, value: unknown): Promise<void> {
-    await this.#memos.put(key, value);
+    await committed(this.#memos.put(key, value));
   }
 
   async removeMemo(key: string): Promise<void> {
-    await this.#memos.remove(key);
+    await committed(this.#memos.remove(key));
   }
 
   async memoCount(): Promise<number> {
@@ -476,18 +524,20 @@ class LmdbStateStore implements StateStore {
 
   /** Memos in one transaction: each lands whole, with its document index entry. */
   async #putTogether(entries: readonly (readonly [string, ItemMemo])[]): Promise<void> {
-    await this.#root.transaction(() => {
-      for (const [identity, memo] of entries) {
-        const key = this.#itemKey(identity);
-        const previous = read(this.#items, key);
-        if (isItemStamp(previous) && previous.sourceDocumentId !== memo.sourceDocumentId) {
-          void this.#docItems.remove(previous.sourceDocumentId, key);
+    await committed(
+      this.#root.transaction(() => {
+        for (const [identity, memo] of entries) {
+          const key = this.#itemKey(identity);
+          const previous = read(this.#items, key);
+          if (isItemStamp(previous) && previous.sourceDocumentId !== memo.sourceDocumentId) {
+            queued(this.#docItems.remove(previous.sourceDocumentId, key));
+          }
+          queued(this.#items.put(key, key === identity ? stampOf(memo) : { ...stampOf(memo), identity }));
+          queued(this.#itemRows.put(key, memo.rows));
+          queued(this.#docItems.put(memo.sourceDocumentId, key));
         }
-        void this.#items.put(key, key === identity ? stampOf(memo) : { ...stampOf(memo), identity });
-        void this.#itemRows.put(key, memo.rows);
-        void this.#docItems.put(memo.sourceDocumentId, key);
-      }
-    });
+      }),
+    );
   }
 }
 
