@@ -1,8 +1,14 @@
 // How V8 runs a walk: the flags `ingest` starts node with.
 //
-// The heap. A walk allocates fast and its garbage lives only as long as an item (vectors as
-// number arrays, about 1 MB per document) while its live heap stays near 40-60 MB whatever the
-// corpus; V8's defaults, sized from the machine's memory, let that garbage pile up instead:
+// The heap. A walk allocates fast and its garbage lives only as long as an item, while its live
+// heap stays near 40-60 MB whatever the corpus; V8's defaults, sized from the machine's memory,
+// let that garbage pile up instead. The sizes below were chosen when vectors were arrays of
+// numbers on the heap (about 1 MB of garbage per document); with them as Float32Arrays off it
+// (issue 52), cold walks of 600 and 1,000 documents on PostgreSQL measured them again and kept
+// them (bench/README.md "Peak memory, warm walks and CPU against the starting code, in pairs"):
+// 8 MB semi-spaces left the peak within its run-to-run scatter at a few % more CPU, 32 MB took a
+// tenth off the items' CPU for 35-50 MB more at the peak, and V8's own old-generation growth
+// peaked at 384-391 MB instead of 255-268:
 //   - the young generation: V8 kept some 80 MB of it; a 16 MB semi-space holds the same walk
 //     speed (2,000 documents: anonymous memory 331 -> 251 MB, 30.1 s against 30.0 s; 8 MB saved
 //     20 MB more but cost 9 %);
