@@ -239,6 +239,62 @@ test('a walk killed after any batch is finished by the next walk to the same out
   }
 });
 
+/** A one-letter typo: the stem's second and third letters swapped (one edit by the mock's rule). */
+const typo = (stem: string) => `${stem[0]}${stem[2]}${stem[1]}${stem.slice(3)}`;
+
+test('moves stopped after the first of their transactions are finished by the next walk to the same outcome', async () => {
+  // 250 firms and a typo of each in 25 documents: 250 names join, 6,250 mentions move, more than
+  // one move transaction (write-back.ts MOVE_CHUNK) holds.
+  const corpus = path.join(root, 'moves-corpus');
+  await mkdir(corpus);
+  const firms = STEMS.flatMap((stem) => KINDS.map((kind) => [`${stem} ${kind}`, `${typo(stem)} ${kind}`])).slice(
+    0,
+    250,
+  );
+  for (let doc = 0; doc < 25; doc++) {
+    const text = firms.flat().map((name) => `We met ${name} on visit ${doc}.`);
+    await writeFile(path.join(corpus, `moves-${doc}.md`), `# Moves ${doc}\n\n${text.join('\n\n')}\n`);
+  }
+  const moving = new Deployments(root, corpus);
+  try {
+    const reference = await moving.create('moves-reference');
+    const walked = await moving.walk(reference);
+    const counts = passOf(walked.summary, 'entity_resolution').counts!;
+    assert.ok(counts.mentions_moved! > 5_000, `${counts.mentions_moved} mentions moved`);
+    const wanted = await moving.withDatabase(reference, resolved);
+    const env = await moving.create('moves-stopped');
+    const fault: Fault = {
+      table: 'entity_mentions',
+      event: 'DELETE',
+      at: 2,
+      when: 'EXISTS (SELECT 1 FROM entity_names)',
+    };
+    await moving.withDatabase(env, (db) => installFault(db, fault, 'fail'));
+    assert.not.ok(passOf((await moving.walk(env)).summary, 'entity_resolution').ok, 'the pass stopped');
+    await moving.withDatabase(env, (db) => removeFault(db, fault));
+    // A moved mention mostly collapses into its root's in the same document: what is left to
+    // move is counted instead.
+    const unmoved = await moving.withDatabase(
+      env,
+      async (db) =>
+        (
+          await db.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM entity_mentions m
+               JOIN entity_names n ON n.entity_type = m.entity_type AND n.name = m.canonical_name
+              WHERE n.name <> n.canonical_name`,
+          )
+        ).rows[0]!.n,
+    );
+    assert.ok(unmoved > 0 && unmoved < counts.mentions_moved!, `${unmoved} of ${counts.mentions_moved} left to move`);
+    const next = await moving.walk(env);
+    assert.ok(passOf(next.summary, 'entity_resolution').ok, next.errors);
+    const got = await moving.withDatabase(env, resolved);
+    for (const [table, rows] of Object.entries(wanted)) assert.equal(got[table], rows, table);
+  } finally {
+    await moving.dispose();
+  }
+});
+
 /** Each name entity_names holds, and the root it is under. */
 async function namesAndRoots(db: Database): Promise<Map<string, string>> {
   const { rows } = await db.query<{ name: string; root: string }>(
