@@ -16,6 +16,10 @@
 //   killed  the walk is killed (SIGKILL) once it logs the boundary (a debug line per batch
 //           recorded, and at the moves' start); nothing stops the pass there, so it is killed
 //           wherever it got to a few milliseconds on.
+//
+// Two guards besides: moves stopped between their transactions (another corpus, with more
+// mentions to move than one transaction takes), and a next walk that changes a document as
+// well, whose outcome docs/DECISIONS.md states.
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
