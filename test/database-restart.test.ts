@@ -2,10 +2,12 @@
 // The database restarted under a walk (docs/OPERATIONS.md "When the database goes away"): a real
 // PostgreSQL cluster of the test's own, stopped in immediate mode (as a crash or a power cut
 // leaves it) and started again 3 s later, at chosen instants (the items, a batch of entity
-// resolution recorded, its mentions moving, the Q&A dedup pass, the chained producer run) and at
-// seeded random ones; then one more walk. Every walk table, entity_names and q_a_dedup_proposals
-// must equal an uninterrupted walk's, no op's mentions may wait for resolution
-// (entity_resolution_ops lists them all), and no pipeline_runs row may stay in progress. Its own CI step runs it on a throwaway cluster:
+// resolution recorded, its mentions moving, the Q&A dedup pass, the chained producer run, the
+// items of a distributed walk on two walk workers) and at seeded random ones; then one more
+// walk. Every walk table, entity_names and q_a_dedup_proposals must equal an uninterrupted
+// walk's, no op's mentions may wait for resolution (entity_resolution_ops lists them all), no
+// pipeline_runs row may stay in progress and no job of the next walk may stay queued or running.
+// Its own CI step runs it on a throwaway cluster:
 //
 //   npm run test:restart   (INGEST_PG_THROWAWAY=1 bash scripts/pg-with-vector.sh around this file)
 //
@@ -25,7 +27,9 @@ import type { Database } from '../lib/db/database.ts';
 import { rowsInContentTerms } from './helpers/content.ts';
 import { generateCorpus } from './helpers/corpus.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
-import { startMockTier, type MockTier } from './helpers/mock-tier.ts';
+import { mockTierEnv, startMockTier, type MockTier } from './helpers/mock-tier.ts';
+import { startWalkWorkers, stopWalkWorkers } from '../bench/walk-workers.ts';
+import { walkItemQueue } from '../lib/queue/job-queue.ts';
 import { contentRows, OP } from './helpers/pass-faults.ts';
 
 const DOCS = 150;
@@ -87,24 +91,46 @@ async function everything(db: Database): Promise<Record<string, string[]>> {
   };
 }
 
-/** A fresh database and data directory; `onLine` sees every log line of the lifespan. */
-async function deployment(name: string, onLine: (line: { msg?: string; pass?: string; batch?: number }) => void) {
+/** A distributed walk: its items run on walk workers (real processes), its passes here. */
+const DISTRIBUTED = {
+  INGEST_WALK_MODE: 'distributed',
+  INGEST_STATE_STORE: 'database',
+  INGEST_WALK_SUPERVISE_SECONDS: '2',
+};
+
+/**
+ * A fresh database and data directory, and `workers` walk workers on them when the walk is
+ * distributed; `onLine` sees every log line of the lifespan.
+ */
+async function deployment(
+  name: string,
+  onLine: (line: { msg?: string; pass?: string; batch?: number }) => void,
+  workers = 0,
+) {
   const target: TestDatabase = await openTestDatabase();
-  const config = loadConfig(
-    {
-      INGEST_DATA_DIR: path.join(root, name),
-      ENGINE_DB_DSN: target.dsn!,
-      INGEST_PRODUCER_AFTER_WALK: 'true',
-      INGEST_LOG_LEVEL: 'debug',
-    },
-    root,
-  );
+  const env = {
+    INGEST_DATA_DIR: path.join(root, name),
+    ENGINE_DB_DSN: target.dsn!,
+    INGEST_PRODUCER_AFTER_WALK: 'true',
+    INGEST_LOG_LEVEL: 'debug',
+    ...(workers > 0 ? DISTRIBUTED : {}),
+  };
   const log = pino({ level: 'debug' }, { write: (line: string) => onLine(JSON.parse(line) as never) });
-  const lifespan: Lifespan = await openLifespan(config, log);
+  const lifespan: Lifespan = await openLifespan(loadConfig(env, root), log);
+  const children =
+    workers > 0
+      ? await startWalkWorkers(workers, corpus, {
+          ...env,
+          PATH: process.env.PATH ?? '',
+          INGEST_DATA_DIR: path.join(root, `${name}-workers`),
+          ...mockTierEnv(tier.mock.url),
+        })
+      : [];
   return {
     target,
     lifespan,
     async dispose() {
+      await stopWalkWorkers(children);
       await lifespan.close();
       await target.dispose();
     },
@@ -148,11 +174,16 @@ async function restartedWalk(
     afterMs?: number;
     progress?: number;
   },
+  workers = 0,
 ): Promise<WalkSummary> {
   const restarts = new Restarts();
-  const d = await deployment(name, (line) => {
-    if (at.line?.(line)) restarts.now();
-  });
+  const d = await deployment(
+    name,
+    (line) => {
+      if (at.line?.(line)) restarts.now();
+    },
+    workers,
+  );
   try {
     const timer = at.afterMs === undefined ? null : setTimeout(() => restarts.now(), at.afterMs);
     const first = await walk(d.lifespan, {
@@ -173,6 +204,17 @@ async function restartedWalk(
       `SELECT flow, status FROM pipeline_runs WHERE status = 'in_progress'`,
     );
     assert.equal(rows, [], `${name}: no run row left in progress`);
+    if (workers > 0) {
+      // The interrupted walk's jobs that were running when the server went are left to the
+      // queue's expiry (its fencing token refuses whatever they would write); the next walk's
+      // must all have ended.
+      const jobs = await d.target.db.query<{ state: string }>(
+        `SELECT state::text FROM pgboss.job
+          WHERE name = $1 AND data->>'opId' = $2 AND state::text IN ('created', 'retry', 'active')`,
+        [await walkItemQueue(d.target.db), next.opId],
+      );
+      assert.equal(jobs.rows, [], `${name}: no job of the next walk left waiting or running`);
+    }
     return first;
   } finally {
     await restarts.back().catch(() => {});
@@ -208,6 +250,11 @@ test('restarted as the Q&A dedup pass starts', async () => {
 
 test('restarted during the chained producer run', async () => {
   await restartedWalk('producer', { line: (l) => l.msg === 'producer run started' });
+});
+
+test('a distributed walk restarted during its items: coordinator and walk workers both see it', async () => {
+  const first = await restartedWalk('distributed', { progress: Math.floor(DOCS / 3) }, 2);
+  assert.is(first.status, 'failed');
 });
 
 test('restarted at seeded random instants of the walk', async () => {

@@ -66,10 +66,18 @@ export async function recordUnwalked(
   await runs.finish(runRecord(config, { ...facts, status, finishedAt: now }));
 }
 
-/** Sends a run's terminal record, keeping it in the store until it landed. */
+/**
+ * Sends a run's terminal record, keeping it in the store until it landed. Never throws: with the
+ * state store in the database, a database gone keeps nothing new, and the next run then closes
+ * the record kept in progress at the start (as abandoned); a record left after it landed is only
+ * sent again.
+ */
 export async function finishRun(store: StateStore, runs: RunRecorder, record: RunRecord): Promise<void> {
-  await store.putUnsettledRun(record);
-  if (await runs.finish(record)) await store.removeUnsettledRun(record.opId);
+  const kept = await store.putUnsettledRun(record).then(
+    () => true,
+    () => false,
+  );
+  if ((await runs.finish(record)) && kept) await store.removeUnsettledRun(record.opId).catch(() => {});
 }
 
 /** Why a run's row was closed as abandoned, by its flow. */
