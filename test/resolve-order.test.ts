@@ -13,51 +13,10 @@ import { startMockServer, type MockServer } from '../mock/server.ts';
 import { BATCH_NAMES } from '../stages/resolve/decide.ts';
 import { modelRelay, seeded } from './helpers/model-relay.ts';
 import { walkFixture } from './helpers/walk.ts';
+import { STEMS } from './helpers/name-stems.ts';
 
 const VARS = ['ANTHROPIC_BASE_URL', 'ANTHROPIC_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_API_KEY'] as const;
 
-const STEMS = [
-  'Alder',
-  'Aspen',
-  'Birch',
-  'Beech',
-  'Cedar',
-  'Cherry',
-  'Elder',
-  'Elm',
-  'Fir',
-  'Hazel',
-  'Holly',
-  'Juniper',
-  'Larch',
-  'Linden',
-  'Maple',
-  'Myrtle',
-  'Oak',
-  'Olive',
-  'Pine',
-  'Poplar',
-  'Rowan',
-  'Spruce',
-  'Willow',
-  'Yew',
-  'Acacia',
-  'Banyan',
-  'Cypress',
-  'Ebony',
-  'Ginkgo',
-  'Hawthorn',
-  'Laurel',
-  'Magnolia',
-  'Mulberry',
-  'Walnut',
-  'Sycamore',
-  'Tamarind',
-  'Chestnut',
-  'Hemlock',
-  'Redwood',
-  'Sequoia',
-];
 const KINDS = ['Traders', 'Logistics', 'Bank', 'University', 'Holdings', 'Group'];
 
 /** A one-letter typo: the stem's second and third letters swapped. */

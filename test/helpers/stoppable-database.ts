@@ -1,6 +1,7 @@
 // A database a test can stop and start again: PostgreSQL behind a loopback proxy that is cut
 // (to a client, a server gone: connections reset, then refused), or the embedded database,
-// whose process is killed (the next open starts a new one).
+// whose process is killed (the next open starts a new one). Or hang: the proxy frozen (nothing
+// passes, connections stay open), the embedded database's process stopped (SIGSTOP).
 
 import path from 'node:path';
 import { loadConfig } from '../../lib/config.ts';
@@ -11,6 +12,8 @@ import { startTcpProxy, type TcpProxy } from './tcp-proxy.ts';
 export interface StoppableDatabase {
   env: Record<string, string>;
   stop(): Promise<void>;
+  /** Stops answering without going; restart() after it serves again (for PostgreSQL: after stop()). */
+  hang(): Promise<void>;
   restart(): Promise<void>;
   dispose(): Promise<void>;
 }
@@ -19,12 +22,12 @@ export interface StoppableDatabase {
 export async function stoppableDatabase(dataDir: string, root: string): Promise<StoppableDatabase> {
   if (!process.env.ENGINE_DB_DSN) {
     const lock = path.join(loadConfig({ INGEST_DATA_DIR: dataDir }, root).database.embeddedDir, 'ingest.lock');
+    const signal = async (name: NodeJS.Signals): Promise<void> =>
+      void process.kill((await leaseHolder(lock, Number.POSITIVE_INFINITY))!.pid, name);
     return {
       env: {},
-      async stop() {
-        const holder = await leaseHolder(lock, Number.POSITIVE_INFINITY);
-        process.kill(holder!.pid, 'SIGKILL');
-      },
+      stop: () => signal('SIGKILL'),
+      hang: () => signal('SIGSTOP'),
       restart: async () => {},
       dispose: async () => {},
     };
@@ -36,6 +39,7 @@ export async function stoppableDatabase(dataDir: string, root: string): Promise<
   return {
     env: { ENGINE_DB_DSN: dsn.toString() },
     stop: () => proxy.cut(),
+    hang: async () => proxy.freeze(),
     restart: () => proxy.resume(),
     async dispose() {
       await proxy.close();

@@ -16,13 +16,11 @@ import { pino } from 'pino';
 import { openLifespan, type Lifespan } from '../../engine/lifespan.ts';
 import { walk, type WalkSummary } from '../../engine/walk/walk.ts';
 import { loadConfig } from '../../lib/config.ts';
-import { leaseHolder } from '../../lib/lease.ts';
 import { rowsInContentTerms, WALKED_TABLES } from '../helpers/content.ts';
 import { runIngest } from '../helpers/cli.ts';
 import { generateCorpus } from '../helpers/corpus.ts';
-import { openTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { startMockTier, type MockTier } from '../helpers/mock-tier.ts';
-import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
+import { stoppableDatabase } from '../helpers/stoppable-database.ts';
 import { walkFixture } from '../helpers/walk.ts';
 
 const DOCS = 150;
@@ -82,49 +80,6 @@ test('a server that accepts connections and never answers: ingest walk fails wit
   }
 });
 
-interface HangingDatabase {
-  env: Record<string, string>;
-  hang(): Promise<void>;
-  /** Serves again (for PGlite: the next open starts a new process). */
-  back(): Promise<void>;
-  dispose(): Promise<void>;
-}
-
-async function hangingDatabase(dataDir: string): Promise<HangingDatabase> {
-  if (!process.env.ENGINE_DB_DSN) {
-    const lock = path.join(loadConfig({ INGEST_DATA_DIR: dataDir }, root).database.embeddedDir, 'ingest.lock');
-    let stopped: number | null = null;
-    return {
-      env: {},
-      async hang() {
-        stopped = (await leaseHolder(lock, Number.POSITIVE_INFINITY))!.pid;
-        process.kill(stopped, 'SIGSTOP');
-      },
-      async back() {
-        // The walk that waited on it ended it: nothing of it is left to continue.
-        assert.throws(() => process.kill(stopped!, 0), /ESRCH/, 'the hung database process was ended');
-      },
-      dispose: async () => {},
-    };
-  }
-  const target: TestDatabase = await openTestDatabase();
-  const dsn = new URL(target.dsn!);
-  const proxy: TcpProxy = await startTcpProxy({ host: dsn.hostname, port: Number(dsn.port || 5432) });
-  dsn.host = `127.0.0.1:${proxy.port}`;
-  return {
-    env: { ENGINE_DB_DSN: dsn.toString() },
-    hang: async () => proxy.freeze(),
-    async back() {
-      await proxy.cut();
-      await proxy.resume();
-    },
-    async dispose() {
-      await proxy.close();
-      await target.dispose();
-    },
-  };
-}
-
 test('a database that stops answering mid-walk fails the walk within the statement wait; the next walk lands every row', async () => {
   const reference = await walkFixture();
   let expected: Record<string, string[]>;
@@ -136,7 +91,7 @@ test('a database that stops answering mid-walk fails the walk within the stateme
   }
 
   const dataDir = path.join(root, 'hung');
-  const database = await hangingDatabase(dataDir);
+  const database = await stoppableDatabase(dataDir, root);
   const config = loadConfig(
     {
       INGEST_DATA_DIR: dataDir,
@@ -159,10 +114,13 @@ test('a database that stops answering mid-walk fails the walk within the stateme
       }),
     );
     await hung;
+    // PostgreSQL serves again once the proxy is cut and resumed; the embedded database's
+    // stopped process was ended by the walk that waited on it.
+    await database.stop().catch(() => {});
+    await database.restart();
     assert.is(interrupted.status, 'failed');
     assert.match(interrupted.error ?? '', /the database could not be reached during the walk/);
     assert.is(interrupted.items.failed, 0, 'no item is blamed for the database');
-    await database.back();
     await unlessHung('closing', lifespan.close());
 
     lifespan = await openLifespan(config, log);
