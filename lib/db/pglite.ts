@@ -79,7 +79,7 @@ class PgliteChannel {
 
   /**
    * One request and its reply. A reply that does not come within `timeoutMs` (0: no limit) means
-   * a process that hangs: it is ended, and this request and every other fail as it gone.
+   * a process that hangs: it is ended, and this request and every other fail as if it had gone.
    */
   send(request: Request, timeoutMs: number): Promise<Outcome> {
     if (this.#gone !== null) return Promise.reject(this.#gone);
