@@ -8,9 +8,7 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, rmSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { openLifespan, type Lifespan } from '../../engine/lifespan.ts';
@@ -18,8 +16,7 @@ import { walk, type WalkSummary } from '../../engine/walk/walk.ts';
 import { loadConfig } from '../../lib/config.ts';
 import { rowsInContentTerms, WALKED_TABLES } from '../helpers/content.ts';
 import { runIngest } from '../helpers/cli.ts';
-import { generateCorpus } from '../helpers/corpus.ts';
-import { startMockTier, type MockTier } from '../helpers/mock-tier.ts';
+import { corpusAndTier } from '../helpers/corpus-and-tier.ts';
 import { stoppableDatabase } from '../helpers/stoppable-database.ts';
 import { walkFixture } from '../helpers/walk.ts';
 
@@ -28,19 +25,7 @@ const log = pino({ level: 'silent' });
 /** Far past the bounds the tests set (2 s): reached only if something waits for ever. */
 const HANG_MS = 120_000;
 
-let root: string;
-let corpus: string;
-let tier: MockTier;
-test.before(async () => {
-  root = mkdtempSync(path.join(tmpdir(), 'ingest-database-hangs-'));
-  corpus = path.join(root, 'corpus');
-  generateCorpus(corpus, DOCS, { mix: 'md:100', seed: 11 });
-  tier = await startMockTier();
-});
-test.after(async () => {
-  await tier.stop();
-  rmSync(root, { recursive: true, force: true });
-});
+const files = corpusAndTier(test, 'database-hangs', DOCS, { mix: 'md:100', seed: 11 });
 
 /** `work`, or a failure naming `what` once HANG_MS passed. */
 async function unlessHung<T>(what: string, work: Promise<T>): Promise<T> {
@@ -62,8 +47,8 @@ test('a server that accepts connections and never answers: ingest walk fails wit
     const { port } = silent.address() as AddressInfo;
     const result = await unlessHung(
       'ingest walk',
-      runIngest(['walk', corpus], {
-        INGEST_DATA_DIR: path.join(root, 'silent'),
+      runIngest(['walk', files.corpus], {
+        INGEST_DATA_DIR: path.join(files.root, 'silent'),
         ENGINE_DB_DSN: `postgresql://ingest:secret-word@127.0.0.1:${port}/ingest`,
         INGEST_DB_CONNECT_TIMEOUT_S: '2',
       }),
@@ -84,14 +69,14 @@ test('a database that stops answering mid-walk fails the walk within the stateme
   const reference = await walkFixture();
   let expected: Record<string, string[]>;
   try {
-    assert.is((await walk(reference.lifespan, { sourcePath: corpus })).items.failed, 0);
+    assert.is((await walk(reference.lifespan, { sourcePath: files.corpus })).items.failed, 0);
     expected = await rowsInContentTerms(reference.target.db);
   } finally {
     await reference.dispose();
   }
 
-  const dataDir = path.join(root, 'hung');
-  const database = await stoppableDatabase(dataDir, root);
+  const dataDir = path.join(files.root, 'hung');
+  const database = await stoppableDatabase(dataDir, files.root);
   const config = loadConfig(
     {
       INGEST_DATA_DIR: dataDir,
@@ -99,7 +84,7 @@ test('a database that stops answering mid-walk fails the walk within the stateme
       INGEST_DB_CONNECT_TIMEOUT_S: '2',
       ...database.env,
     },
-    root,
+    files.root,
   );
   let lifespan: Lifespan = await openLifespan(config, log);
   try {
@@ -107,7 +92,7 @@ test('a database that stops answering mid-walk fails the walk within the stateme
     const interrupted: WalkSummary = await unlessHung(
       'the walk',
       walk(lifespan, {
-        sourcePath: corpus,
+        sourcePath: files.corpus,
         onProgress: ({ done }) => {
           if (done === DOCS / 3) hung = database.hang();
         },
@@ -124,7 +109,7 @@ test('a database that stops answering mid-walk fails the walk within the stateme
     await unlessHung('closing', lifespan.close());
 
     lifespan = await openLifespan(config, log);
-    const resumed = await walk(lifespan, { sourcePath: corpus });
+    const resumed = await walk(lifespan, { sourcePath: files.corpus });
     assert.is(resumed.status, 'completed', resumed.error);
     const got = await rowsInContentTerms(lifespan.db);
     for (const table of WALKED_TABLES) assert.equal(got[table], expected[table], table);

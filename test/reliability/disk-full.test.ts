@@ -7,38 +7,22 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { walk } from '../../engine/walk/walk.ts';
 import { rowsInContentTerms, WALKED_TABLES } from '../helpers/content.ts';
-import { generateCorpus } from '../helpers/corpus.ts';
-import { startMockTier, type MockTier } from '../helpers/mock-tier.ts';
+import { corpusAndTier } from '../helpers/corpus-and-tier.ts';
 import { walkFixture } from '../helpers/walk.ts';
 
 const DOCS = 120;
 /** Chunk rows that land before the disk is full: about a third of the corpus's. */
 const ROOM = 250;
 
-let root: string;
-let corpus: string;
-let tier: MockTier;
-test.before(async () => {
-  root = mkdtempSync(path.join(tmpdir(), 'ingest-disk-full-'));
-  corpus = path.join(root, 'corpus');
-  generateCorpus(corpus, DOCS, { mix: 'md:100', seed: 4 });
-  tier = await startMockTier();
-});
-test.after(async () => {
-  await tier.stop();
-  rmSync(root, { recursive: true, force: true });
-});
+const files = corpusAndTier(test, 'disk-full', DOCS, { mix: 'md:100', seed: 4 });
 
 test('the database disk full mid-walk: the walk stops with disk_full; with space back the next walk lands every row', async () => {
   const reference = await walkFixture();
   let expected: Record<string, string[]>;
   try {
-    assert.is((await walk(reference.lifespan, { sourcePath: corpus })).items.failed, 0);
+    assert.is((await walk(reference.lifespan, { sourcePath: files.corpus })).items.failed, 0);
     expected = await rowsInContentTerms(reference.target.db);
   } finally {
     await reference.dispose();
@@ -56,14 +40,14 @@ test('the database disk full mid-walk: the walk stops with disk_full; with space
         RETURN NEW;
       END $$;
       CREATE TRIGGER test_disk_full BEFORE INSERT ON content_chunks FOR EACH ROW EXECUTE FUNCTION test_disk_full();`);
-    const full = await walk(f.lifespan, { sourcePath: corpus });
+    const full = await walk(f.lifespan, { sourcePath: files.corpus });
     assert.is(full.status, 'failed');
     assert.match(full.error ?? '', /a disk is full \(could not extend file: No space left on device\)/);
     assert.is(full.items.failed, 0, 'no item is blamed for the disk');
     assert.ok(full.items.changed < DOCS, 'the walk stopped short');
 
     await f.target.db.exec('DROP TRIGGER test_disk_full ON content_chunks; DROP FUNCTION test_disk_full();');
-    const next = await walk(f.lifespan, { sourcePath: corpus });
+    const next = await walk(f.lifespan, { sourcePath: files.corpus });
     assert.is(next.status, 'completed', next.error);
     const got = await rowsInContentTerms(f.target.db);
     for (const table of WALKED_TABLES) assert.equal(got[table], expected[table], table);
