@@ -11,6 +11,8 @@ import { openLifespan, type Lifespan } from '../../engine/lifespan.ts';
 import type { FlowPass } from '../../engine/walk/passes.ts';
 import { withTier1 } from '../../cli/tier1.ts';
 import { openTestDatabase, type TestDatabase } from './db.ts';
+import { walk } from '../../engine/walk/walk.ts';
+import { rowsInContentTerms } from './content.ts';
 
 export interface WalkFixture {
   root: string;
@@ -88,3 +90,16 @@ export async function snapshotRows(
 
 export const markdown = (title: string, paragraphs: number): string =>
   `# ${title}\n\n${Array.from({ length: paragraphs }, (_, i) => `Paragraph ${i} of ${title}. ${'Words to fill the chunk. '.repeat(20)}`).join('\n\n')}\n`;
+
+/** The rows an uninterrupted walk of `corpus` leaves, in content terms, from a fixture of its own. */
+export async function uninterruptedRows(corpus: string): Promise<Record<string, string[]>> {
+  const reference = await walkFixture();
+  try {
+    const clean = await walk(reference.lifespan, { sourcePath: corpus });
+    if (clean.items.failed > 0 || clean.status !== 'completed')
+      throw new Error(`the reference walk did not complete cleanly: ${clean.error ?? `${clean.items.failed} failed`}`);
+    return await rowsInContentTerms(reference.target.db);
+  } finally {
+    await reference.dispose();
+  }
+}

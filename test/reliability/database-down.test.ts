@@ -20,7 +20,7 @@ import { WALK_TABLES } from '../../lib/db/tables.ts';
 import { rowsInContentTerms, WALKED_TABLES } from '../helpers/content.ts';
 import { generateCorpus } from '../helpers/corpus.ts';
 import { stoppableDatabase } from '../helpers/stoppable-database.ts';
-import { walkFixture } from '../helpers/walk.ts';
+import { uninterruptedRows } from '../helpers/walk.ts';
 import { startMockTier, type MockTier } from '../helpers/mock-tier.ts';
 
 const DOCS = 300;
@@ -45,15 +45,7 @@ test.after(async () => {
 });
 
 test('a walk whose database stops mid-way fails cleanly, and the next walk lands exactly the rows', async () => {
-  const reference = await walkFixture();
-  let expected: Record<string, string[]>;
-  try {
-    const clean = await walk(reference.lifespan, { sourcePath: corpus });
-    assert.is(clean.items.failed, 0);
-    expected = await rowsInContentTerms(reference.target.db);
-  } finally {
-    await reference.dispose();
-  }
+  const expected = await uninterruptedRows(corpus);
 
   const dataDir = path.join(root, 'interrupted');
   const database = await stoppableDatabase(dataDir, root);

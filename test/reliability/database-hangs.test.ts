@@ -18,7 +18,7 @@ import { rowsInContentTerms, WALKED_TABLES } from '../helpers/content.ts';
 import { runIngest } from '../helpers/cli.ts';
 import { corpusAndTier } from '../helpers/corpus-and-tier.ts';
 import { stoppableDatabase } from '../helpers/stoppable-database.ts';
-import { walkFixture } from '../helpers/walk.ts';
+import { uninterruptedRows } from '../helpers/walk.ts';
 
 const DOCS = 150;
 const log = pino({ level: 'silent' });
@@ -66,14 +66,7 @@ test('a server that accepts connections and never answers: ingest walk fails wit
 });
 
 test('a database that stops answering mid-walk fails the walk within the statement wait; the next walk lands every row', async () => {
-  const reference = await walkFixture();
-  let expected: Record<string, string[]>;
-  try {
-    assert.is((await walk(reference.lifespan, { sourcePath: files.corpus })).items.failed, 0);
-    expected = await rowsInContentTerms(reference.target.db);
-  } finally {
-    await reference.dispose();
-  }
+  const expected = await uninterruptedRows(files.corpus);
 
   const dataDir = path.join(files.root, 'hung');
   const database = await stoppableDatabase(dataDir, files.root);

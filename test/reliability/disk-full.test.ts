@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import { walk } from '../../engine/walk/walk.ts';
 import { rowsInContentTerms, WALKED_TABLES } from '../helpers/content.ts';
 import { corpusAndTier } from '../helpers/corpus-and-tier.ts';
-import { walkFixture } from '../helpers/walk.ts';
+import { uninterruptedRows, walkFixture } from '../helpers/walk.ts';
 
 const DOCS = 120;
 /** Chunk rows that land before the disk is full: about a third of the corpus's. */
@@ -19,14 +19,7 @@ const ROOM = 250;
 const files = corpusAndTier(test, 'disk-full', DOCS, { mix: 'md:100', seed: 4 });
 
 test('the database disk full mid-walk: the walk stops with disk_full; with space back the next walk lands every row', async () => {
-  const reference = await walkFixture();
-  let expected: Record<string, string[]>;
-  try {
-    assert.is((await walk(reference.lifespan, { sourcePath: files.corpus })).items.failed, 0);
-    expected = await rowsInContentTerms(reference.target.db);
-  } finally {
-    await reference.dispose();
-  }
+  const expected = await uninterruptedRows(files.corpus);
 
   const f = await walkFixture();
   try {
