@@ -2,7 +2,7 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { adornments, bandKeys, cosine, jaccard, normaliseName, trigrams } from '../stages/resolve/names.ts';
+import { adornments, bandKeys, cosine, jaccard, normaliseName, trigrams, unitLength } from '../stages/resolve/names.ts';
 import { mockEmbedding } from '../mock/embeddings.ts';
 
 test('spellings of one firm meet on one normalised key; different firms do not', () => {
@@ -47,14 +47,20 @@ test('band keys: stable, shared by near spellings, rarely by unrelated names', (
   );
   const unrelated = ['Contoso Logistics', 'Fabrikam Bank', 'Grace Hopper', 'Alan Turing', 'Wingtip University'];
   assert.ok(unrelated.filter((u) => shares('Northwind Traders', u)).length <= 1);
+  // nearness compares keys band by band: a key never equals another band's.
+  const inTheirBands = (a: string, b: string) => keys(a).some((k, band) => k === keys(b)[band]);
+  for (const a of ['Northwind Traders', ...typos, ...unrelated])
+    for (const b of [...typos, ...unrelated]) assert.is(inTheirBands(a, b), shares(a, b), `${a} / ${b}`);
 });
 
 test('cosine: 1 for one direction, 0 for orthogonal or empty vectors; near spellings embed near', () => {
-  assert.is(cosine([1, 2, 3], [2, 4, 6]).toFixed(6), '1.000000');
-  assert.is(cosine([1, 0], [0, 1]), 0);
-  assert.is(cosine([0, 0], [1, 1]), 0);
-  const near = cosine(mockEmbedding('Northwind Traders', 1024), mockEmbedding('Nortwind Traders', 1024));
-  const far = cosine(mockEmbedding('Northwind Traders', 1024), mockEmbedding('Grace Hopper', 1024));
+  const of = (a: ArrayLike<number>, b: ArrayLike<number>) => cosine(unitLength(a), unitLength(b));
+  assert.is(of([1, 2, 3], [2, 4, 6]).toFixed(6), '1.000000');
+  assert.is(of([1, 0], [0, 1]), 0);
+  assert.is(of([0, 0], [1, 1]), 0);
+  assert.is(of([3, 4], [4, 3]).toFixed(6), '0.960000');
+  const near = of(mockEmbedding('Northwind Traders', 1024), mockEmbedding('Nortwind Traders', 1024));
+  const far = of(mockEmbedding('Northwind Traders', 1024), mockEmbedding('Grace Hopper', 1024));
   assert.ok(near > 0.6 && far < 0.2, `near ${near}, far ${far}`);
 });
 

@@ -19,10 +19,11 @@ export const NEAR_IDENTICAL = 0.5;
  * near. Null otherwise.
  */
 export function nearness(self: Root, other: Root): Near | null {
-  const named = other.normalised === self.normalised || other.bands.some((b) => self.bands.includes(b));
+  // bandKeys gives every name its BANDS keys in band order, and keys of two bands never match.
+  const named = other.normalised === self.normalised || other.bands.some((b, band) => b === self.bands[band]);
   // The cosine only where it can count: a name of another type is found by its spelling alone.
   if (!named && other.type !== self.type) return null;
-  const similarity = cosine(self.vector, other.vector);
+  const similarity = cosine(self.unit, other.unit);
   return named || similarity >= MIN_COSINE
     ? { type: other.type, name: other.name, normalised: other.normalised, cosine: similarity }
     : null;

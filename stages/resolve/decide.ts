@@ -203,10 +203,11 @@ export class PassDecisions {
         continue;
       }
       const before = new Map<Near, Deciding>();
-      for (const other of [...earlier, ...batch]) {
-        const found = nearness(self, other.self);
-        if (found !== null) before.set(found, other);
-      }
+      for (const names of [earlier, batch])
+        for (const other of names) {
+          const found = nearness(self, other.self);
+          if (found !== null) before.set(found, other);
+        }
       const decided = this.#decideOne(self, near[asked++]!, before);
       this.#all.push(decided);
       batch.push({ self, decided });

@@ -101,15 +101,24 @@ export function bandKeys(grams: ReadonlySet<string>): string[] {
   return keys;
 }
 
-/** Cosine similarity of two vectors of one length. */
-export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * b[i]!;
-    na += a[i]! * a[i]!;
-    nb += b[i]! * b[i]!;
+/**
+ * A vector scaled to length 1 (a zero vector stays zero), so that the cosine of two is their dot
+ * product (`cosine`): a pass compares each name with hundreds, and a third of the work per pair.
+ */
+export function unitLength(vector: ArrayLike<number>): Float64Array {
+  const unit = Float64Array.from(vector);
+  let norm = 0;
+  for (let i = 0; i < unit.length; i++) norm += unit[i]! * unit[i]!;
+  if (norm > 0) {
+    const scale = 1 / Math.sqrt(norm);
+    for (let i = 0; i < unit.length; i++) unit[i]! *= scale;
   }
-  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+  return unit;
+}
+
+/** Cosine similarity of two vectors of one length at unit length (unitLength). */
+export function cosine(a: Float64Array, b: Float64Array): number {
+  let dot = 0;
+  for (let i = 0; i < a.length; i++) dot += a[i]! * b[i]!;
+  return dot;
 }

@@ -14,7 +14,7 @@
 // A root is a name naming itself in its own type (ROOT).
 
 import type { Database, Queryable } from '../../lib/db/database.ts';
-import { bandKeys, normaliseName, trigrams } from './names.ts';
+import { bandKeys, normaliseName, trigrams, unitLength } from './names.ts';
 import type { Candidate } from './pair-resolver.ts';
 
 /** The predicate of a root among entity_names rows (`n`): its own name and type. */
@@ -34,6 +34,8 @@ export interface Root {
   normalised: string;
   bands: string[];
   vector: readonly number[];
+  /** The vector at unit length, for the pass's own cosines (candidates.ts nearness). */
+  unit: Float64Array;
 }
 
 /** A root found for a name, with the cosine of their embeddings. */
@@ -41,7 +43,8 @@ export type Near = Candidate & { cosine: number };
 
 export function rootOf(p: { type: string; name: string }, vector: readonly number[]): Root {
   const normalised = normaliseName(p.name);
-  return { type: p.type, name: p.name, normalised, bands: bandKeys(trigrams(normalised)), vector };
+  const bands = bandKeys(trigrams(normalised));
+  return { type: p.type, name: p.name, normalised, bands, vector, unit: unitLength(vector) };
 }
 
 const vectorLiteral = (vector: readonly number[]) => `[${vector.join(',')}]`;
