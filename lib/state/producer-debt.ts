@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { StateStore } from './store.ts';
 
 /** The memo's name from when only a completed walk wrote it: a request left by an older build still counts. */
-const OWED_MEMO = 'producer:wanted';
+export const OWED_MEMO = 'producer:wanted';
 
 export class ProducerDebt {
   readonly #store: StateStore;

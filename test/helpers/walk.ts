@@ -13,6 +13,7 @@ import { withTier1 } from '../../cli/tier1.ts';
 import { openTestDatabase, type TestDatabase } from './db.ts';
 import { walk } from '../../engine/walk/walk.ts';
 import { rowsInContentTerms } from './content.ts';
+import { stateInContentTerms } from './lmdb-store.ts';
 
 export interface WalkFixture {
   root: string;
@@ -93,12 +94,22 @@ export const markdown = (title: string, paragraphs: number): string =>
 
 /** The rows an uninterrupted walk of `corpus` leaves, in content terms, from a fixture of its own. */
 export async function uninterruptedRows(corpus: string): Promise<Record<string, string[]>> {
+  return (await uninterruptedWalk(corpus)).rows;
+}
+
+/** The rows and the state store an uninterrupted walk of `corpus` leaves, in content terms. */
+export async function uninterruptedWalk(
+  corpus: string,
+): Promise<{ rows: Record<string, string[]>; state: Awaited<ReturnType<typeof stateInContentTerms>> }> {
   const reference = await walkFixture();
   try {
     const clean = await walk(reference.lifespan, { sourcePath: corpus });
     if (clean.items.failed > 0 || clean.status !== 'completed')
       throw new Error(`the reference walk did not complete cleanly: ${clean.error ?? `${clean.items.failed} failed`}`);
-    return await rowsInContentTerms(reference.target.db);
+    return {
+      rows: await rowsInContentTerms(reference.target.db),
+      state: await stateInContentTerms(reference.lifespan.store),
+    };
   } finally {
     await reference.dispose();
   }

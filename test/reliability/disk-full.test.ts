@@ -1,16 +1,18 @@
 // @engine
-// A full disk under the database (docs/OPERATIONS.md "When the disk is full"), injected where the
-// database raises it: a trigger that fails inserts into content_chunks with SQLSTATE disk_full
+// A full disk (docs/OPERATIONS.md "When the disk is full"), injected where each store raises it.
+// Under the database: a trigger that fails inserts into content_chunks with SQLSTATE disk_full
 // once a number of rows landed, as PostgreSQL and the embedded database do when a file cannot
-// grow. The walk stops with a named error, blaming no item; once the trigger is gone (space is
-// back) the next walk lands exactly the rows of an uninterrupted walk.
+// grow. Under the state store: its lmdb databases' writes fail as lmdb fails a commit that
+// finds the disk full. Either way the walk stops with a named error, blaming no item; once space
+// is back the next walk leaves exactly the rows (and state) of an uninterrupted walk.
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { walk } from '../../engine/walk/walk.ts';
 import { rowsInContentTerms, WALKED_TABLES } from '../helpers/content.ts';
 import { corpusAndTier } from '../helpers/corpus-and-tier.ts';
-import { uninterruptedRows, walkFixture } from '../helpers/walk.ts';
+import { lmdbDatabasesOf, stateInContentTerms } from '../helpers/lmdb-store.ts';
+import { uninterruptedRows, uninterruptedWalk, walkFixture } from '../helpers/walk.ts';
 
 const DOCS = 120;
 /** Chunk rows that land before the disk is full: about a third of the corpus's. */
@@ -44,6 +46,53 @@ test('the database disk full mid-walk: the walk stops with disk_full; with space
     assert.is(next.status, 'completed', next.error);
     const got = await rowsInContentTerms(f.target.db);
     for (const table of WALKED_TABLES) assert.equal(got[table], expected[table], table);
+  } finally {
+    await f.dispose();
+  }
+});
+
+/**
+ * A write of a commit that failed on a full disk, in lmdb-js 3's shape (write.js rejectCommit):
+ * rejected with "Commit failed", the reason in `commitError`, a promise rejected with the errno
+ * as lmdb's native side reports it. Nothing but the store reads `commitError`: were it left
+ * unheard, this process would end.
+ */
+function failedCommit(): Promise<never> {
+  const commitError = Promise.reject(Object.assign(new Error('No space left on device'), { code: 28 }));
+  return Promise.reject(Object.assign(new Error('Commit failed (see commitError for details)'), { commitError }));
+}
+
+test('the state store disk full mid-walk: the walk stops with disk_full; with space back the next walk leaves every row and memo', async () => {
+  const expected = await uninterruptedWalk(files.corpus);
+
+  const f = await walkFixture();
+  try {
+    let full = false;
+    for (const db of Object.values(lmdbDatabasesOf(f.lifespan.store))) {
+      const lmdbDb = db as unknown as Record<'put' | 'remove' | 'transaction', (...args: unknown[]) => unknown>;
+      for (const method of ['put', 'remove', 'transaction'] as const) {
+        const write = lmdbDb[method]!.bind(db);
+        lmdbDb[method] = (...args) => (full ? failedCommit() : write(...args));
+      }
+    }
+    const stopped = await walk(f.lifespan, {
+      sourcePath: files.corpus,
+      onProgress: ({ done }) => {
+        if (done === DOCS / 3) full = true;
+      },
+    });
+    assert.ok(full, 'the disk filled during the walk');
+    assert.is(stopped.status, 'failed');
+    assert.match(stopped.error ?? '', /a disk is full \(No space left on device\)/);
+    assert.is(stopped.items.failed, 0, 'no item is blamed for the disk');
+    assert.ok(stopped.items.changed < DOCS, 'the walk stopped short');
+
+    full = false;
+    const next = await walk(f.lifespan, { sourcePath: files.corpus });
+    assert.is(next.status, 'completed', next.error);
+    const got = await rowsInContentTerms(f.target.db);
+    for (const table of WALKED_TABLES) assert.equal(got[table], expected.rows[table], table);
+    assert.equal(await stateInContentTerms(f.lifespan.store), expected.state, 'the state store');
   } finally {
     await f.dispose();
   }
