@@ -202,15 +202,6 @@ async function committed<T>(write: Promise<T>): Promise<T> {
   }
 }
 
-// lmdb rejects the promise of every write of a commit that failed, also the ones it made for
-// itself and handed to nobody (a batch's shared commit promise). The failure reaches its caller
-// through the write it awaits (`committed`), so those alone are let go; any other unhandled
-// rejection still ends the process, as Node's default does.
-process.on('unhandledRejection', (reason) => {
-  if ((reason as { commitError?: unknown } | null)?.commitError instanceof Promise) return;
-  throw reason;
-});
-
 /** A write inside a transaction: its failure is the transaction's, reported by `committed`. */
 function queued(write: unknown): void {
   // lmdb's writes return promises of its own making, not always instances of this realm's.
@@ -239,7 +230,7 @@ export async function openStateStore(dir: string): Promise<StateStore> {
   const storePath = path.join(dir, STORE_FILE);
   let root = openRoot(storePath);
   if (pageSizeOf(root) < STORE_PAGE_BYTES) {
-    await root.close();
+    await closeRoot(root);
     await rebuildWithPages(storePath);
     root = openRoot(storePath);
   }
@@ -254,13 +245,31 @@ export async function openStateStore(dir: string): Promise<StateStore> {
     } else if (found !== STATE_FORMAT_VERSION) throw new StateStoreVersionError(dir, found);
     return new LmdbStateStore(dir, root, dbs, docItems);
   } catch (error) {
-    await root.close();
+    await closeRoot(root);
     throw error;
   }
 }
 
-const openRoot = (storePath: string, pageSize = STORE_PAGE_BYTES): RootDatabase =>
-  open({ path: storePath, maxDbs: 8, compression: false, remapChunks: true, pageSize });
+function openRoot(storePath: string, pageSize = STORE_PAGE_BYTES): RootDatabase {
+  const root = open({ path: storePath, maxDbs: 8, compression: false, remapChunks: true, pageSize });
+  // lmdb-js starts each turn's batch of writes with a commit promise of its own that it hands to
+  // nobody (3.5, write.js: the batch task's writeBatchStart()). A failed commit rejects it with
+  // the others, and unheard it would end the process, though the writes we await report the
+  // failure (`committed`). Right after that task (a microtask queued from its beforecommit
+  // callback) it is the environment's latest commit promise, the one `root.committed` reaches.
+  root.on('beforecommit', () => queueMicrotask(() => void root.committed.then(undefined, () => {})));
+  return root;
+}
+
+/**
+ * Closes an environment opened for writing. lmdb's close waits for its last commit to be
+ * flushed, which never happens when that commit failed (a full disk): an empty transaction,
+ * which writes nothing and so commits on a full disk too, becomes the last one first.
+ */
+async function closeRoot(root: RootDatabase): Promise<void> {
+  await root.transaction(() => undefined);
+  await root.close();
+}
 
 const pageSizeOf = (root: RootDatabase) => (root.getStats() as { pageSize: number }).pageSize;
 
@@ -299,7 +308,7 @@ async function rebuildWithPages(storePath: string): Promise<void> {
       await flush();
     }
   } finally {
-    await Promise.all([from.close(), to.close()]);
+    await Promise.all([closeRoot(from), closeRoot(to)]);
   }
   await rename(copyPath, storePath);
   await rm(`${copyPath}-lock`, { force: true });
@@ -501,7 +510,7 @@ class LmdbStateStore implements StateStore {
   }
 
   close(): Promise<void> {
-    return this.#root.close();
+    return closeRoot(this.#root);
   }
 
   #drop(key: string): void {
