@@ -4,8 +4,12 @@
 
 import { ConfigError, loadConfig, type Config } from '../lib/config.ts';
 import { DataDirectoryMissingError } from '../lib/data-dir.ts';
+import { codeOf } from '../lib/errors.ts';
 import { createLogger, lineScrubber } from '../lib/log.ts';
 import type { Command } from './command.ts';
+
+/** Codes of the errors that refuse a command for a reason outside it (docs/ERRORS.md). */
+const REFUSALS: ReadonlySet<string> = new Set(['database_busy', 'listen_failed']);
 
 export async function runCommand(command: Command, args: string[]): Promise<number> {
   let config: Config;
@@ -31,7 +35,8 @@ export async function runCommand(command: Command, args: string[]): Promise<numb
       process.stderr.write(`ingest: ${error.message}\n`);
       return 2;
     }
-    log.error({ err: error }, 'command failed');
+    // A refusal's message says all there is to say, where and what to do: no stack, no log record.
+    if (!REFUSALS.has(codeOf(error))) log.error({ err: error }, 'command failed');
     process.stderr.write(lineScrubber(config.secretValues)(`ingest: ${(error as Error).message}\n`));
     return 1;
   }

@@ -1,8 +1,9 @@
 // `ingest serve` as a library: the engine worker, the routes, the listening socket, and a
 // graceful stop (stop accepting, let a running walk finish within the grace, close pools).
 
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Request } from 'polka';
 import type { Config } from '../lib/config.ts';
 import { FailureDirective } from '../lib/failure-directive.ts';
 import { WalkRegistry } from './walk-registry.ts';
@@ -11,12 +12,16 @@ import type { Logger } from '../lib/log.ts';
 import { createApp } from './app.ts';
 import { createExtractPool } from './extract-pool.ts';
 import { scheduleWalks } from './walk-schedule.ts';
+import { listen } from '../lib/net/listen.ts';
 
 /** The URL this host reaches a sidecar listening on `host` by: a wildcard address means loopback. */
 export function loopbackUrl(host: string, port: number): string {
   const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
   return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
 }
+
+/** How long a stopping sidecar's engine may take to finish its walk and close its pools. */
+const SHUTDOWN_GRACE_MS = 30_000;
 
 export interface Sidecar {
   readonly url: string;
@@ -37,9 +42,16 @@ export async function startSidecar(config: Config, log: Logger): Promise<Sidecar
     directive: new FailureDirective(),
     extractPool,
   });
-  const server: Server = await new Promise((resolve, reject) => {
-    app.listen(config.http.port, config.http.host, (error?: Error) => (error ? reject(error) : resolve(app.server!)));
-  });
+  // The server is ours rather than polka's (its listen() leaves a listen error unheard); polka's
+  // handler fills in a Request's own fields from the IncomingMessage, as its listen() has it do.
+  const server = createServer((req, res) => app.handler(req as Request, res));
+  try {
+    await listen(server, config.http.port, config.http.host);
+  } catch (error) {
+    await engine.shutdown(SHUTDOWN_GRACE_MS);
+    await extractPool.close();
+    throw error;
+  }
   const { address, port } = server.address() as AddressInfo;
   const url = loopbackUrl(address, port);
   log.info({ url }, 'sidecar listening');
@@ -51,7 +63,7 @@ export async function startSidecar(config: Config, log: Logger): Promise<Sidecar
     url,
     server,
     engine,
-    async stop(graceMs = 30_000) {
+    async stop(graceMs = SHUTDOWN_GRACE_MS) {
       schedule?.stop();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();

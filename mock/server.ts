@@ -21,6 +21,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { MessageBatches, type BatchOptions, type BatchReply } from './batches.ts';
 import { mockEmbedding, toBase64 } from './embeddings.ts';
 import { FAILURE_SENTINEL } from '../lib/failure-directive.ts';
+import { listen as listenOn } from '../lib/net/listen.ts';
 import { EXTRACTOR_RESPONDERS } from './extractors.ts';
 import {
   anthropicHeaders,
@@ -465,10 +466,7 @@ export async function startMockServer(
 ): Promise<MockServer> {
   const model = new MockModel(options);
   const server: Server = createServer((req, res) => model.serve(req, res));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(listen.port ?? 0, listen.host ?? '127.0.0.1', () => resolve());
-  });
+  await listenOn(server, listen.port ?? 0, listen.host ?? '127.0.0.1');
   const { address, port } = server.address() as AddressInfo;
   return {
     url: `http://${hostPort(address, port)}`,
