@@ -127,7 +127,6 @@ const COMMANDS: Record<string, Command> = {
   'feeds list': {
     usage: 'ingest feeds list [--passed|--unpassed] [--json]',
     summary: 'the feed_articles ledger: each row passed or not, linked to its reference item or not',
-    createsDataDir: true,
     run: lazy(
       () => import('./feeds.ts'),
       (m) => m.feedsListCommand,
@@ -136,7 +135,6 @@ const COMMANDS: Record<string, Command> = {
   'feeds pass': {
     usage: 'ingest feeds pass URL... [--write-platform-ledger]',
     summary: "set passed on the URL's ledger rows: the next walk fetches it",
-    createsDataDir: true,
     run: lazy(
       () => import('./feeds.ts'),
       (m) => m.feedsPassCommand,
@@ -145,7 +143,6 @@ const COMMANDS: Record<string, Command> = {
   'feeds unpass': {
     usage: 'ingest feeds unpass URL... [--write-platform-ledger]',
     summary: "clear passed on the URL's ledger rows: the next walk retracts its derived rows",
-    createsDataDir: true,
     run: lazy(
       () => import('./feeds.ts'),
       (m) => m.feedsUnpassCommand,
@@ -306,6 +303,11 @@ const COMMANDS: Record<string, Command> = {
     ),
   },
 };
+
+/** The commands that may create a data directory (README.md's Quick start names them; a test holds it). */
+export const DATA_DIR_CREATORS: readonly string[] = Object.entries(COMMANDS)
+  .filter(([, command]) => command.createsDataDir === true)
+  .map(([name]) => name);
 
 /** Imports a module that only a development checkout has, or says so in a sentence. */
 async function importFromCheckout<T>(load: () => Promise<T>): Promise<T> {

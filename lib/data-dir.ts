@@ -1,5 +1,5 @@
 // The stores of the data directory (the embedded database, the state store) are created only by
-// the commands that fill them: walk, watch, prefill, serve, worker, db migrate
+// the commands that fill them: those marked createsDataDir in cli/main.ts's table
 // (Config.mayCreateDataDir). Any other command run from another folder, or with another
 // INGEST_DATA_DIR, would otherwise answer from a new, empty database as if the corpus held nothing; it fails instead, naming the
 // directory it looked in (docs/DECISIONS.md).

@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { DATA_DIR_CREATORS } from '../cli/main.ts';
 import { loadMigrations } from '../lib/db/migrate.ts';
 import { WALK_V8_FLAGS } from '../lib/v8-flags.ts';
 import { openTestDatabase } from './helpers/db.ts';
@@ -174,6 +175,9 @@ test('a command that only reads the data directory finds none, names where it lo
       ['jobs', 'list'],
       ['entities', 'list'],
       ['produce'],
+      ['feeds', 'list'],
+      ['feeds', 'pass', 'https://example.com/a'],
+      ['feeds', 'unpass', 'https://example.com/a'],
     ]) {
       const result = ingest(args, {}, undefined, elsewhere);
       assert.is(result.status, 2, `ingest ${args.join(' ')}: ${result.stdout}${result.stderr}`);
@@ -185,6 +189,15 @@ test('a command that only reads the data directory finds none, names where it lo
   } finally {
     rmSync(elsewhere, { recursive: true, force: true });
   }
+});
+
+test("README's one list of the commands that create a data directory is the command table's", () => {
+  const readme = readFileSync(path.resolve(import.meta.dirname, '..', 'README.md'), 'utf8').replace(/\s+/g, ' ');
+  const sentence = /Only ((?:`[a-z ]+`(?:, | and ))+`[a-z ]+`) create a data directory/.exec(readme);
+  assert.ok(sentence, 'README names the commands that create a data directory');
+  const named = [...sentence[1]!.matchAll(/`([a-z ]+)`/g)].map((m) => m[1]!);
+  assert.equal([...named].sort(), [...DATA_DIR_CREATORS].sort());
+  assert.is(readme.match(/created only by (?!the commands that fill it)/g), null, 'a second list of them');
 });
 
 test('db migrate applies the schema once and reports where the database lives', async () => {
