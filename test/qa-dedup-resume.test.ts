@@ -12,8 +12,8 @@
 //           embedded database it raises. The walk contains the failed pass and exits 0.
 //   killed  a trigger holds that write, and the walk is killed (SIGKILL) while it waits: on
 //           PostgreSQL once another session sees the trigger reached; on the embedded
-//           database, whose one session the held write occupies, a while after the pass started
-//           (the pass logs no batch of its own).
+//           database, whose one session the held write occupies, once the pass logs the batch
+//           before it recorded.
 //
 // The proposals' op_id is left out of the comparison: it says which walk's pass wrote the row,
 // and a resumed pass's later batches are the next walk's (docs/DECISIONS.md).
@@ -97,15 +97,20 @@ test('an uninterrupted walk: the reference, with more than two batches of pendin
   assert.ok(expected.q_a_dedup_proposals!.length > 50, `${expected.q_a_dedup_proposals!.length} proposals`);
 });
 
-/** After each batch but the last (the next batch's write faults), and before the ledger. */
-function stops(): { name: string; fault: Fault }[] {
+/** After each batch but the last (the next batch's write faults), and before the ledger; the batch last recorded. */
+function stops(): { name: string; fault: Fault; recorded: number }[] {
   return [
     ...Array.from({ length: batches - 1 }, (_, k) => ({
       name: `after batch ${k}`,
       // One upsert statement per batch, whatever it proposes.
       fault: { table: 'q_a_dedup_proposals', event: 'INSERT' as const, at: k + 2 },
+      recorded: k,
     })),
-    { name: 'every batch written, the ops not yet listed', fault: { table: 'q_a_dedup_ops', event: 'INSERT', at: 1 } },
+    {
+      name: 'every batch written, the ops not yet listed',
+      fault: { table: 'q_a_dedup_ops', event: 'INSERT', at: 1 },
+      recorded: batches - 1,
+    },
   ];
 }
 
@@ -139,8 +144,7 @@ test('a walk killed in its Q&A dedup pass after any batch is finished by the nex
     const killed = POSTGRES
       ? await deployments.withDatabase(env, (db) => deployments.walk(env, { poll: () => faultReached(db, stop.fault) }))
       : await deployments.walk(env, {
-          onLine: (line) => line.msg === 'flow-scope pass started' && line.pass === 'qa_dedup',
-          afterMs: 8_000,
+          onLine: (line) => line.msg === 'Q&A dedup batch recorded' && line.batch === stop.recorded,
         });
     assert.ok(killed.killed, `${stop.name}: the walk was killed`);
     await deployments.withDatabase(env, (db) => removeFault(db, stop.fault));

@@ -106,7 +106,7 @@ export const entityResolutionPass = (deps: ResolveDeps): FlowPass => ({
 export const qaDedupPass = (): FlowPass => ({
   name: 'qa_dedup',
   async run({ db, log, run, failStage5 }) {
-    const report = await proposeQaDuplicates(db, run.opId, failStage5);
+    const report = await proposeQaDuplicates(db, run.opId, failStage5, log);
     if (report.pairs > 0) log.info(report, 'Q&A dedup proposals');
     return report;
   },

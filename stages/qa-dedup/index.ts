@@ -25,6 +25,7 @@ import { markOpsDone, pendingOps } from '../../lib/db/op-ledger.ts';
 import { pendingPairs, QA_DEDUP_LEDGER } from './pending.ts';
 import { writeProposals } from './write.ts';
 import { IngestError } from '../../lib/errors.ts';
+import type { Logger } from '../../lib/log.ts';
 
 /** Pending pairs per candidate query and per write transaction. */
 export const BATCH_PAIRS = 250;
@@ -52,15 +53,18 @@ export class Stage5InjectedFailure extends IngestError {
   }
 }
 
+/** `log` hears each batch recorded, at debug level. */
 export async function proposeQaDuplicates(
   db: Database,
   opId: string,
   failStage5: FailStage5Mode | null,
+  log?: Logger,
 ): Promise<QaDedupReport> {
   const report: QaDedupReport = { pairs: 0, proposed: 0, withdrawn: 0 };
   const ops = await pendingOps(db, QA_DEDUP_LEDGER);
   if (ops.length === 0) return report;
   if (failStage5 !== null) throw new Stage5InjectedFailure(failStage5);
+  let batch = 0;
   for (const op of ops) {
     let after: string | null = null;
     for (;;) {
@@ -70,6 +74,9 @@ export async function proposeQaDuplicates(
       report.pairs += pairs.length;
       const found: Proposal[] = await findCandidates(db, pairs, MIN_SIMILARITY);
       const written = await writeProposals(db, pairs, found, MIN_SIMILARITY, opId);
+      // A boundary an operator (and the resumption tests) can see: the batches before it stay written.
+      log?.debug({ batch, pairs: pairs.length, ...written }, 'Q&A dedup batch recorded');
+      batch += 1;
       report.proposed += written.proposed;
       report.withdrawn += written.withdrawn;
       if (pairs.length < BATCH_PAIRS) break;

@@ -48,12 +48,12 @@ export class Deployments {
   }
 
   /**
-   * Runs `ingest walk --json`. With `kill`, SIGKILLs it `afterMs` (0 unless said) after the first
-   * log line `onLine` accepts, or once `poll` (asked every 100 ms) says so.
+   * Runs `ingest walk --json`. With `kill`, SIGKILLs it at the first log line `onLine` accepts,
+   * or once `poll` (asked every 100 ms) says so.
    */
   walk(
     env: Record<string, string>,
-    kill?: { onLine?: (line: LogLine) => boolean; afterMs?: number; poll?: () => Promise<boolean> },
+    kill?: { onLine?: (line: LogLine) => boolean; poll?: () => Promise<boolean> },
   ): Promise<{ code: number | null; killed: boolean; summary: WalkSummary | null; errors: string }> {
     return new Promise((resolve, reject) => {
       // A process group of its own: the kill takes the embedded database's child process with
@@ -67,7 +67,7 @@ export class Deployments {
       const killNow = () => {
         if (killing) return;
         killing = true;
-        setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), kill?.afterMs ?? 0);
+        process.kill(-child.pid!, 'SIGKILL');
       };
       let exited = false;
       const polling = async () => {
