@@ -1,4 +1,5 @@
-// The walk, top to bottom as the data flows (docs/behaviour/stages.md#the-flow):
+// The walk, top to bottom as the data flows (docs/behaviour/stages.md#the-flow); this file
+// holds its run record and summary, engine/walk/corpus-walk.ts the walk over the corpus:
 //
 //   single-flight -> earlier walks' run records settled -> run record (in_progress) -> idle
 //   check -> bind the state store to the database -> refresh the entity-alias snapshot -> for
@@ -29,39 +30,16 @@
 import { randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import type { SyncReport } from '../../lib/bucket/pull-sync.ts';
-import { isDatabaseUnavailable } from '../../lib/db/database.ts';
-import { isStorageFull, storageStop } from '../../lib/storage-full.ts';
-import { isFenceLost } from '../../lib/db/fenced.ts';
-import { Sink } from '../../lib/db/sink.ts';
 import type { FailStage5Mode } from '../../lib/failure-directive.ts';
-import type { Logger } from '../../lib/log.ts';
 import type { RunRecord, RunWarning } from '../../lib/runs/record.ts';
 import { inRunContext, publishRunContext, type RunContext, type RunCounters } from '../../lib/run-context.ts';
-import { fileIdentity, urlIdentity } from '../../lib/state/keys.ts';
-import type { ItemStamp } from '../../lib/state/store.ts';
-import { ProducerDebt, WalkDebt } from '../../lib/state/producer-debt.ts';
-import { mediaTypeFor } from '../../stages/convert/index.ts';
-import type { FileItem, WalkFilesOptions } from '../../lib/corpus/files.ts';
-import { ownDataDirectories } from '../../lib/corpus/own-data.ts';
-import { sourceItems, type UrlItem } from '../../stages/source.ts';
-import { unchangedByStat, withStamps } from '../item/admit.ts';
-import { bindStoreToCorpus, bindStoreToDatabase } from './binding.ts';
 import { observingStages, type StageObserver } from '../item/at-stage.ts';
-import { walkFile, type ItemProgress } from '../item/file.ts';
-import { DocumentIdentity } from '../item/identity.ts';
+import type { ItemProgress } from '../item/file.ts';
 import type { Lifespan } from '../lifespan.ts';
-import { LiveItems } from './live-items.ts';
-import { ItemSlots } from './item-slots.ts';
-import type { ItemSlot } from '../item/slot.ts';
 import { finishRun, runRecord, settleEarlierRuns } from './run-record.ts';
-import { runFlowPasses } from './passes.ts';
 import { walkCounts, WalkTally, type ItemCounts, type ItemFailure, type PassOutcome } from './tally.ts';
-import { UnlistedDirectories } from './unlisted.ts';
-import { ingestUrl } from '../item/url.ts';
-import { failedOutcome, type ItemOutcome } from '../item/outcome.ts';
+import { walkCorpus } from './corpus-walk.ts';
 import type { FenceHold } from '../trigger/fence.ts';
-import { IngestError } from '../../lib/errors.ts';
-import { RemoteItems } from './distributed.ts';
 
 export interface WalkOptions {
   /** Overrides ENGINE_SOURCE_PATH. */
@@ -117,18 +95,6 @@ export interface WalkSummary {
   durationMs: number;
   /** Peak resident memory of this process so far (converter children are capped separately). */
   peakRssMb: number;
-}
-
-/** The database could not be reached during the walk. */
-export class DatabaseLostError extends IngestError {
-  constructor(cause: unknown) {
-    super(
-      'database_unavailable',
-      `the database could not be reached during the walk (${(cause as Error).message}); ` +
-        'the items it had not committed are redone by the next walk',
-      { cause },
-    );
-  }
 }
 
 /**
@@ -206,164 +172,6 @@ async function walkOnce(lifespan: Lifespan, run: RunContext, options: WalkOption
   };
   log.info({ status, items: summary.items, rows: summary.rows, durationMs: summary.durationMs }, 'walk finished');
   return summary;
-}
-
-interface ThisWalk {
-  run: RunContext;
-  tally: WalkTally;
-  log: Logger;
-  options: WalkOptions;
-}
-
-async function walkCorpus(
-  lifespan: Lifespan,
-  sourcePath: string,
-  { run, tally, log, options }: ThisWalk,
-): Promise<void> {
-  const { config, db, store } = lifespan;
-  if (await bindStoreToDatabase(store, db)) {
-    log.warn('the state store described another database (or this one was wiped): every item counts as changed');
-  }
-  await bindStoreToCorpus(store, sourcePath, options.rebindCorpus === true);
-  await lifespan.aliases.refresh(db);
-  const sink = new Sink(db, config.sink);
-  const live = new LiveItems();
-  const debt = new WalkDebt(new ProducerDebt(store));
-  let done = 0;
-  let longItem: ItemProgress | undefined;
-  const report = () =>
-    options.onProgress?.({
-      seen: tally.items.seen,
-      done,
-      items: { ...tally.items },
-      ...(longItem === undefined ? {} : { item: longItem }),
-    });
-  const finished = (path?: string) => {
-    done += 1;
-    if (longItem?.path === path) longItem = undefined;
-    report();
-  };
-  const fileDeps = {
-    ...lifespan,
-    sink,
-    debt,
-    identity: new DocumentIdentity(db, store),
-    limits: config.convert,
-    batchChunks: config.walk.itemBatchChunks,
-    onItemProgress: (progress: ItemProgress) => {
-      log.debug(progress, 'item batch durable');
-      longItem = progress.percent < 100 ? progress : undefined;
-      report();
-    },
-  };
-  const urlDeps = { ...lifespan, sink, debt, fetch: config.fetch, log };
-  const slots = new ItemSlots(config.walk.inFlight);
-  // Set when the database cannot be reached or the writer fence passed to another walk: the walk
-  // admits nothing more and fails. The items it met are not item failures; none of them
-  // committed a memo, so the next walk redoes them.
-  let stopped: Error | null = null;
-  const stopping = (): boolean => (stopped ??= options.fence?.lost ?? null) !== null;
-  const settle = (outcome: ItemOutcome): void => {
-    tally.record(outcome);
-    live.record(outcome);
-  };
-  const remote =
-    config.walk.mode === 'distributed' ? await RemoteItems.open(lifespan, run, options.fence?.token ?? null) : null;
-  const inSlot = (path: string, life: (slot: ItemSlot) => Promise<ItemOutcome>): Promise<void> =>
-    slots.admit((slot) =>
-      life(slot)
-        .then(settle, (error: unknown) => {
-          if (isDatabaseUnavailable(error)) stopped ??= new DatabaseLostError(error);
-          else if (isStorageFull(error)) stopped ??= storageStop(error);
-          else if (isFenceLost(error)) stopped ??= options.fence?.lost ?? (error as Error);
-          else settle(failedOutcome(path, error));
-        })
-        .then(() => finished(path)),
-    );
-
-  /** Settles a file that needs no slot (of no known type, or unchanged by stat), or queues its life. */
-  const admitFile = async (file: FileItem, stamp: ItemStamp | undefined): Promise<void> => {
-    const mediaType = mediaTypeFor(file.relPath);
-    if (mediaType === null) {
-      tally.items.dropped += 1;
-      log.info({ path: file.relPath }, 'item dropped: unrecognised file type');
-      return finished();
-    }
-    if (unchangedByStat(stamp, file, run.fullReprocess)) {
-      // The fast path of an unchanged walk: no read, no slot, nothing else.
-      live.liveDocumentIds.add(stamp.sourceDocumentId);
-      tally.items.unchanged += 1;
-      return finished();
-    }
-    // A distributed walk queues the item's life for a walk worker instead.
-    if (remote !== null) return remote.dispatchFile(file, mediaType);
-    await inSlot(file.relPath, (slot) => walkFile(file, mediaType, fileDeps, slot));
-  };
-  const admitUrl = (item: UrlItem): Promise<void> =>
-    remote !== null
-      ? remote.dispatch({ kind: 'url', url: item })
-      : inSlot(item.url, (slot) => ingestUrl(item, urlDeps, slot));
-  const unlisted = new UnlistedDirectories();
-  try {
-    const items = sourceItems(sourcePath, db, log, listing(config, live, tally, unlisted));
-    for await (const item of withStamps(items, store)) {
-      if (stopping()) break;
-      tally.items.seen += 1;
-      if (item.kind === 'file') {
-        live.seen.add(fileIdentity(item.file.relPath));
-        await admitFile(item.file, item.stamp);
-      } else {
-        live.seen.add(urlIdentity(item.url.url));
-        await admitUrl(item.url);
-      }
-    }
-    // A distributed walk's barrier: every item it queued has come back from a worker.
-    await remote?.settleAll((outcome) => {
-      settle(outcome);
-      finished(outcome.path);
-    }, stopping);
-  } finally {
-    // Settle barrier: every item has finished and every row it wrote is durable (also when
-    // the enumeration itself failed, so no write is left in flight).
-    await slots.ended();
-    await sink.close();
-    await remote?.close();
-    for (const [table, n] of sink.rowsWritten) tally.rows[table] = n;
-    for (const [table, n] of remote?.rowsWritten ?? []) tally.rows[table] = (tally.rows[table] ?? 0) + n;
-  }
-  // What the walk could not list is not gone: kept before the cleanup pass looks for removals.
-  tally.warnings.push(...unlisted.warnings(await unlisted.keepKnownItems(store, live)));
-  tally.listingDone();
-  // No flow-scope pass without the database or the fence, and above all no cleanup: the walk saw
-  // only part of the corpus, and the rest would read as removed.
-  if (stopping()) throw stopped;
-  const guard = {
-    maxPercent: config.walk.maxRemovalPercent,
-    minItems: config.walk.removalGuardMinDocs,
-    allow: options.allowMassRemoval === true,
-  };
-  await runFlowPasses(lifespan.passes, { db, store, log, run, live, tally, guard, debt }, options.failStage5 ?? null);
-}
-
-/** What the corpus's listing leaves out, and who hears of the entries it skips and the folders it cannot list. */
-function listing(
-  config: Lifespan['config'],
-  live: LiveItems,
-  tally: WalkTally,
-  unlisted: UnlistedDirectories,
-): WalkFilesOptions {
-  return {
-    exclude: ownDataDirectories(config),
-    onSkip: (entry) => {
-      // An unreadable entry is still part of the corpus: its earlier rows must not be cleaned up.
-      live.seen.add(fileIdentity(entry.relPath));
-      tally.skipped(entry);
-    },
-    onUnlisted: (directory) => {
-      unlisted.add(directory);
-      tally.items.skipped += 1;
-    },
-  };
 }
 
 async function isDirectory(dir: string): Promise<boolean> {
