@@ -281,6 +281,30 @@ const LANDMARK_SECTION_SHARE = 0.7;
  */
 export function selectMain(body: Element, title: string | null): MainChoice {
   const measures = new MeasureTable();
+  const { pruned, scored, final } = scoreContainers(body, measures);
+  const found = bestBlock(body, scored, final);
+  if (found === null) return { main: [], pruned, measures };
+  const { best, bestScore } = found;
+  const overruled = overrule(body, title, best, pruned, measures);
+  if (overruled !== null) return { ...overruled, pruned, measures };
+  const parent = best.parent;
+  if (parent === null) return { main: [best], pruned, measures };
+  const threshold = Math.max(10, bestScore * SIBLING_SHARE);
+  const main: Element[] = [];
+  for (const sibling of parent.children) {
+    if (typeof sibling === 'string' || pruned.has(sibling)) continue;
+    if (sibling === best) main.push(sibling);
+    else if ((final(sibling) >= threshold || proseChars(sibling) >= SIBLING_PROSE_CHARS) && !isTeaserList(sibling))
+      main.push(sibling);
+  }
+  return { main, pruned, measures };
+}
+
+/** Scores every container by the prose under it (selectMain), boilerplate subtrees pruned first. */
+function scoreContainers(
+  body: Element,
+  measures: MeasureTable,
+): { pruned: Set<Element>; scored: Element[]; final: (element: Element) => number } {
   const totalProse = sumProse(body, measures);
   const pruned = new Set<Element>();
   /** Each container's content score; an element with none scores 0. */
@@ -314,6 +338,15 @@ export function selectMain(body: Element, title: string | null): MainChoice {
 
   const final = (element: Element) =>
     element.chars === 0 ? 0 : (scores.get(element) ?? 0) * (1 - element.linkChars / element.chars);
+  return { pruned, scored, final };
+}
+
+/** The best-scoring block, widened to the ancestor that really holds it; null when nothing scored. */
+function bestBlock(
+  body: Element,
+  scored: readonly Element[],
+  final: (element: Element) => number,
+): { best: Element; bestScore: number } | null {
   let best: Element | null = null;
   let bestScore = 0;
   for (const element of scored) {
@@ -323,7 +356,7 @@ export function selectMain(body: Element, title: string | null): MainChoice {
       bestScore = score;
     }
   }
-  if (best === null) return { main: [], pruned, measures };
+  if (best === null) return null;
 
   // Several near-best blocks inside one ancestor are one article in chunks: take the ancestor.
   const rivals = strongest(
@@ -359,7 +392,20 @@ export function selectMain(body: Element, title: string | null): MainChoice {
     }
     last = score;
   }
+  return { best, bestScore };
+}
 
+/**
+ * The three checks that can overrule the best block (selectMain): the headline's block, the
+ * main landmark, the prose region around it. Null when none does.
+ */
+function overrule(
+  body: Element,
+  title: string | null,
+  best: Element,
+  pruned: Set<Element>,
+  measures: MeasureTable,
+): Pick<MainChoice, 'main' | 'overruled'> | null {
   // The page's headline marks where its article is: a short article beside a longer block of
   // other text (a service notice, a list of stories) is found by the headline it sits under.
   // (The prose region is measured first: every element's margin is read again by proseAncestor.)
@@ -373,14 +419,13 @@ export function selectMain(body: Element, title: string | null): MainChoice {
   ) {
     // Both in the page's main landmark: the page itself says that is where its content is.
     const landmark = mainLandmarkAbove(anchored, body);
-    if (landmark !== null && contains(landmark, best)) return { main: [landmark], pruned, measures };
+    if (landmark !== null && contains(landmark, best)) return { main: [landmark] };
     // Two of three or more sections of prose in one container: the headline opens a page of
     // sections (a page builder's blocks), whose container is the content; an article beside a
     // notice is two.
     const container = commonAncestor(anchored, best);
-    if (container !== body && sectionsOfProse(container, pruned) >= MIN_SECTIONS)
-      return { main: [container], pruned, measures };
-    return { main: [anchored], pruned, overruled: best, measures };
+    if (container !== body && sectionsOfProse(container, pruned) >= MIN_SECTIONS) return { main: [container] };
+    return { main: [anchored], overruled: best };
   }
 
   // The page's main landmark around a best block that is one of its sections (a service page's
@@ -391,7 +436,7 @@ export function selectMain(body: Element, title: string | null): MainChoice {
     landmark !== best &&
     keptProse(best, pruned) < LANDMARK_SECTION_SHARE * keptProse(landmark, pruned)
   )
-    return { main: [landmark], pruned, measures };
+    return { main: [landmark] };
 
   // An article in many small containers, a thread of posts, a product's description beside
   // its specifications: the best block is only a part. The prose region around it is the
@@ -402,19 +447,8 @@ export function selectMain(body: Element, title: string | null): MainChoice {
     contains(region, best) &&
     measures.margin(region) >= REGION_GAIN * measures.margin(best)
   )
-    return { main: [region], pruned, measures };
-
-  const parent = best.parent;
-  if (parent === null) return { main: [best], pruned, measures };
-  const threshold = Math.max(10, bestScore * SIBLING_SHARE);
-  const main: Element[] = [];
-  for (const sibling of parent.children) {
-    if (typeof sibling === 'string' || pruned.has(sibling)) continue;
-    if (sibling === best) main.push(sibling);
-    else if ((final(sibling) >= threshold || proseChars(sibling) >= SIBLING_PROSE_CHARS) && !isTeaserList(sibling))
-      main.push(sibling);
-  }
-  return { main, pruned, measures };
+    return { main: [region] };
+  return null;
 }
 
 function strongest(elements: Element[], score: (e: Element) => number, count: number): Element[] {
