@@ -413,7 +413,38 @@ async function quality(
     names.set(key, { type: t.type, name: n.name, entity: t.entity, root: n.canonical_name });
   }
 
-  // Pairwise scores over the names: clusters by root and by true entity, and their overlaps.
+  const { pairs, precision, recall, byRoot, byEntity, mergedRoots, splitEntities } = clusters(names);
+
+  return {
+    names,
+    quality: {
+      mentions: mentions.length,
+      mentionsInTruth: inTruth,
+      mentionsUnderMainRoot: inTruth === 0 ? 1 : underMainRoot / inTruth,
+      mentionsOutsideTruth: outside,
+      outsideExamples: [...outsideExamples],
+      mentionsWrongType: wrongType,
+      truthSurfacesNotExtracted: truthNotExtracted,
+      names: names.size,
+      namesOnlyInEntityNames: onlyInNames,
+      namesInconsistent: inconsistent,
+      variantNames: [...names.values()].filter((n) => n.name !== n.entity).length,
+      pairs,
+      precision,
+      recall,
+      f1: precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall),
+      roots: byRoot.size,
+      variantSpelledRoots: [...names.values()].filter((n) => n.root === n.name && n.name !== n.entity).length,
+      trueEntitiesMet: byEntity.size,
+      trueEntitiesInUniverse: trueEntities().length,
+      mergedRoots,
+      splitEntities,
+    },
+  };
+}
+
+/** Pairwise scores over the names: clusters by root and by true entity, their overlaps, and where they differ. */
+function clusters(names: ReadonlyMap<string, NameResult>) {
   const count = <K>(map: Map<K, number>, key: K) => map.set(key, (map.get(key) ?? 0) + 1);
   const byRoot = new Map<string, number>();
   const byEntity = new Map<string, number>();
@@ -451,32 +482,7 @@ async function quality(
     .filter(([, roots]) => roots.size > 1)
     .map(([entity, roots]) => ({ entity, roots: Object.fromEntries(roots) }));
 
-  return {
-    names,
-    quality: {
-      mentions: mentions.length,
-      mentionsInTruth: inTruth,
-      mentionsUnderMainRoot: inTruth === 0 ? 1 : underMainRoot / inTruth,
-      mentionsOutsideTruth: outside,
-      outsideExamples: [...outsideExamples],
-      mentionsWrongType: wrongType,
-      truthSurfacesNotExtracted: truthNotExtracted,
-      names: names.size,
-      namesOnlyInEntityNames: onlyInNames,
-      namesInconsistent: inconsistent,
-      variantNames: [...names.values()].filter((n) => n.name !== n.entity).length,
-      pairs,
-      precision,
-      recall,
-      f1: precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall),
-      roots: byRoot.size,
-      variantSpelledRoots: [...names.values()].filter((n) => n.root === n.name && n.name !== n.entity).length,
-      trueEntitiesMet: byEntity.size,
-      trueEntitiesInUniverse: trueEntities().length,
-      mergedRoots,
-      splitEntities,
-    },
-  };
+  return { pairs, precision, recall, byRoot, byEntity, mergedRoots, splitEntities };
 }
 
 // ---------------------------------------------------------------------------------------------
