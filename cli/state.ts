@@ -12,10 +12,7 @@ import { inspectStateStore, resetStateStore } from '../lib/state/store.ts';
 export async function stateVerifyCommand(args: string[], { config }: { config: Config }): Promise<number> {
   parseArgs({ args, options: {} });
   if (config.stateStore === 'database') return verifyDatabaseStore(config);
-  if (!existsSync(path.join(config.stateStorePath, 'state.mdb'))) {
-    process.stdout.write(`no state store at ${config.stateStorePath} (the next walk creates one)\n`);
-    return 0;
-  }
+  if (!existsSync(storeFile(config))) return nothingThere(config, 'to verify');
   const report = await inspectStateStore(config.stateStorePath);
   const problems: string[] = [];
   if (report.formatVersion !== report.expectedFormatVersion) {
@@ -45,13 +42,33 @@ export async function stateResetCommand(args: string[], { config }: { config: Co
     return 2;
   }
   if (config.stateStore === 'database') {
-    await withDatabaseStore(config, (store) => store.reset());
+    const reset = await withDatabaseStore(config, async (store) => {
+      const bound = (await store.boundDatabaseId()) ?? (await store.boundCorpusRoot());
+      if ((await store.itemCount()) + (await store.memoCount()) === 0 && bound === undefined) return false;
+      await store.reset();
+      return true;
+    });
+    if (!reset) {
+      process.stderr.write(`ingest: the state store in ${describe(config)} is empty: nothing to reset\n`);
+      return 2;
+    }
     process.stdout.write(`state store in ${describe(config)} reset\n`);
     return 0;
   }
+  if (!existsSync(storeFile(config))) return nothingThere(config, 'to reset');
   await resetStateStore(config.stateStorePath);
   process.stdout.write(`state store at ${config.stateStorePath} reset\n`);
   return 0;
+}
+
+const storeFile = (config: Config) => path.join(config.stateStorePath, 'state.mdb');
+
+/** A command with no state store to act on did not do what it was asked: exit 2, as for a missing data directory. */
+function nothingThere(config: Config, what: string): number {
+  process.stderr.write(
+    `ingest: no state store at ${config.stateStorePath}, nothing ${what} (the next walk creates one)\n`,
+  );
+  return 2;
 }
 
 const describe = (config: Config) => (config.database.dsn === null ? 'the embedded database' : 'the database');

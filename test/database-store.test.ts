@@ -156,6 +156,9 @@ if (targetEngine === 'postgres') {
     assert.is(run('reset').status, 2, 'reset without --yes refuses');
     assert.is(run('reset', '--yes').status, 0);
     assert.equal([await store.itemCount(), await store.memoCount()], [0, 0]);
+    const again = run('reset', '--yes');
+    assert.is(again.status, 2);
+    assert.match(again.stderr, /is empty: nothing to reset/);
   });
 }
 

@@ -207,7 +207,14 @@ test('ingest state verify reports, and reset --yes starts over', async () => {
   assert.match(verify.stdout, /\nok\n/);
   assert.is(run('reset').status, 2, 'reset without --yes refuses');
   assert.is(run('reset', '--yes').status, 0);
-  assert.match(run('verify').stdout, /no state store/);
+  // Nothing there: neither says all is well.
+  const again = run('verify');
+  assert.is(again.status, 2);
+  assert.match(again.stderr, /^ingest: no state store at .*, nothing to verify/);
+  const resetAgain = run('reset', '--yes');
+  assert.is(resetAgain.status, 2);
+  assert.match(resetAgain.stderr, /^ingest: no state store at .*, nothing to reset/);
+  assert.not.match(resetAgain.stdout, /reset/);
 });
 
 /** A store made by an earlier build, holding format 2: lmdb's default 4 KB pages, or 1 KB. */
