@@ -50,7 +50,7 @@ const COMMANDS: Record<string, Command> = {
     ),
   },
   watch: {
-    usage: 'ingest watch [PATH] [--quiet-ms N] [--reconcile-s N] [--verbose]',
+    usage: 'ingest watch [PATH] [--quiet-ms N] [--reconcile-s N] [--verbose] [--rebind-corpus]',
     summary: 'walk the corpus, then again after every burst of saves (one line per walk); Ctrl-C stops after a commit',
     createsDataDir: true,
     run: lazy(

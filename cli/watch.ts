@@ -1,4 +1,4 @@
-// `ingest watch [PATH] [--quiet-ms N] [--reconcile-s N] [--verbose]`: a live corpus for
+// `ingest watch [PATH] [--quiet-ms N] [--reconcile-s N] [--verbose] [--rebind-corpus]`: a live corpus for
 // development. An initial walk, then a walk per burst of saves (engine/trigger/watch.ts), each the same
 // fenced, incremental walk as `ingest walk`. One line per walk that changed something; nothing
 // when nothing changed. The walks' own log lines would bury those lines, so the log says only
@@ -14,7 +14,7 @@ import { stderrLines } from '../lib/terminal.ts';
 import { openLifespan } from '../engine/lifespan.ts';
 import { withTier1 } from './tier1.ts';
 import { watchCorpus, type WatchedWalk } from '../engine/trigger/watch.ts';
-import { walkWithProgress } from './walk.ts';
+import { formatSummary, walkWithProgress } from './walk.ts';
 import { fencedCorpusWalk } from '../engine/trigger/fenced-walk.ts';
 import { usageError } from './usage.ts';
 import { corpusDirectory } from './corpus-path.ts';
@@ -59,6 +59,7 @@ export async function watchCommand(args: string[], { config, log }: { config: Co
       'quiet-ms': { type: 'string', default: String(DEFAULT_QUIET_MS) },
       'reconcile-s': { type: 'string', default: String(DEFAULT_RECONCILE_S) },
       verbose: { type: 'boolean', default: false },
+      'rebind-corpus': { type: 'boolean', default: false },
     },
     allowPositionals: true,
   });
@@ -75,14 +76,23 @@ export async function watchCommand(args: string[], { config, log }: { config: Co
   const lifespan = await withTier1(log, () => openLifespan(config, log));
   // The first walk may be long (a whole corpus): it shows progress; the others print a line.
   let walks = 0;
+  /** A failed initial walk stops the watch with that walk's exit: there is nothing to keep up to date. */
+  let initialFailure: WatchedWalk | null = null;
+  let stopWatching = () => {};
   try {
     const watch = await watchCorpus(
       { sourcePath, quietMs, maxDelayMs: 10 * quietMs, reconcileMs: reconcileS * 1000 },
       ({ deletionsSeen }) =>
         walks++ === 0
-          ? walkWithProgress(lifespan, sourcePath)
+          ? walkWithProgress(lifespan, sourcePath, { rebindCorpus: values['rebind-corpus'] })
           : fencedCorpusWalk(lifespan, sourcePath, { allowMassRemoval: deletionsSeen }),
       (walked) => {
+        if (walked.reason === 'initial' && (walked.error !== undefined || walked.summary?.status === 'failed')) {
+          initialFailure = walked;
+          stopWatching();
+          if (walked.summary != null) process.stdout.write(formatSummary(walked.summary, lifespan.db.location));
+          return;
+        }
         if (walked.reason === 'reconcile' && walked.summary !== null) {
           const { changed, removed } = walked.summary.items;
           if (changed + removed > 0)
@@ -98,6 +108,8 @@ export async function watchCommand(args: string[], { config, log }: { config: Co
     // The initial walk's progress bar may be showing: every line to the terminal passes above it.
     stderrLines.print(`watching ${sourcePath} (Ctrl-C stops after the walk in progress)\n`);
     await new Promise<void>((resolve) => {
+      stopWatching = resolve;
+      if (initialFailure !== null) resolve();
       const stop = () => {
         stderrLines.print('stopping after the walk in progress commits (Ctrl-C again to stop now)\n');
         process.once('SIGINT', () => {
@@ -114,5 +126,8 @@ export async function watchCommand(args: string[], { config, log }: { config: Co
   } finally {
     await lifespan.close();
   }
-  return 0;
+  // As `ingest walk` ends: a walk that threw is the command's error; a failed one, its summary and exit 1.
+  const failed = initialFailure as WatchedWalk | null;
+  if (failed?.error !== undefined) throw failed.error;
+  return failed === null ? 0 : 1;
 }

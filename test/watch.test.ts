@@ -16,7 +16,7 @@ import { watchCorpus, type WatchedWalk } from '../engine/trigger/watch.ts';
 import { openDatabase } from '../lib/db/open.ts';
 import { loadConfig } from '../lib/config.ts';
 import { corpusDocuments, runWatchFuzz } from '../bench/watch-fuzz.ts';
-import { BIN } from './helpers/cli.ts';
+import { BIN, runIngest } from './helpers/cli.ts';
 import { walkFixture, type WalkFixture } from './helpers/walk.ts';
 import { sha256Hex } from '../lib/hash.ts';
 
@@ -254,6 +254,42 @@ test('ingest watch: one line per walk that changed something, nothing for a save
     const code = await new Promise((resolve) => child.once('exit', resolve));
     assert.is(code, 0, err);
     assert.match(err, /stopping after the walk in progress commits/);
+  } finally {
+    await f.target.dispose();
+  }
+});
+
+test('ingest watch on a folder bound to another corpus stops as ingest walk does; --rebind-corpus rebinds it', async () => {
+  const f = await walkFixture();
+  await f.lifespan.close();
+  try {
+    const env = {
+      INGEST_DATA_DIR: path.join(f.root, 'cli-data'),
+      INGEST_LOG_LEVEL: 'error',
+      INGEST_PRODUCER_AFTER_WALK: 'false',
+    };
+    const first = path.join(f.root, 'first');
+    await mkdir(first);
+    await writeFile(path.join(first, 'a.md'), '# A\n\nthe first corpus\n');
+    await f.write('b.md', '# B\n\nthe second corpus\n');
+    assert.is((await runIngest(['walk', first], env)).status, 0);
+    const walked = await runIngest(['walk', f.corpus], env);
+    const watched = await runIngest(['watch', f.corpus, '--quiet-ms', String(QUIET_MS)], env);
+    assert.is(watched.status, walked.status);
+    assert.is(watched.status, 1);
+    const error = /^error: .*--rebind-corpus.*$/m;
+    assert.match(walked.stdout, error);
+    assert.is(watched.stdout.match(error)?.[0], walked.stdout.match(error)?.[0], watched.stdout);
+
+    const child = spawn(process.execPath, [BIN, 'watch', f.corpus, '--rebind-corpus', '--quiet-ms', String(QUIET_MS)], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+    });
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    for (const end = Date.now() + 120_000; !/initial walk: 1 changed/.test(out); await sleep(50))
+      assert.ok(Date.now() < end, `never printed the initial walk: ${out}`);
+    child.kill('SIGINT');
+    assert.is(await new Promise((resolve) => child.once('exit', resolve)), 0);
   } finally {
     await f.target.dispose();
   }
