@@ -45,6 +45,12 @@ const textOr = (fallback: string, meaning: string, unset = code(fallback)): Vari
 /** Read by a model SDK at construction, not here (lib/llm/client.ts, lib/embed/client.ts). */
 const readBySdk = (unset: string, meaning: string): Variable<undefined> => ({ unset, meaning, parse: () => undefined });
 
+/** An endpoint a model SDK reads: checked here, so that a malformed one stops every command, not only a model call. */
+const sdkEndpoint = (unset: string, meaning: string): Variable<undefined> => {
+  const endpoint = url(['http:', 'https:'], 'http(s)://host[:port][/path]', unset, meaning);
+  return { unset, meaning, parse: (raw, name, problem) => void endpoint.parse(raw, name, problem) };
+};
+
 function integer<F extends number | null>(
   fallback: F,
   min: number,
@@ -175,13 +181,13 @@ export const VARIABLES = {
   IMAGE_SHA: text('unset (warned)', 'stamped as `result.extractor_version`'),
   EXTRACTION_MODEL: textOr(DEFAULT_EXTRACTION_MODEL, 'extraction model'),
   PRODUCER_MODEL: text('`EXTRACTION_MODEL`', 'producer model'),
-  ANTHROPIC_BASE_URL: readBySdk(
+  ANTHROPIC_BASE_URL: sdkEndpoint(
     'unset: the in-process mock (tier 1)',
     'the gateway of tier 2, with `ANTHROPIC_AUTH_TOKEN` (docs/behaviour/tiers.md#models); this and the next two are read by the SDK at construction, blank values scrubbed',
   ),
   ANTHROPIC_AUTH_TOKEN: readBySdk('unset: the in-process mock (tier 1)', "the gateway's credential (tier 2)"),
   ANTHROPIC_API_KEY: readBySdk('unset: the in-process mock (tier 1)', "set alone: the vendor's key (tier 3)"),
-  OPENAI_BASE_URL: readBySdk(
+  OPENAI_BASE_URL: sdkEndpoint(
     'unset: the in-process mock',
     'embedding backend (text-embedding-3-large, 1024 dimensions), with `OPENAI_API_KEY`',
   ),

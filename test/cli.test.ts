@@ -164,6 +164,11 @@ test('a malformed knob stops the command before it starts, naming the variable',
   const result = ingest(['db', 'migrate'], { INGEST_SINK_BATCH_ROWS: 'lots' });
   assert.is(result.status, 2);
   assert.match(result.stderr, /INGEST_SINK_BATCH_ROWS must be a whole number/);
+  const endpoint = ingest(['preflight'], { ANTHROPIC_BASE_URL: 'notaurl' });
+  assert.is(endpoint.status, 2, endpoint.stderr);
+  assert.match(endpoint.stderr, /ANTHROPIC_BASE_URL is not a valid URL/);
+  const blank = ingest(['preflight'], { ANTHROPIC_BASE_URL: ' ', OPENAI_BASE_URL: '' });
+  assert.is(blank.status, 0, blank.stderr);
 });
 
 test('a command that only reads the data directory finds none, names where it looked, and creates nothing', () => {

@@ -115,6 +115,16 @@ test('bucket and app URLs accept only their schemes', () => {
   assert.match(problemsOf({ INGEST_CORPUS_BUCKET: 'http://bucket' })[0]!, /INGEST_CORPUS_BUCKET/);
 });
 
+test('the model endpoints must be http(s) URLs, named when not; blank stays legal (scrubbed)', () => {
+  for (const name of ['ANTHROPIC_BASE_URL', 'OPENAI_BASE_URL']) {
+    assert.equal(problemsOf({ [name]: 'notaurl' }), [
+      `${name} is not a valid URL (expected http(s)://host[:port][/path])`,
+    ]);
+    assert.equal(problemsOf({ [name]: 'ftp://gateway.example/' }).length, 1);
+    for (const legal of ['https://gateway.example/v1', '  ']) loadConfig({ [name]: legal }, cwd);
+  }
+});
+
 test('the fetch caps have documented defaults, the allowlist is off, and lists are parsed', () => {
   assert.equal(loadConfig({}, cwd).fetch, {
     maxBytes: 10 * 1024 * 1024,
