@@ -3,6 +3,10 @@
 // the memo that walk reads (engine/prefill/prefill.ts). It opens no more than that needs: the state
 // store (the database only when the store lives there), the converter and the model client.
 
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';
 import type { Database } from '../lib/db/database.ts';
@@ -50,9 +54,15 @@ async function openPrefill(
 ): Promise<{ deps: PrefillDeps; close(): Promise<void> }> {
   let db: Database | null = null;
   let store: StateStore;
+  let scratch: string | null = null;
   if (config.stateStore === 'database') {
     db = await openDatabase(config);
     store = new DatabaseStateStore(db);
+  } else if (dryRun && !existsSync(config.stateStorePath)) {
+    // A dry run writes nothing, a store included: with none yet, nothing is memoised or in flight,
+    // which an empty store of its own, removed on close, says.
+    scratch = await mkdtemp(path.join(tmpdir(), 'ingest-prefill-dry-run-'));
+    store = await openStateStore(scratch);
   } else {
     requireStore(config, config.stateStorePath, 'engine state store');
     store = await openStateStore(config.stateStorePath);
@@ -85,6 +95,7 @@ async function openPrefill(
       await lease?.release();
       await store.close();
       await db?.close();
+      if (scratch !== null) await rm(scratch, { recursive: true, force: true });
     },
   };
 }
@@ -97,7 +108,7 @@ function formatSummary(s: PrefillSummary): string {
     `${s.dryRun ? 'prefill (dry run: nothing submitted)' : 'prefill'} for ${s.model}`,
     `files: ${files.files} (${files.unchanged} unchanged, ${files.changed} to extract, ${files.unreadable} left to the walk)`,
     `requests: ${requests.asked} asked, ${requests.memoised} in the memo already, ${requests.inFlight} in flight, ` +
-      `${requests.submitted} ${s.dryRun ? 'to submit' : 'submitted'}`,
+      (s.dryRun ? `${requests.toSubmit} to submit` : `${requests.submitted} submitted`),
   ];
   if (!s.dryRun) {
     lines.push(

@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import Anthropic from '@anthropic-ai/sdk';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -27,6 +27,7 @@ import { rowsInContentTerms } from './helpers/content.ts';
 import { serveGateway, serveHttp } from './helpers/loopback.ts';
 import { walkFixture, type WalkFixture } from './helpers/walk.ts';
 import { targetEngine } from './helpers/db.ts';
+import { runIngest } from './helpers/cli.ts';
 import { collect } from './helpers/collect.ts';
 
 const log = pino({ level: 'silent' });
@@ -385,13 +386,27 @@ test('--dry-run: the requests, their input tokens and the price at both rates; n
       const run = await ingestChild(f, mock, ['prefill', f.corpus, '--dry-run', '--json']).exited;
       assert.is(run.code, 0, run.err);
       const summary = JSON.parse(run.out) as PrefillSummary;
-      assert.ok(summary.dryRun && summary.requests.submitted > 0 && summary.tokens.estimatedInput > 0);
+      assert.ok(summary.dryRun && summary.requests.toSubmit > 0 && summary.tokens.estimatedInput > 0);
+      assert.is(summary.requests.submitted, 0);
       assert.ok(summary.price !== null && summary.price.standard > 0);
       assert.is(summary.price.batch, summary.price.standard / 2);
       assert.equal([mock.stats.batches, mock.stats.messages], [0, 0]);
       const text = await ingestChild(f, mock, ['prefill', f.corpus, '--dry-run']).exited;
       assert.match(text.out, /dry run: nothing submitted/);
+      assert.match(text.out, new RegExp(`, ${summary.requests.toSubmit} to submit\n`));
       assert.match(text.out, /through batches/);
+      if (targetEngine === 'pglite') {
+        // No data directory yet: the dry run prices every request and creates nothing.
+        const fresh = path.join(f.root, 'fresh');
+        const first = await runIngest(['prefill', f.corpus, '--dry-run', '--json'], {
+          INGEST_DATA_DIR: fresh,
+          INGEST_LOG_LEVEL: 'error',
+          ...mockTierEnv(mock.url),
+        });
+        assert.is(first.status, 0, first.stderr);
+        assert.is((JSON.parse(first.stdout) as PrefillSummary).requests.toSubmit, summary.requests.toSubmit);
+        assert.not.ok(existsSync(fresh), 'a dry run created a data directory');
+      }
     } finally {
       await f.dispose();
     }

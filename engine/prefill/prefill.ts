@@ -39,8 +39,10 @@ export interface PrefillSummary {
     memoised: number;
     /** In a batch an earlier prefill submitted and this one waited for. */
     inFlight: number;
-    /** Submitted by this run (with --dry-run: that would be). */
+    /** Submitted by this run: none with --dry-run. */
     submitted: number;
+    /** With --dry-run, what a prefill would submit now; 0 without (see submitted). */
+    toSubmit: number;
   };
   /** `lost`: batches the endpoint no longer knew, forgotten (their answers are bought again later). */
   batches: { submitted: number; resumed: number; lost: number };
@@ -84,7 +86,7 @@ class PrefillRun {
   readonly #inFlight = new Set<string>();
   /** Why the run stopped submitting before the plan's end; null when it did not. */
   #stopped: string | null = null;
-  readonly #requests = { inFlight: 0, submitted: 0 };
+  readonly #requests = { inFlight: 0, submitted: 0, toSubmit: 0 };
   readonly #batches = { submitted: 0, resumed: 0, lost: 0 };
   readonly #answers = { stored: 0, invalid: 0, errored: 0, canceled: 0, expired: 0 };
   readonly #tokens = { estimatedInput: 0, input: 0, output: 0 };
@@ -179,7 +181,7 @@ class PrefillRun {
 
   async #submit(requests: PrefillRequest[]): Promise<void> {
     const counted = () => {
-      this.#requests.submitted += requests.length;
+      this.#requests[this.#dryRun ? 'toSubmit' : 'submitted'] += requests.length;
       this.#tokens.estimatedInput += requests.reduce((n, r) => n + r.inputTokens, 0);
     };
     if (this.#dryRun) return counted();
