@@ -5,6 +5,7 @@
 
 import ipaddr from 'ipaddr.js';
 import { Cron } from 'croner';
+import { installedLanguages } from '../stages/ocr/languages.ts';
 
 /** The production default when EXTRACTION_MODEL is unset (docs/behaviour/tiers.md#models). */
 export const DEFAULT_EXTRACTION_MODEL = 'claude-sonnet-4-5';
@@ -392,6 +393,54 @@ export const VARIABLES = {
   ),
   INGEST_CONVERT_MAX_PAGES: integer(2_000, 1, 1_000_000, 'PDFs with more pages fail as `too_many_pages`'),
   INGEST_CONVERT_MAX_CELLS: integer(2_000_000, 1, 1_000_000_000, 'workbooks with more cells fail as `too_many_cells`'),
+  INGEST_OCR: oneOf(
+    ['on', 'off'],
+    '`on`',
+    '`off`: pages without text are not OCRed and the document has the warning `no_text_layer`',
+  ),
+  INGEST_OCR_LANGUAGES: {
+    unset: '`eng`',
+    meaning: 'the language OCR reads, one of those installed (@tesseract.js-data packages; `eng` in the image)',
+    parse(raw, name, problem) {
+      const language = raw ?? 'eng';
+      const installed = installedLanguages();
+      if (!installed.includes(language))
+        problem(`${name}: ${language} is not an installed OCR language (installed: ${installed.join(', ')})`);
+      return language;
+    },
+  } satisfies Variable<string>,
+  INGEST_OCR_WORKERS: integer(null, 1, 64, 'OCR child processes reading at once', 'half the cores, at least 1'),
+  INGEST_OCR_PAGE_TIMEOUT_MS: integer(
+    120_000,
+    100,
+    3_600_000,
+    'OCR of one page running longer kills its child (`timeout`): a dense page took 11 s on a loaded 2-core machine',
+  ),
+  INGEST_OCR_TIMEOUT_MS: integer(
+    3_600_000,
+    100,
+    86_400_000,
+    "OCR of one document's pages running longer kills its child (`timeout`): a 200-page scan fits",
+  ),
+  INGEST_OCR_MEMORY_MB: integer(
+    1_024,
+    128,
+    65_536,
+    'an OCR child whose resident memory passes this is killed (`memory_limit`)',
+  ),
+  INGEST_OCR_MAX_PAGES: integer(500, 1, 1_000_000, 'documents with more pages to OCR fail as `too_many_ocr_pages`'),
+  INGEST_OCR_MAX_PIXELS: integer(
+    40_000_000,
+    10_000,
+    1_000_000_000,
+    'a page is drawn for OCR at 300 dpi or at this many pixels, the fewer',
+  ),
+  INGEST_OCR_CONFIDENCE_FLOOR: integer(
+    60,
+    0,
+    100,
+    'OCRed pages with a lower mean confidence (0-100) are named in the warning `ocr`, and kept',
+  ),
   INGEST_FETCH_CONTENT_TYPES: list(
     ['text/html', 'application/xhtml+xml'],
     (types) => types.length > 0 && types.every((t) => MEDIA_TYPE.test(t)),

@@ -9,6 +9,7 @@
 import path from 'node:path';
 import { parseSettings, type LogLevel, type Settings } from './config-table.ts';
 import { IngestError } from './errors.ts';
+import { DEFAULT_OCR_OPTIONS, type OcrOptions } from '../stages/ocr/index.ts';
 
 export { cronProblem, DEFAULT_EXTRACTION_MODEL, DEFAULT_PORT, type LogLevel } from './config-table.ts';
 
@@ -201,6 +202,8 @@ function shape(s: Settings, env: Env, cwd: string, mayCreateDataDir: boolean) {
       maxDocumentBytes: s.INGEST_MAX_DOCUMENT_BYTES,
       maxPages: s.INGEST_CONVERT_MAX_PAGES,
       maxCells: s.INGEST_CONVERT_MAX_CELLS,
+      /** OCR of PDF pages without words (stages/ocr/). */
+      ocr: ocrOptions(s),
     },
     /** `ingest prefill` (engine/prefill/): the extraction memo bought ahead through the batch API. */
     prefill: {
@@ -272,4 +275,18 @@ export function describeDsn(dsn: string): string {
   const parsed = new URL(dsn);
   if (parsed.password !== '') parsed.password = 'REDACTED';
   return parsed.toString();
+}
+
+function ocrOptions(s: Settings): OcrOptions {
+  return {
+    enabled: s.INGEST_OCR !== 'off',
+    workers: s.INGEST_OCR_WORKERS ?? DEFAULT_OCR_OPTIONS.workers,
+    pageTimeoutMs: s.INGEST_OCR_PAGE_TIMEOUT_MS,
+    timeoutMs: s.INGEST_OCR_TIMEOUT_MS,
+    memoryMb: s.INGEST_OCR_MEMORY_MB,
+    maxPages: s.INGEST_OCR_MAX_PAGES,
+    maxPixels: s.INGEST_OCR_MAX_PIXELS,
+    language: s.INGEST_OCR_LANGUAGES,
+    confidenceFloor: s.INGEST_OCR_CONFIDENCE_FLOOR,
+  };
 }

@@ -7,6 +7,7 @@ import {
   type Converter,
   type MediaType,
 } from '../stages/convert/index.ts';
+import { DEFAULT_OCR_OPTIONS } from '../stages/ocr/index.ts';
 import { workbookAfterSheets } from '../stages/convert/xlsx.ts';
 import { checkZip } from '../stages/convert/zip-guard.ts';
 import {
@@ -138,8 +139,8 @@ test('real PDF, DOCX and XLSX convert in the isolated pool with their text and s
   }
 });
 
-test('a PDF without a text layer (a scan) converts to no text, with the warning no_text_layer', async () => {
-  const converter = createConverter();
+test('with OCR off, a PDF without a text layer (a scan) converts to no text, with the warning no_text_layer', async () => {
+  const converter = createConverter({ ocr: { ...DEFAULT_OCR_OPTIONS, enabled: false } });
   try {
     const scan = await converter.convert(await makeScannedPdf(3), PDF);
     assert.is(scan.text.trim(), '');
@@ -147,7 +148,7 @@ test('a PDF without a text layer (a scan) converts to no text, with the warning 
     assert.equal(scan.warnings, [
       {
         name: 'no_text_layer',
-        message: 'none of its 3 pages holds text (a scan?): nothing to chunk or extract until it is OCRed',
+        message: 'none of its 3 pages holds text (a scan?): nothing on them is chunked or extracted (OCR is off)',
       },
     ]);
     const text = await converter.convert(await makePdf([{ heading: 'Minutes', paragraphs: ['Agreed.'] }]), PDF);

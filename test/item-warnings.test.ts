@@ -13,7 +13,8 @@ import { walkFixture, type WalkFixture } from './helpers/walk.ts';
 
 let f: WalkFixture;
 test.before(async () => {
-  f = await walkFixture();
+  // OCR off: the scan's warning is no_text_layer (test/ocr-walk.test.ts walks scans with OCR on).
+  f = await walkFixture({ env: { INGEST_OCR: 'off' } });
 });
 test.after(async () => {
   await f.dispose();

@@ -13,7 +13,9 @@ export type ConversionErrorCode =
   | 'memory_limit'
   | 'corrupt'
   | 'encrypted'
-  | 'converter_crashed';
+  | 'converter_crashed'
+  | 'too_many_ocr_pages'
+  | 'ocr_crashed';
 
 export class ConversionError extends IngestError {
   declare readonly code: ConversionErrorCode;

@@ -10,6 +10,7 @@
 import { ConversionError } from './errors.ts';
 import { cleanHtml } from './html/index.ts';
 import { ConverterPool } from './pool.ts';
+import { DEFAULT_OCR_OPTIONS, Ocr, type OcrOptions } from '../ocr/index.ts';
 import { convertMarkdown, convertPlainText } from './text.ts';
 
 import { textBlocks } from './layout.ts';
@@ -47,6 +48,8 @@ export interface ConverterOptions {
   maxZipEntries: number;
   maxPages: number;
   maxCells: number;
+  /** OCR of the pages without words (stages/ocr/). */
+  ocr: OcrOptions;
 }
 
 export const DEFAULT_CONVERTER_OPTIONS: Readonly<ConverterOptions> = Object.freeze({
@@ -58,6 +61,7 @@ export const DEFAULT_CONVERTER_OPTIONS: Readonly<ConverterOptions> = Object.free
   maxZipEntries: 10_000,
   maxPages: 2_000,
   maxCells: 2_000_000,
+  ocr: DEFAULT_OCR_OPTIONS,
 });
 
 export interface Converter {
@@ -70,7 +74,7 @@ export interface Converter {
   close(): Promise<void>;
 }
 
-/** The converter's options from the service's configuration (INGEST_CONVERT_*, INGEST_MAX_DOCUMENT_BYTES). */
+/** The converter's options from the service's configuration (INGEST_CONVERT_*, INGEST_MAX_DOCUMENT_BYTES, INGEST_OCR*). */
 export function converterOptions(convert: {
   workers: number;
   timeoutMs: number;
@@ -78,8 +82,10 @@ export function converterOptions(convert: {
   maxDocumentBytes: number;
   maxPages: number;
   maxCells: number;
+  ocr: OcrOptions;
 }): Partial<ConverterOptions> {
   return {
+    ocr: convert.ocr,
     workers: convert.workers,
     timeoutMs: convert.timeoutMs,
     memoryMb: convert.memoryMb,
@@ -92,6 +98,7 @@ export function converterOptions(convert: {
 export function createConverter(overrides: Partial<ConverterOptions> = {}): Converter {
   const options = { ...DEFAULT_CONVERTER_OPTIONS, ...overrides };
   let pool: ConverterPool | null = null;
+  const ocr = new Ocr(options.ocr);
   const limits = {
     maxPages: options.maxPages,
     maxCells: options.maxCells,
@@ -126,7 +133,7 @@ export function createConverter(overrides: Partial<ConverterOptions> = {}): Conv
           return { text: cleaned.text, title: cleaned.title ?? null };
         }
         default:
-          return children().run(mediaType, bytes, limits);
+          return ocr.complete(await children().run(mediaType, bytes, limits), bytes);
       }
     },
     async blocks(bytes, mediaType) {
@@ -140,7 +147,7 @@ export function createConverter(overrides: Partial<ConverterOptions> = {}): Conv
       }
     },
     async close() {
-      await pool?.close();
+      await Promise.all([pool?.close(), ocr.close()]);
     },
   };
   return converter;

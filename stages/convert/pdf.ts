@@ -4,6 +4,7 @@
 
 import { PDFParse } from 'pdf-parse';
 import { ConversionError } from './errors.ts';
+import { holdsWords } from '../ocr/index.ts';
 import type { Converted } from './types.ts';
 
 export async function convertPdf(bytes: Uint8Array, maxPages: number): Promise<Converted> {
@@ -18,23 +19,19 @@ export async function convertPdf(bytes: Uint8Array, maxPages: number): Promise<C
       throw classify(error);
     });
     const title = typeof info.info?.Title === 'string' && info.info.Title.trim() !== '' ? info.info.Title.trim() : null;
-    const text = result.pages.map((p) => p.text).join('\n\n');
-    // A scan is pictures of pages: it converts, to nothing, and would land without a word said.
-    const scan = text.trim() === '';
+    const pageTexts = result.pages.map((p) => p.text);
+    // A scanned page is a picture: its words are OCR's to read (stages/ocr/), or it lands empty.
+    const textless = result.pages.filter((p) => !holdsWords(p.text)).map((p) => p.num);
     return {
-      text,
+      text: pageTexts.join('\n\n'),
       title,
       pages: info.total,
-      ...(scan ? { warnings: [{ name: 'no_text_layer', message: noTextLayer(info.total) }] } : {}),
+      ...(textless.length > 0 ? { scanned: { pageTexts, pages: textless } } : {}),
     };
   } finally {
     await parser.destroy().catch(() => {});
   }
 }
-
-const noTextLayer = (pages: number) =>
-  `${pages === 1 ? 'its page holds no text' : `none of its ${pages} pages holds text`} (a scan?): ` +
-  'nothing to chunk or extract until it is OCRed';
 
 function classify(error: unknown): ConversionError {
   if (error instanceof ConversionError) return error;

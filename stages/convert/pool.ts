@@ -42,15 +42,33 @@ export interface PoolOptions {
   workers: number;
   timeoutMs: number;
   memoryMb: number;
+  /** The children's script: the converter's by default, the OCR engine's for stages/ocr/. */
+  script?: string;
+  /** What the kills call the child: "the converter" by default. */
+  name?: string;
+  /** The code a crashed child's job fails with. */
+  crashCode?: ConversionErrorCode;
+  /**
+   * A job made of steps (OCR pages): the child says `{ id, step: true }` after each, and a step
+   * taking longer than this is killed as a timeout, beside the job's own `timeoutMs`.
+   */
+  stepTimeoutMs?: number;
 }
+
+/** Any job a pool's child takes: the pool adds its id. */
+export type PoolJob = Record<string, unknown>;
+
+type Reply = { id: number; step?: true } & (
+  { ok: true; result: unknown } | { ok: false; code: ConversionErrorCode; message: string }
+);
 
 const CHILD = fileURLToPath(new URL('./child.ts', import.meta.url));
 const RSS_POLL_MS = 50;
 const STDERR_TAIL = 4096;
 
 interface Pending {
-  job: ChildJob;
-  resolve: (result: Converted | FormBlock[]) => void;
+  job: PoolJob & { id: number };
+  resolve: (result: unknown) => void;
   reject: (error: ConversionError) => void;
 }
 
@@ -73,30 +91,33 @@ export class ConverterPool {
   }
 
   run(mediaType: MediaType, bytes: Uint8Array, limits: ChildLimits): Promise<Converted> {
-    return this.#run('text', mediaType, bytes, limits) as Promise<Converted>;
+    return this.job<Converted>({ want: 'text', mediaType, bytes, limits } satisfies Omit<ChildJob, 'id'>);
   }
 
   blocks(mediaType: MediaType, bytes: Uint8Array, limits: ChildLimits): Promise<FormBlock[]> {
-    return this.#run('blocks', mediaType, bytes, limits) as Promise<FormBlock[]>;
+    return this.job<FormBlock[]>({ want: 'blocks', mediaType, bytes, limits } satisfies Omit<ChildJob, 'id'>);
   }
 
-  #run(
-    want: ChildJob['want'],
-    mediaType: MediaType,
-    bytes: Uint8Array,
-    limits: ChildLimits,
-  ): Promise<Converted | FormBlock[]> {
-    if (this.#closed) return Promise.reject(new ConversionError('converter_crashed', 'the converter pool is closed'));
-    return new Promise((resolve, reject) => {
-      this.#queue.push({ job: { id: this.#nextId++, want, mediaType, bytes, limits }, resolve, reject });
+  /** One job for the pool's child script, answered with what the child replies. */
+  job<T>(job: PoolJob): Promise<T> {
+    if (this.#closed) return Promise.reject(this.#crashed(`${this.#name} pool is closed`));
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ job: { ...job, id: this.#nextId++ }, resolve: resolve as (result: unknown) => void, reject });
       this.#dispatch();
     });
   }
 
+  get #name(): string {
+    return this.#options.name ?? 'the converter';
+  }
+
+  #crashed(message: string): ConversionError {
+    return new ConversionError(this.#options.crashCode ?? 'converter_crashed', message);
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
-    for (const pending of this.#queue.splice(0))
-      pending.reject(new ConversionError('converter_crashed', 'the converter pool closed'));
+    for (const pending of this.#queue.splice(0)) pending.reject(this.#crashed(`${this.#name} pool closed`));
     await Promise.all(this.#slots.map((slot) => this.#stop(slot)));
   }
 
@@ -110,7 +131,7 @@ export class ConverterPool {
   }
 
   #spawn(slot: Slot): ChildProcess {
-    const child = fork(CHILD, [], {
+    const child = fork(this.#options.script ?? CHILD, [], {
       execArgv: [`--max-old-space-size=${this.#options.memoryMb}`],
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
@@ -129,8 +150,8 @@ export class ConverterPool {
       slot.busy = null;
       const outOfMemory = /heap out of memory|Allocation failed|ERR_WORKER_OUT_OF_MEMORY/.test(slot.stderr);
       const ended = outOfMemory
-        ? new ConversionError('memory_limit', `the converter ran out of its ${this.#options.memoryMb} MB heap`)
-        : new ConversionError('converter_crashed', `the converter exited (${signal ?? `code ${code}`})`);
+        ? new ConversionError('memory_limit', `${this.#name} ran out of its ${this.#options.memoryMb} MB heap`)
+        : this.#crashed(`${this.#name} exited (${signal ?? `code ${code}`})`);
       metrics.converterKills.inc({ reason: ended.code });
       pending.reject(ended);
       this.#dispatch();
@@ -145,8 +166,9 @@ export class ConverterPool {
     slot.busy = pending;
     child.ref();
     child.channel?.ref();
-    const settle = (kill: ConversionError | null, reply?: ChildReply) => {
+    const settle = (kill: ConversionError | null, reply?: Reply) => {
       clearTimeout(timer);
+      clearTimeout(stepTimer);
       clearInterval(watch);
       child.off('message', onMessage);
       if (slot.busy !== pending) return;
@@ -166,17 +188,30 @@ export class ConverterPool {
       }
       this.#dispatch();
     };
-    const onMessage = (reply: ChildReply) => {
-      if (reply.id === pending.job.id) settle(null, reply);
+    const { timeoutMs, stepTimeoutMs, memoryMb } = this.#options;
+    let stepTimer: NodeJS.Timeout | undefined;
+    const armStep = () => {
+      if (stepTimeoutMs === undefined) return;
+      clearTimeout(stepTimer);
+      stepTimer = setTimeout(
+        () => settle(new ConversionError('timeout', `one page took ${this.#name} longer than ${stepTimeoutMs} ms`)),
+        stepTimeoutMs,
+      );
+    };
+    const onMessage = (reply: Reply) => {
+      if (reply.id !== pending.job.id) return;
+      if (reply.step === true) armStep();
+      else settle(null, reply);
     };
     const timer = setTimeout(
-      () => settle(new ConversionError('timeout', `conversion took longer than ${this.#options.timeoutMs} ms`)),
-      this.#options.timeoutMs,
+      () => settle(new ConversionError('timeout', `${this.#name} took longer than ${timeoutMs} ms`)),
+      timeoutMs,
     );
+    armStep();
     const watch = setInterval(() => {
       void residentMb(child.pid).then((mb) => {
-        if (mb !== null && mb > this.#options.memoryMb) {
-          settle(new ConversionError('memory_limit', `the converter passed ${this.#options.memoryMb} MB of memory`));
+        if (mb !== null && mb > memoryMb) {
+          settle(new ConversionError('memory_limit', `${this.#name} passed ${memoryMb} MB of memory`));
         }
       });
     }, RSS_POLL_MS);

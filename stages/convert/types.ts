@@ -11,10 +11,10 @@ export type MediaType =
 /**
  * Something about a document that converted which the walk's summary names beside its path
  * (docs/OPERATIONS.md "Warnings about a document"): its text was read in a guessed encoding,
- * held bytes that could not be decoded, or a PDF holds no text at all.
+ * held bytes that could not be decoded, pages hold no text (and OCR is off), or pages were OCRed.
  */
 export interface ConversionWarning {
-  name: 'encoding_fallback' | 'replacement_characters' | 'no_text_layer';
+  name: 'encoding_fallback' | 'replacement_characters' | 'no_text_layer' | 'ocr';
   message: string;
 }
 
@@ -23,6 +23,20 @@ export interface Converted {
   title: string | null;
   pages?: number;
   warnings?: ConversionWarning[];
+  /**
+   * A PDF with pages that hold no real words (pdf.ts): every page's text, and those pages
+   * (numbered from 1), for OCR to read (stages/ocr/). The stage's entry folds it into `text`.
+   */
+  scanned?: { pageTexts: string[]; pages: number[] };
+  /** What OCR read of the document, for the walk's summary. */
+  ocr?: OcrReport;
+}
+
+export interface OcrReport {
+  /** Pages OCRed. */
+  pages: number;
+  /** Time OCR took. */
+  ms: number;
 }
 
 /**

@@ -1,0 +1,60 @@
+// The OCR child process (pool: stages/convert/pool.ts, started by index.ts): renders the pages it
+// is asked for and reads them, one job at a time, saying `step` after each page so that the
+// parent's per-page timer restarts; the parent also watches the job's whole time and the child's
+// memory, and kills it past either.
+
+import { PDFParse } from 'pdf-parse';
+import { ConversionError } from '../convert/errors.ts';
+import { OcrEngine } from './engine.ts';
+import type { OcrJob, OcrPage } from './index.ts';
+
+let engine: { language: string; engine: OcrEngine } | null = null;
+
+function engineFor(language: string): OcrEngine {
+  if (engine?.language !== language) engine = { language, engine: new OcrEngine(language) };
+  return engine.engine;
+}
+
+async function readPdf(job: OcrJob & { id: number }): Promise<OcrPage[]> {
+  const ocr = engineFor(job.language);
+  const parser = new PDFParse({ data: job.bytes });
+  const read: OcrPage[] = [];
+  try {
+    for (const page of job.pages) {
+      const { scale, dpi } = await renderScale(parser, page, job);
+      const shot = await parser.getScreenshot({ partial: [page], scale, imageBuffer: true, imageDataUrl: false });
+      const image = Buffer.from(shot.pages[0]!.data);
+      read.push({ page, ...(await ocr.read(image, dpi)) });
+      process.send!({ id: job.id, step: true });
+    }
+  } finally {
+    await parser.destroy().catch(() => {});
+  }
+  return read;
+}
+
+/**
+ * The page drawn at the job's resolution, or smaller when that would pass the pixel limit: the
+ * size is the page's declared one, known before anything is drawn.
+ */
+async function renderScale(parser: PDFParse, page: number, job: OcrJob): Promise<{ scale: number; dpi: number }> {
+  const info = await parser.getInfo({ parsePageInfo: true, partial: [page] });
+  const { width, height } = info.pages[0]!;
+  const wanted = job.dpi / 72;
+  const scale = Math.min(wanted, Math.sqrt(job.maxPixels / Math.max(1, width * height)));
+  return { scale, dpi: Math.round(scale * 72) };
+}
+
+process.on('message', (job: OcrJob & { id: number }) => {
+  void readPdf(job)
+    .then(
+      (result) => ({ id: job.id, ok: true, result }),
+      (error: unknown) => ({
+        id: job.id,
+        ok: false,
+        code: error instanceof ConversionError ? error.code : 'corrupt',
+        message: error instanceof Error ? error.message : String(error),
+      }),
+    )
+    .then((reply) => process.send!(reply));
+});

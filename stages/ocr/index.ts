@@ -1,0 +1,175 @@
+// OCR of the pages that hold no words (docs/DECISIONS.md "Scanned documents read"): a PDF's
+// textless pages are drawn and read by tesseract.js in OCR children of their own, under limits
+// of their own (a page's time, a document's time, pages per document, pixels per page, memory),
+// and folded back into the text in page order. With OCR off the pages stay empty and the
+// document says so (`no_text_layer`).
+
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { ConversionError } from '../convert/errors.ts';
+import { ConverterPool } from '../convert/pool.ts';
+import type { Converted, ConversionWarning } from '../convert/types.ts';
+import type { PageReading } from './engine.ts';
+
+export interface OcrOptions {
+  enabled: boolean;
+  /** OCR children reading at once. */
+  workers: number;
+  /** One page's rendering and reading. */
+  pageTimeoutMs: number;
+  /** One document's OCR, all its pages. */
+  timeoutMs: number;
+  /** Resident memory an OCR child may reach before it is killed. */
+  memoryMb: number;
+  /** A document with more pages to OCR fails as too_many_ocr_pages. */
+  maxPages: number;
+  /** A page is drawn at 300 dpi or at as many pixels as this, the smaller. */
+  maxPixels: number;
+  /** An installed language (stages/ocr/languages.ts). */
+  language: string;
+  /** Pages read with a lower mean confidence are named in the warning `ocr`. */
+  confidenceFloor: number;
+}
+
+/** Measured in docs/DECISIONS.md "Scanned documents read": a dense page took 11 s and ~390 MB on a loaded 2-core machine. */
+export const DEFAULT_OCR_OPTIONS: Readonly<OcrOptions> = Object.freeze({
+  enabled: true,
+  workers: Math.max(1, Math.floor(availableParallelism() / 2)),
+  pageTimeoutMs: 120_000,
+  timeoutMs: 3_600_000,
+  memoryMb: 1_024,
+  maxPages: 500,
+  maxPixels: 40_000_000,
+  language: 'eng',
+  confidenceFloor: 60,
+});
+
+/**
+ * A page with fewer letters than this in its text layer holds no real words: it is OCRed. Digits
+ * do not count: a scanner's page number or Bates stamp ("ABC000123") is no text of the page.
+ */
+export const MIN_PAGE_LETTERS = 8;
+
+/** The resolution a page is drawn at for reading. */
+const OCR_DPI = 300;
+
+/** A job for an OCR child. */
+export interface OcrJob {
+  kind: 'pdf';
+  bytes: Uint8Array;
+  /** Pages to read, numbered from 1. */
+  pages: number[];
+  language: string;
+  maxPixels: number;
+  dpi: number;
+}
+
+export interface OcrPage extends PageReading {
+  page: number;
+}
+
+/** Whether a page's text layer holds real words (docs/DECISIONS.md "Scanned documents read"). */
+export function holdsWords(text: string): boolean {
+  return letters(text) >= MIN_PAGE_LETTERS;
+}
+
+const CHILD = fileURLToPath(new URL('./child.ts', import.meta.url));
+
+export class Ocr {
+  readonly #options: OcrOptions;
+  #pool: ConverterPool | null = null;
+
+  constructor(options: OcrOptions) {
+    this.#options = options;
+  }
+
+  /** A converted PDF with its textless pages read (or, OCR off, named); any other result as it is. */
+  async complete(converted: Converted, bytes: Uint8Array): Promise<Converted> {
+    const { scanned, ...rest } = converted;
+    if (scanned === undefined) return rest;
+    if (!this.#options.enabled) {
+      // Unread, a page with a few letters still says them: only the empty ones go unsaid.
+      const empty = scanned.pages.filter((page) => scanned.pageTexts[page - 1]!.trim() === '');
+      return empty.length === 0 ? rest : withWarning(rest, noTextLayer(empty, scanned.pageTexts.length));
+    }
+    if (scanned.pages.length > this.#options.maxPages) {
+      throw new ConversionError(
+        'too_many_ocr_pages',
+        `${scanned.pages.length} pages need OCR, over the limit of ${this.#options.maxPages}`,
+      );
+    }
+    const started = Date.now();
+    const read = await this.#children().job<OcrPage[]>({
+      kind: 'pdf',
+      bytes,
+      pages: scanned.pages,
+      language: this.#options.language,
+      maxPixels: this.#options.maxPixels,
+      dpi: OCR_DPI,
+    } satisfies OcrJob);
+    const ms = Date.now() - started;
+    const pageTexts = [...scanned.pageTexts];
+    for (const { page, text } of read) {
+      // The text layer's few characters stay when OCR finds fewer (a blank page with a number).
+      if (letters(text) > letters(pageTexts[page - 1]!)) pageTexts[page - 1] = text.trim();
+    }
+    return withWarning(
+      { ...rest, text: pageTexts.join('\n\n'), ocr: { pages: read.length, ms } },
+      ocrWarning(read, this.#options.confidenceFloor),
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.#pool?.close();
+  }
+
+  #children(): ConverterPool {
+    return (this.#pool ??= new ConverterPool({
+      workers: this.#options.workers,
+      timeoutMs: this.#options.timeoutMs,
+      stepTimeoutMs: this.#options.pageTimeoutMs,
+      memoryMb: this.#options.memoryMb,
+      script: CHILD,
+      name: 'the OCR engine',
+      crashCode: 'ocr_crashed',
+    }));
+  }
+}
+
+const letters = (text: string) => text.match(/\p{L}/gu)?.length ?? 0;
+
+function withWarning(converted: Converted, warning: ConversionWarning): Converted {
+  return { ...converted, warnings: [...(converted.warnings ?? []), warning] };
+}
+
+/** Page numbers as a reader says them: "3", "2 and 5", "1, 4 and 7"; past 20, how many more. */
+function pageList(pages: readonly number[]): string {
+  const shown = pages.slice(0, 20).map(String);
+  if (pages.length > shown.length) return `${shown.join(', ')} and ${pages.length - shown.length} more`;
+  return shown.length === 1 ? shown[0]! : `${shown.slice(0, -1).join(', ')} and ${shown.at(-1)}`;
+}
+
+function noTextLayer(pages: readonly number[], total: number): ConversionWarning {
+  const which =
+    pages.length === total
+      ? total === 1
+        ? 'its page holds no text'
+        : `none of its ${total} pages holds text`
+      : `${pages.length === 1 ? 'page' : 'pages'} ${pageList(pages)} of ${total} hold no text`;
+  return { name: 'no_text_layer', message: `${which} (a scan?): nothing on them is chunked or extracted (OCR is off)` };
+}
+
+function ocrWarning(read: readonly OcrPage[], floor: number): ConversionWarning {
+  // A blank page's confidence is 0 and says nothing of how well the words were read.
+  const worded = read.filter((p) => p.text.trim() !== '');
+  const mean = worded.reduce((sum, p) => sum + p.confidence, 0) / Math.max(1, worded.length);
+  const low = worded.filter((p) => p.confidence < floor).map((p) => p.page);
+  const blank = read.filter((p) => p.text.trim() === '').map((p) => p.page);
+  const parts = [
+    `${read.length === 1 ? '1 page' : `${read.length} pages`} read by OCR (${read.length === 1 ? 'page' : 'pages'} ` +
+      `${pageList(read.map((p) => p.page))}), mean confidence ${Math.round(mean)}`,
+    ...(low.length > 0 ? [`under the confidence floor of ${floor}, kept but check them: ${pageList(low)}`] : []),
+    ...(blank.length > 0 ? [`no words found on ${pageList(blank)}`] : []),
+  ];
+  return { name: 'ocr', message: parts.join('; ') };
+}
