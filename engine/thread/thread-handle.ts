@@ -15,37 +15,56 @@ type WalkDone = Extract<FromEngine, { type: 'walk-done' }>;
 type MergeDone = Extract<FromEngine, { type: 'merge-done' }>;
 type ProduceAnswer = Extract<FromEngine, { type: 'produce-started' | 'produce-refused' }>;
 
+/** What each kind of call is answered with. */
+interface Answers {
+  walk: WalkDone;
+  merge: MergeDone;
+  produce: ProduceAnswer;
+  metrics: string;
+}
+
+/** A call in flight: its kind, who hears its answer, and (a walk) who hears that it started. */
+type Call = {
+  [K in keyof Answers]: { kind: K; resolve: (answer: Answers[K]) => void; onRunning?: () => void };
+}[keyof Answers];
+
+/** The kind of call each answering message ends (walk-running only tells that a walk started). */
+const ANSWERING: Readonly<Record<Exclude<FromEngine['type'], 'ready'>, keyof Answers>> = {
+  'walk-running': 'walk',
+  'walk-done': 'walk',
+  'merge-done': 'merge',
+  'produce-started': 'produce',
+  'produce-refused': 'produce',
+  'metrics-text': 'metrics',
+};
+
+/** The answer of a call the engine thread cannot give, because it is not running. */
+function gone<K extends keyof Answers>(kind: K, requestId: string, why: string): Answers[K] {
+  const answers: { [Kind in keyof Answers]: Answers[Kind] } = {
+    walk: { type: 'walk-done', requestId, state: 'failed', error: why },
+    merge: { type: 'merge-done', requestId, error: { message: why } },
+    produce: { type: 'produce-refused', requestId, busy: false, message: why },
+    metrics: '',
+  };
+  return answers[kind];
+}
+
 export class EngineThread {
   readonly #worker: Worker;
-  readonly #pending = new Map<string, { onRunning: () => void; resolve: (done: WalkDone) => void }>();
-  readonly #merges = new Map<string, (done: MergeDone) => void>();
-  readonly #produces = new Map<string, (answer: ProduceAnswer) => void>();
-  readonly #scrapes = new Map<string, (text: string) => void>();
+  readonly #log: Logger;
+  /** Every call in flight, by its request id. */
+  readonly #calls = new Map<string, Call>();
   #alive = true;
   readonly ready: Promise<void>;
 
-  constructor(config: Config, log: Logger) {
-    this.#worker = new Worker(new URL('./thread.ts', import.meta.url), {
-      workerData: config,
-      resourceLimits: ENGINE_THREAD_LIMITS,
-    });
+  /** `script`: the engine thread's module; a test names another to speak for it. */
+  constructor(config: Config, log: Logger, script: URL = new URL('./thread.ts', import.meta.url)) {
+    this.#log = log;
+    this.#worker = new Worker(script, { workerData: config, resourceLimits: ENGINE_THREAD_LIMITS });
     this.ready = new Promise((resolve, reject) => {
       this.#worker.on('message', (message: FromEngine) => {
         if (message.type === 'ready') resolve();
-        else if (message.type === 'walk-running') this.#pending.get(message.requestId)?.onRunning();
-        else if (message.type === 'merge-done') {
-          this.#merges.get(message.requestId)?.(message);
-          this.#merges.delete(message.requestId);
-        } else if (message.type === 'produce-started' || message.type === 'produce-refused') {
-          this.#produces.get(message.requestId)?.(message);
-          this.#produces.delete(message.requestId);
-        } else if (message.type === 'metrics-text') {
-          this.#scrapes.get(message.requestId)?.(message.text);
-          this.#scrapes.delete(message.requestId);
-        } else {
-          this.#pending.get(message.requestId)?.resolve(message);
-          this.#pending.delete(message.requestId);
-        }
+        else this.#hear(message);
       });
       this.#worker.on('error', (error) => {
         log.error({ err: error }, 'engine worker crashed');
@@ -54,20 +73,45 @@ export class EngineThread {
       this.#worker.on('exit', (code) => {
         this.#alive = false;
         if (code !== 0) log.error({ code }, 'engine worker exited');
-        for (const [requestId, pending] of this.#pending)
-          pending.resolve({ type: 'walk-done', requestId, state: 'failed', error: 'the engine worker exited' });
-        this.#pending.clear();
-        for (const [requestId, resolve] of this.#merges)
-          resolve({ type: 'merge-done', requestId, error: { message: 'the engine worker exited' } });
-        this.#merges.clear();
-        for (const [requestId, resolve] of this.#produces)
-          resolve({ type: 'produce-refused', requestId, busy: false, message: 'the engine worker exited' });
-        this.#produces.clear();
-        for (const resolve of this.#scrapes.values()) resolve('');
-        this.#scrapes.clear();
+        for (const [requestId, call] of this.#calls)
+          this.#answer(call, gone(call.kind, requestId, 'the engine worker exited'));
+        this.#calls.clear();
       });
     });
     this.ready.catch(() => {});
+  }
+
+  /** An answer from the engine thread to the call it names; anything else is refused, and logged. */
+  #hear(message: Exclude<FromEngine, { type: 'ready' }>): void {
+    const kind = (ANSWERING as Partial<Record<string, keyof Answers>>)[message.type];
+    const call = this.#calls.get(message.requestId);
+    if (kind === undefined || call?.kind !== kind) {
+      this.#log.error(
+        { type: message.type, known: kind !== undefined },
+        'engine thread: a message answering no call, refused',
+      );
+      return;
+    }
+    if (message.type === 'walk-running') return call.onRunning?.();
+    this.#calls.delete(message.requestId);
+    this.#answer(call, message.type === 'metrics-text' ? message.text : message);
+  }
+
+  #answer(call: Call, answer: Answers[keyof Answers]): void {
+    (call.resolve as (answer: Answers[keyof Answers]) => void)(answer);
+  }
+
+  /** Sends `message` as call `requestId` of `kind`; answered at once when the thread is not running. */
+  #call<K extends keyof Answers>(
+    kind: K,
+    message: ToEngine & { requestId: string },
+    onRunning?: () => void,
+  ): Promise<Answers[K]> {
+    if (!this.#alive) return Promise.resolve(gone(kind, message.requestId, 'the engine worker is not running'));
+    return new Promise((resolve) => {
+      this.#calls.set(message.requestId, { kind, resolve, onRunning } as Call);
+      this.#worker.postMessage(message);
+    });
   }
 
   get alive(): boolean {
@@ -81,54 +125,22 @@ export class EngineThread {
     failStage5: FailStage5Mode | null,
     onRunning: () => void,
   ): Promise<WalkDone> {
-    if (!this.#alive)
-      return Promise.resolve({
-        type: 'walk-done',
-        requestId,
-        state: 'failed',
-        error: 'the engine worker is not running',
-      });
-    return new Promise((resolve) => {
-      this.#pending.set(requestId, { onRunning, resolve });
-      this.#worker.postMessage({ type: 'walk', requestId, flags, failStage5 } satisfies ToEngine);
-    });
+    return this.#call('walk', { type: 'walk', requestId, flags, failStage5 }, onRunning);
   }
 
   /** Asks for one admin merge; it runs after the walk in progress, if any. */
   merge(request: MergeRequest): Promise<MergeDone> {
-    const requestId = randomUUID();
-    if (!this.#alive)
-      return Promise.resolve({ type: 'merge-done', requestId, error: { message: 'the engine worker is not running' } });
-    return new Promise((resolve) => {
-      this.#merges.set(requestId, resolve);
-      this.#worker.postMessage({ type: 'merge', requestId, request } satisfies ToEngine);
-    });
+    return this.#call('merge', { type: 'merge', requestId: randomUUID(), request });
   }
 
   /** Asks for a producer run over every concept; resolves once it started or was refused. */
   produce(redraft: boolean): Promise<ProduceAnswer> {
-    const requestId = randomUUID();
-    if (!this.#alive)
-      return Promise.resolve({
-        type: 'produce-refused',
-        requestId,
-        busy: false,
-        message: 'the engine worker is not running',
-      });
-    return new Promise((resolve) => {
-      this.#produces.set(requestId, resolve);
-      this.#worker.postMessage({ type: 'produce', requestId, redraft } satisfies ToEngine);
-    });
+    return this.#call('produce', { type: 'produce', requestId: randomUUID(), redraft });
   }
 
   /** The engine thread's metrics in the Prometheus text format; empty once the thread is gone. */
   metrics(): Promise<string> {
-    if (!this.#alive) return Promise.resolve('');
-    const requestId = randomUUID();
-    return new Promise((resolve) => {
-      this.#scrapes.set(requestId, resolve);
-      this.#worker.postMessage({ type: 'metrics', requestId } satisfies ToEngine);
-    });
+    return this.#call('metrics', { type: 'metrics', requestId: randomUUID() });
   }
 
   /** Graceful: the engine closes its pools; ends the thread if it has not within the grace. */
