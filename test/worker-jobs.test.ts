@@ -10,6 +10,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { Ajv } from 'ajv';
 import { pino } from 'pino';
 import ExcelJS from 'exceljs';
 import { Document, Packer, Paragraph, Table, TableCell, TableRow } from 'docx';
@@ -18,7 +19,7 @@ import { loadConfig } from '../lib/config.ts';
 import { createConverter } from '../stages/convert/index.ts';
 import { jobHandlers } from '../worker/jobs.ts';
 import { startWorker, type RunningWorker } from '../worker/loop.ts';
-import type { AnalyseFormResult, TemplateFillResult } from '../worker/payloads.ts';
+import { JOB_SCHEMAS, type AnalyseFormResult, type TemplateFillResult } from '../worker/payloads.ts';
 import { enqueueJob, getJob, type QueueRow } from '../worker/queue.ts';
 import { openWorkerRuntime, type WorkerRuntime } from '../worker/runtime.ts';
 import { docxBomb, flateBombPdf, makePdf } from './helpers/documents.ts';
@@ -234,6 +235,26 @@ test('template_fill: a filled DOCX holds each answer in its answer cell or after
   }
   const written = JSON.parse(await readFile(result.output.result, 'utf8'));
   assert.equal(written.answers, result.answers);
+});
+
+test("every job kind's result, in the queue and in every file written, validates against its printed schema", async () => {
+  // The schemas as `ingest jobs schema` prints them, checked by a validator of their own.
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  const check = (name: string, value: unknown) => {
+    const valid = ajv.compile(JSON.parse(JSON.stringify(JOB_SCHEMAS[name])) as object);
+    assert.ok(valid(value), `${name}: ${ajv.errorsText(valid.errors)}`);
+  };
+  const analysed = await run('analyse_form', inline('tender.docx', await docxForm()));
+  assert.is(analysed.status, 'done', analysed.error ?? '');
+  check('analyse_form.result', analysed.result);
+  for (const payload of [{ analysis_job: analysed.id }, inline('tender.xlsx', await xlsxForm())]) {
+    const filled = await run('template_fill', payload);
+    assert.is(filled.status, 'done', filled.error ?? '');
+    check('template_fill.result', filled.result);
+    const file = JSON.parse(await readFile((filled.result as TemplateFillResult).output.result, 'utf8')) as unknown;
+    check('template_fill.result', file);
+    assert.equal(file, filled.result, 'the file holds what the queue holds');
+  }
 });
 
 test('template_fill: a filled XLSX holds each answer in the cell beside its question', async () => {

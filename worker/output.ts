@@ -12,7 +12,9 @@ import type { CorpusBucket } from '../lib/bucket/bucket.ts';
 import type { Config } from '../lib/config.ts';
 
 export interface OutputLocation {
-  /** Stores `bytes` as `name` in the job's folder; resolves with where it went (a path or bucket URL). */
+  /** Where `name` of the job's folder goes (a path or bucket URL), known before it is written. */
+  locate(jobId: string, name: string): string;
+  /** Stores `bytes` as `name` in the job's folder; resolves with where it went (locate's answer). */
   write(jobId: string, name: string, bytes: Uint8Array | string): Promise<string>;
 }
 
@@ -25,11 +27,13 @@ export function outputLocation(
 }
 
 function directoryOutput(root: string): OutputLocation {
+  const locate = (jobId: string, name: string) => path.join(root, jobId, name);
   return {
+    locate,
     async write(jobId, name, bytes) {
-      const dir = path.join(root, jobId);
+      const target = locate(jobId, name);
+      const dir = path.dirname(target);
       await mkdir(dir, { recursive: true });
-      const target = path.join(dir, name);
       const temp = path.join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`);
       await writeFile(temp, bytes);
       await rename(temp, target);
@@ -39,15 +43,16 @@ function directoryOutput(root: string): OutputLocation {
 }
 
 function bucketOutput(bucket: CorpusBucket, prefix: string): OutputLocation {
+  const key = (jobId: string, name: string) => `${prefix}${jobId}/${name}`;
   return {
+    locate: (jobId, name) => `${bucket.location.replace(/\/+$/, '')}/${key(jobId, name)}`,
     async write(jobId, name, bytes) {
       const dir = await mkdtemp(path.join(tmpdir(), 'ingest-output-'));
       try {
         const file = path.join(dir, name);
         await writeFile(file, bytes);
-        const key = `${prefix}${jobId}/${name}`;
-        await bucket.upload(key, file);
-        return `${bucket.location.replace(/\/+$/, '')}/${key}`;
+        await bucket.upload(key(jobId, name), file);
+        return this.locate(jobId, name);
       } finally {
         await rm(dir, { recursive: true, force: true });
       }

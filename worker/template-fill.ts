@@ -112,7 +112,13 @@ export async function templateFill(
       `${stem}.filled.xlsx`,
       await fillXlsx(form.bytes, filledAnswers, deps.zipLimits),
     );
-  const body = { form: form.info, analysis_job: analysisJob, answers };
-  const result = await deps.output.write(jobId, 'result.json', `${JSON.stringify(body, null, 2)}\n`);
-  return { ...body, output: { result, filled } };
+  // The file holds the result as the queue does, its own location included: one shape, one schema.
+  const result: TemplateFillResult = {
+    form: form.info,
+    analysis_job: analysisJob,
+    answers,
+    output: { result: deps.output.locate(jobId, 'result.json'), filled },
+  };
+  await deps.output.write(jobId, 'result.json', `${JSON.stringify(result, null, 2)}\n`);
+  return result;
 }
