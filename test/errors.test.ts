@@ -7,7 +7,7 @@ import { HttpError } from '../http/errors.ts';
 import { codeOf, IngestError, UNEXPECTED_ERROR } from '../lib/errors.ts';
 import { ModelCallError } from '../lib/llm/retry.ts';
 import { ConversionError } from '../stages/convert/index.ts';
-import { JobError } from '../worker/errors.ts';
+import { JOB_ERROR_CODES, JobError } from '../worker/errors.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -46,6 +46,15 @@ test('every fixed code of an IngestError class is listed in docs/ERRORS.md', asy
   assert.ok(codes.length >= 20, `found ${codes.length} fixed codes`);
   assert.equal(
     codes.filter((code) => !listed.includes(`\`${code}\``)),
+    [],
+  );
+});
+
+test("every code a job fails with is listed in docs/ERRORS.md's table of jobs", async () => {
+  const listed = await readFile(path.join(root, 'docs', 'ERRORS.md'), 'utf8');
+  const jobs = listed.slice(listed.indexOf('`JobError`'), listed.indexOf('`HttpError`'));
+  assert.equal(
+    JOB_ERROR_CODES.filter((code) => !jobs.includes(`| \`${code}\``)),
     [],
   );
 });

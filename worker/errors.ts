@@ -3,23 +3,28 @@
 // marks what no retry can heal (the same payload or bytes fail the same way): such a job ends
 // failed at once instead of spending its remaining attempts.
 
-import { ConversionError } from '../stages/convert/index.ts';
+import { ConversionError, type ConversionErrorCode } from '../stages/convert/index.ts';
 import { IngestError } from '../lib/errors.ts';
 
-export type JobErrorCode =
-  | 'bad_payload'
-  | 'unknown_job'
-  | 'form_not_found'
-  | 'form_unsupported'
-  | 'form_unreadable'
-  | 'form_not_analysed'
-  | 'output_failed'
-  | 'job_failed';
+/** Every code a job fails with (docs/ERRORS.md "Jobs"), besides form_unreadable/<conversion code>. */
+export const JOB_ERROR_CODES = [
+  'bad_payload',
+  'unknown_job',
+  'form_not_found',
+  'form_unsupported',
+  'form_not_analysed',
+  'form_changed',
+  'lease_lost',
+  'given_back',
+  'job_failed',
+] as const;
+
+export type JobErrorCode = (typeof JOB_ERROR_CODES)[number] | `form_unreadable/${ConversionErrorCode}`;
 
 export class JobError extends IngestError {
-  declare readonly code: JobErrorCode | string;
+  declare readonly code: JobErrorCode;
   readonly final: boolean;
-  constructor(code: JobErrorCode | string, message: string, options: { final: boolean; cause?: unknown }) {
+  constructor(code: JobErrorCode, message: string, options: { final: boolean; cause?: unknown }) {
     super(code, message, { cause: options.cause });
     this.final = options.final;
   }

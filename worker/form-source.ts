@@ -9,7 +9,7 @@ import type { CorpusBucket } from '../lib/bucket/bucket.ts';
 import { corpusPathProblem } from '../lib/corpus/path.ts';
 import { sha256Hex } from '../lib/hash.ts';
 import { mediaTypeFor, type MediaType } from '../stages/convert/index.ts';
-import { JobError } from './errors.ts';
+import { JobError, type JobErrorCode } from './errors.ts';
 import type { FormInfo, FormRef } from './payloads.ts';
 
 export interface Form {
@@ -28,7 +28,7 @@ export interface FormSources {
   maxBytes: number;
 }
 
-const final = (code: string, message: string) => new JobError(code, message, { final: true });
+const final = (code: JobErrorCode, message: string) => new JobError(code, message, { final: true });
 
 function nameOf(ref: FormRef): string {
   if ('path' in ref) return ref.path;
