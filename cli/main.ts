@@ -1,5 +1,6 @@
 // The `ingest` command line. Each subcommand is one entry in COMMANDS; `ingest --help` lists
-// them. Exit codes: 0 success, 1 the command failed, 2 bad usage or configuration.
+// them. Exit codes (docs/OPERATIONS.md "Exit codes of the CLI"): 0 success, 1 the command failed,
+// 2 bad usage or configuration, 3 a walk that completed without doing its job, 130 Ctrl-C.
 
 import type { Command, Run } from './command.ts';
 

@@ -73,7 +73,30 @@ export async function walkCommand(args: string[], { config, log }: { config: Con
       ? `${JSON.stringify({ ...summary, producerRuns: chained }, null, 2)}\n`
       : formatSummary(summary, lifespan.db.location) + formatProducerRuns(chained),
   );
-  return summary.status === 'completed' ? 0 : 1;
+  if (summary.status !== 'completed') return 1;
+  const undone = undoneBecause(summary);
+  if (undone === null) return 0;
+  process.stderr.write(`ingest: the walk completed without doing its job: ${undone} (exit ${EXIT_WALK_UNDONE})\n`);
+  return EXIT_WALK_UNDONE;
+}
+
+/**
+ * The exit code of a walk that completed without doing its job, distinct from a failed walk's 1,
+ * so that a cron job does not read it as success (docs/OPERATIONS.md "Exit codes of the CLI").
+ * Only the CLI's: the walk's status, its run record and what it chains stay those of a completed walk.
+ */
+export const EXIT_WALK_UNDONE = 3;
+
+/**
+ * Why a completed walk did not do its job, or null when it did: it saw nothing of a corpus it could
+ * not list (no item, a folder unlisted: its root), or it kept the rows of documents it found gone.
+ */
+export function undoneBecause(s: WalkSummary): string | null {
+  if (s.warnings.some((w) => w.name === 'mass_removal_refused'))
+    return 'it refused to remove documents gone from the corpus (see the warning; --allow-mass-removal)';
+  if (s.items.seen === 0 && s.warnings.some((w) => w.name === 'unlisted_directory'))
+    return 'it could list nothing of the corpus (see the warning)';
+  return null;
 }
 
 /** The fenced corpus walk, with a progress bar (or log lines) for the person waiting on it. */

@@ -194,4 +194,27 @@ test('ingest walk of a corpus with a folder it may not read (chmod 000) keeps th
   );
 });
 
+test('ingest walk of a corpus root it may not read keeps every row, prints its summary and exits 3, not 0', async () => {
+  const env = {
+    INGEST_DATA_DIR: path.join(f.root, 'cli-data'),
+    INGEST_PRODUCER_AFTER_WALK: 'false',
+    ...(f.target.dsn === null ? {} : { ENGINE_DB_DSN: f.target.dsn }),
+  };
+  giveToUnprivileged(f.root);
+  const first = await runIngest(['walk', f.corpus], env, { cwd: f.root, ...UNPRIVILEGED });
+  assert.is(first.status, 0, first.stderr.slice(-4000));
+  chmodSync(f.corpus, 0o000);
+  const shut = await runIngest(['walk', f.corpus, '--json'], env, { cwd: f.root, ...UNPRIVILEGED }).finally(() =>
+    chmodSync(f.corpus, 0o755),
+  );
+  assert.is(shut.status, 3, shut.stderr.slice(-4000));
+  const summary = JSON.parse(shut.stdout) as WalkSummary;
+  assert.equal([summary.status, summary.items.seen, summary.items.removed], ['completed', 0, 0]);
+  assert.equal(
+    summary.warnings.map((w) => [w.name, w.message.split(';')[0]]),
+    [['unlisted_directory', 'the corpus root: cannot read directory: EACCES']],
+  );
+  assert.match(shut.stderr, /^ingest: the walk completed without doing its job: it could list nothing of the corpus/m);
+});
+
 test.run();

@@ -6,7 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { WalkSummary } from '../engine/walk/walk.ts';
@@ -72,6 +72,19 @@ test('a walk that removes documents says their source_documents rows stay', asyn
     second.stdout,
     /1 removed \(gone from the corpus: derived rows deleted, source_documents rows kept as provenance\)/,
   );
+});
+
+test('a walk that refuses a mass removal prints its summary and exits 3, not 0; allowed, it removes and exits 0', async () => {
+  const corpus = path.join(root, 'corpus');
+  await cp(EXAMPLES, corpus, { recursive: true });
+  assert.is(walk(corpus).status, 0);
+  // An empty listing always asks for consent (stages/cleanup.ts): a volume that is not there looks so.
+  for (const entry of await readdir(corpus)) await rm(path.join(corpus, entry), { recursive: true });
+  const refused = walk(corpus);
+  assert.is(refused.status, 3, refused.stderr.slice(-4000));
+  assert.match(refused.stdout, /^warning mass_removal_refused: /m);
+  assert.match(refused.stderr, /^ingest: the walk completed without doing its job: it refused to remove documents/m);
+  assert.is(walk(corpus, '--allow-mass-removal').status, 0);
 });
 
 test('a chained producer run that fails is said, in words and in the JSON, and fails no walk', async () => {
