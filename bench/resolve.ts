@@ -234,8 +234,8 @@ function timedResolutionPass(lifespan: () => Lifespan, mock: MockServer, runs: P
         store: timedCalls(store, spent.stateStore),
         model: config.models.extraction,
         queue: models.queue,
-        llm: createLlmClient,
-        embedder: createEmbeddingClient,
+        llm: (broken) => createLlmClient(null, broken),
+        embedder: (broken) => createEmbeddingClient(null, broken),
         log: context.log,
       });
       const counts = await tableCounts(context.db);

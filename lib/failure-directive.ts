@@ -1,6 +1,8 @@
 // The one-shot stage-5 failure directive (docs/behaviour/states.md#failure-directive): for exactly
-// one walk, the credentials of the chosen mode are replaced by a non-empty invalid sentinel (empty
-// values would be scrubbed before the client is built), and restored in every outcome.
+// one walk, the credentials of the chosen mode are replaced by a non-empty invalid sentinel (an
+// empty one would be scrubbed). Only that walk's stage-5 clients are built with it; the process's
+// environment is never touched, so no other client built meanwhile gets it (docs/DECISIONS.md
+// "The failure directive's sentinel, for stage 5's clients only").
 
 export const FAIL_STAGE5_MODES = Object.freeze(['embedder', 'pair_resolver'] as const);
 export type FailStage5Mode = (typeof FAIL_STAGE5_MODES)[number];
@@ -8,25 +10,9 @@ export type FailStage5Mode = (typeof FAIL_STAGE5_MODES)[number];
 /** The credential swapped in; the mock model server refuses it with 401 like a dead key. */
 export const FAILURE_SENTINEL = 'ingest-failure-injection-sentinel';
 
-const CREDENTIALS: Readonly<Record<FailStage5Mode, readonly string[]>> = {
-  embedder: ['OPENAI_API_KEY'],
-  pair_resolver: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'],
-};
-
-/** Runs `work` with the mode's credentials swapped for the sentinel, restoring them after. */
-export async function withFailureInjection<T>(mode: FailStage5Mode | null, work: () => Promise<T>): Promise<T> {
-  if (mode === null) return work();
-  const env = process.env;
-  const saved = CREDENTIALS[mode].map((name) => [name, env[name]] as const);
-  for (const [name] of saved) env[name] = FAILURE_SENTINEL;
-  try {
-    return await work();
-  } finally {
-    for (const [name, value] of saved) {
-      if (value === undefined) delete env[name];
-      else env[name] = value;
-    }
-  }
+/** Whether `mode` breaks stage 5's client of this kind: the pair resolver's (llm) or its embedder's. */
+export function breaks(mode: FailStage5Mode | null, client: 'llm' | 'embedder'): boolean {
+  return mode === (client === 'llm' ? 'pair_resolver' : 'embedder');
 }
 
 /** The armed directive, one at a time, consumed by the next walk. */

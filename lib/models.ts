@@ -16,15 +16,15 @@ export interface Models {
   embedder: EmbeddingClient;
   queue: PQueue;
   budgets: ModelBudgets;
-  /** A client of each kind on the same budgets, for the passes that make their own. */
-  newLlm(): LlmClient;
-  newEmbedder(): EmbeddingClient;
+  /** A client of each kind on the same budgets, for the passes that make their own; `broken`: see createLlmClient. */
+  newLlm(broken?: boolean): LlmClient;
+  newEmbedder(broken?: boolean): EmbeddingClient;
 }
 
 export function createModels(config: Config): Models {
   const budgets = openModelBudgets(config);
-  const newLlm = () => createLlmClient(budgets.anthropic);
-  const newEmbedder = () => createEmbeddingClient(budgets.openai);
+  const newLlm = (broken = false) => createLlmClient(budgets.anthropic, broken);
+  const newEmbedder = (broken = false) => createEmbeddingClient(budgets.openai, broken);
   const llm = newLlm();
   return {
     llm,

@@ -10,7 +10,9 @@ import { isLoopback } from '../http/auth.ts';
 import { Type } from '@sinclair/typebox';
 import { checkJsonBody, jsonBody } from '../http/body.ts';
 import { WalkRegistry } from '../http/walk-registry.ts';
-import { FAILURE_SENTINEL, FailureDirective, withFailureInjection } from '../lib/failure-directive.ts';
+import { breaks, FAILURE_SENTINEL, FailureDirective } from '../lib/failure-directive.ts';
+import { createEmbeddingClient } from '../lib/embed/client.ts';
+import { createLlmClient } from '../lib/llm/client.ts';
 
 function refusal(fn: () => unknown): HttpError {
   try {
@@ -161,32 +163,18 @@ test('a JSON body: each way of not fitting its schema is a named 400, unknown fi
   assert.throws(() => jsonBody(Type.Object({ x: Type.Boolean() }), { maxBytes: 1, required: false }), /no title/);
 });
 
-test('the failure directive swaps the credentials for one piece of work and restores them in every outcome', async () => {
-  const saved = {
-    OPENAI_API_KEY: process.env.OPENAI_API_KEY,
-    ANTHROPIC_API_KEY: process.env.ANTHROPIC_API_KEY,
-    ANTHROPIC_AUTH_TOKEN: process.env.ANTHROPIC_AUTH_TOKEN,
-  };
+test("the failure directive's clients carry the sentinel for both credentials of their kind; others keep theirs", () => {
+  const saved = { OPENAI_API_KEY: process.env.OPENAI_API_KEY, ANTHROPIC_API_KEY: process.env.ANTHROPIC_API_KEY };
   try {
     process.env.OPENAI_API_KEY = 'real-openai';
     process.env.ANTHROPIC_API_KEY = 'real-anthropic';
-    delete process.env.ANTHROPIC_AUTH_TOKEN;
-    const seen = await withFailureInjection('embedder', async () => [
-      process.env.OPENAI_API_KEY,
-      process.env.ANTHROPIC_API_KEY,
-    ]);
-    assert.equal(seen, [FAILURE_SENTINEL, 'real-anthropic']);
-    await withFailureInjection('pair_resolver', async () => {
-      assert.equal(
-        [process.env.ANTHROPIC_API_KEY, process.env.ANTHROPIC_AUTH_TOKEN],
-        [FAILURE_SENTINEL, FAILURE_SENTINEL],
-      );
-      throw new Error('stage 5 failed');
-    }).catch(() => {});
-    assert.equal(
-      [process.env.OPENAI_API_KEY, process.env.ANTHROPIC_API_KEY, process.env.ANTHROPIC_AUTH_TOKEN],
-      ['real-openai', 'real-anthropic', undefined],
-    );
+    const resolver = createLlmClient(null, breaks('pair_resolver', 'llm'));
+    assert.equal([resolver.apiKey, resolver.authToken], [FAILURE_SENTINEL, FAILURE_SENTINEL]);
+    assert.is(createEmbeddingClient(null, breaks('pair_resolver', 'embedder')).apiKey, 'real-openai');
+    assert.is(createEmbeddingClient(null, breaks('embedder', 'embedder')).apiKey, FAILURE_SENTINEL);
+    assert.is(createLlmClient(null, breaks('embedder', 'llm')).apiKey, 'real-anthropic');
+    assert.is(createLlmClient(null, breaks(null, 'llm')).apiKey, 'real-anthropic');
+    assert.equal([process.env.OPENAI_API_KEY, process.env.ANTHROPIC_API_KEY], ['real-openai', 'real-anthropic']);
     const directive = new FailureDirective();
     directive.arm('embedder');
     assert.is(directive.consume(), 'embedder');

@@ -6,6 +6,9 @@ import path from 'node:path';
 import type { FlowPass } from '../engine/walk/passes.ts';
 import { walkCounts } from '../engine/walk/tally.ts';
 import { walk } from '../engine/walk/walk.ts';
+import { createEmbeddingClient } from '../lib/embed/client.ts';
+import { FAIL_STAGE5_MODES, FAILURE_SENTINEL } from '../lib/failure-directive.ts';
+import { createLlmClient } from '../lib/llm/client.ts';
 import { markdown, snapshotRows, walkFixture, type WalkFixture } from './helpers/walk.ts';
 import { collect } from './helpers/collect.ts';
 
@@ -250,6 +253,33 @@ test('flow-scope passes run after the settle barrier, and a failing pass does no
       ['url_backlink', true],
       ['cleanup', true],
     ],
+  );
+});
+
+test("a failStage5 directive breaks stage 5's own clients only: a client built elsewhere meanwhile keeps its credentials", async () => {
+  const seen: (string | null | undefined)[][] = [];
+  const passes: FlowPass[] = [
+    {
+      name: 'builds-clients',
+      async run({ failStage5 }) {
+        seen.push([
+          failStage5,
+          createLlmClient().apiKey,
+          createEmbeddingClient().apiKey,
+          process.env.ANTHROPIC_API_KEY,
+        ]);
+      },
+    },
+  ];
+  await f.reopen(passes);
+  for (const mode of FAIL_STAGE5_MODES) await walk(f.lifespan, { sourcePath: f.corpus, failStage5: mode });
+  assert.equal(
+    seen.map(([mode]) => mode),
+    [...FAIL_STAGE5_MODES],
+  );
+  assert.ok(
+    seen.every((keys) => !keys.includes(FAILURE_SENTINEL)),
+    `no sentinel outside stage 5: ${JSON.stringify(seen)}`,
   );
 });
 

@@ -6,12 +6,13 @@
 //
 // A lost writer fence is the one failure no pass contains: it ends the walk (engine/walk/walk.ts).
 //
-// A consumed failStage5 directive (docs/behaviour/states.md#failure-directive) breaks the named
-// credentials for exactly these passes and is restored in every outcome (lib/failure-directive.ts).
+// A consumed failStage5 directive (docs/behaviour/states.md#failure-directive) reaches the passes
+// in their context: stage 5 builds its clients with the sentinel credentials for this walk only
+// (lib/failure-directive.ts).
 
 import type { Database } from '../../lib/db/database.ts';
 import { isFenceLost } from '../../lib/db/fenced.ts';
-import { withFailureInjection, type FailStage5Mode } from '../../lib/failure-directive.ts';
+import type { FailStage5Mode } from '../../lib/failure-directive.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { RunContext } from '../../lib/run-context.ts';
 import type { WalkDebt } from '../../lib/state/producer-debt.ts';
@@ -55,10 +56,8 @@ export async function runFlowPasses(
   deps: PassDeps,
   failStage5: FailStage5Mode | null,
 ): Promise<void> {
-  await withFailureInjection(failStage5, async () => {
-    deps.tally.stage5FailureInjected = failStage5;
-    for (const pass of [...passes, backlinkPass(deps), cleanupPass(deps)]) await runContained(pass, deps, failStage5);
-  });
+  deps.tally.stage5FailureInjected = failStage5;
+  for (const pass of [...passes, backlinkPass(deps), cleanupPass(deps)]) await runContained(pass, deps, failStage5);
 }
 
 async function runContained(
@@ -91,8 +90,8 @@ async function runContained(
 /** Stage 5 (i): entity resolution over the names this walk met for the first time. */
 export const entityResolutionPass = (deps: ResolveDeps): FlowPass => ({
   name: 'entity_resolution',
-  async run({ db, log, run }) {
-    const report = await resolveEntities(db, deps, run.opId);
+  async run({ db, log, run, failStage5 }) {
+    const report = await resolveEntities(db, deps, run.opId, failStage5);
     if (report.names > 0) log.info(report, 'entity resolution');
     return report;
   },

@@ -6,6 +6,7 @@
 import OpenAI from 'openai';
 import { scrubBlankVariables } from '../llm/env.ts';
 import { MOCK_TIER_KEY } from '../llm/client.ts';
+import { FAILURE_SENTINEL } from '../failure-directive.ts';
 import type { ModelBudget } from '../llm/budget.ts';
 import { budgetedFetch, openAiMeter } from '../llm/budget-fetch.ts';
 
@@ -16,14 +17,17 @@ export const EMBEDDER_VARIABLES = ['OPENAI_BASE_URL', 'OPENAI_API_KEY'] as const
 export const EMBEDDING_MODEL = 'text-embedding-3-large';
 export const EMBEDDING_DIMENSIONS = 1024;
 
-/** `budget`: the embedding model's shared budget (lib/llm/budget.ts); none: calls go unmetered. */
-export function createEmbeddingClient(budget: ModelBudget | null = null): EmbeddingClient {
+/**
+ * `budget`: the embedding model's shared budget (lib/llm/budget.ts); none: calls go unmetered.
+ * `broken`: its key is the failure directive's sentinel (lib/failure-directive.ts).
+ */
+export function createEmbeddingClient(budget: ModelBudget | null = null, broken = false): EmbeddingClient {
   scrubBlankVariables(EMBEDDER_VARIABLES);
   // A base URL with no key is the mock (tier 1): it takes any key, the SDK insists on one.
   const mock = process.env.OPENAI_BASE_URL !== undefined && process.env.OPENAI_API_KEY === undefined;
   return new OpenAI({
     maxRetries: 0,
-    ...(mock ? { apiKey: MOCK_TIER_KEY } : {}),
+    ...(broken ? { apiKey: FAILURE_SENTINEL } : mock ? { apiKey: MOCK_TIER_KEY } : {}),
     ...(budget === null ? {} : { fetch: budgetedFetch(budget, openAiMeter) }),
   });
 }

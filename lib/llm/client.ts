@@ -14,6 +14,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { ModelBudget } from './budget.ts';
 import { anthropicMeter, budgetedFetch } from './budget-fetch.ts';
 import { scrubBlankVariables } from './env.ts';
+import { FAILURE_SENTINEL } from '../failure-directive.ts';
 
 export const LLM_VARIABLES = ['ANTHROPIC_BASE_URL', 'ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'] as const;
 
@@ -75,19 +76,25 @@ export function checkTierEnvironment(
 /** What tier 1 sends when no key is set: the mock takes any credential, the SDK insists on one. */
 export const MOCK_TIER_KEY = 'tier-1-needs-no-key';
 
-/** `budget`: the extraction model's shared budget (lib/llm/budget.ts); none: calls go unmetered. */
-export function createLlmClient(budget: ModelBudget | null = null): LlmClient {
+/**
+ * `budget`: the extraction model's shared budget (lib/llm/budget.ts); none: calls go unmetered.
+ * `broken`: both credentials are the failure directive's sentinel (lib/failure-directive.ts).
+ */
+export function createLlmClient(budget: ModelBudget | null = null, broken = false): LlmClient {
   scrubBlankVariables(LLM_VARIABLES);
   const tier = llmTier();
   const credential =
     tier === 'gateway'
       ? { apiKey: null }
-      : tier === 'mock' && process.env.ANTHROPIC_API_KEY === undefined
-        ? { apiKey: MOCK_TIER_KEY }
-        : {};
+      : broken
+        ? { apiKey: FAILURE_SENTINEL }
+        : tier === 'mock' && process.env.ANTHROPIC_API_KEY === undefined
+          ? { apiKey: MOCK_TIER_KEY }
+          : {};
   return new Anthropic({
     maxRetries: 0,
     ...credential,
+    ...(broken ? { authToken: FAILURE_SENTINEL } : {}),
     ...(budget === null ? {} : { fetch: budgetedFetch(budget, anthropicMeter) }),
   });
 }

@@ -32,6 +32,7 @@ import type PQueue from 'p-queue';
 import type { Database } from '../../lib/db/database.ts';
 import { pinnedMention } from '../../lib/db/tables.ts';
 import { markOpsDone, pendingOps } from '../../lib/db/op-ledger.ts';
+import { breaks, type FailStage5Mode } from '../../lib/failure-directive.ts';
 import type { EmbeddingClient } from '../../lib/embed/client.ts';
 import { llmIdentity, type LlmClient } from '../../lib/llm/client.ts';
 import type { Logger } from '../../lib/log.ts';
@@ -46,9 +47,12 @@ export interface ResolveDeps {
   store: StateStore;
   model: string;
   queue: PQueue;
-  /** Zero-argument factories: the clients read the environment as the pass finds it. */
-  llm: () => LlmClient;
-  embedder: () => EmbeddingClient;
+  /**
+   * The clients' factories: they read the environment as the pass finds it; `broken`, a
+   * failStage5 directive's sentinel for credentials (lib/failure-directive.ts).
+   */
+  llm: (broken: boolean) => LlmClient;
+  embedder: (broken: boolean) => EmbeddingClient;
   /** Hears each batch recorded and the moves' start and end, at debug level. */
   log: Logger;
 }
@@ -66,7 +70,12 @@ export interface ResolutionReport {
 }
 
 /** `_opId`, the walk's, is not what the pass records its names under: see `stamp` below. */
-export async function resolveEntities(db: Database, deps: ResolveDeps, _opId: string): Promise<ResolutionReport> {
+export async function resolveEntities(
+  db: Database,
+  deps: ResolveDeps,
+  _opId: string,
+  failStage5: FailStage5Mode | null = null,
+): Promise<ResolutionReport> {
   const report: ResolutionReport = {
     names: 0,
     joined_exact: 0,
@@ -80,8 +89,8 @@ export async function resolveEntities(db: Database, deps: ResolveDeps, _opId: st
   // The least op: one of the walks whose mentions the pass decides, and the same at every try
   // over these ops, so a pass after a stopped one knows the names it recorded (pending.ts).
   const stamp = ops[0]!;
-  const llm = deps.llm();
-  const embedder = deps.embedder();
+  const llm = deps.llm(breaks(failStage5, 'llm'));
+  const embedder = deps.embedder(breaks(failStage5, 'embedder'));
   const embed = (names: string[]) => embedTexts(names, { client: embedder, queue: deps.queue });
   await seedPinnedRoots(db, embed, stamp);
   const decisions = new PassDecisions(
