@@ -126,11 +126,10 @@ export function formatSummary(s: WalkSummary, location: string): string {
   const lines = [
     `walk ${s.opId} ${s.status}${s.idle ? ' (idle: no corpus directory)' : ''} in ${(s.durationMs / 1000).toFixed(1)} s`,
     `items: ${s.items.seen} seen, ${s.items.changed} changed, ${s.items.unchanged} unchanged, ${s.items.failed} failed, ` +
-      `${s.items.dropped} dropped (unrecognised type), ${s.items.skipped} skipped (unreadable), ${s.items.removed} removed` +
-      (s.items.removed > 0
-        ? ' (gone from the corpus: derived rows deleted, source_documents rows kept as provenance)'
-        : ''),
-    `rows written: ${
+      `${s.items.dropped} dropped (unrecognised type), ${s.items.skipped} skipped ` +
+      '(not walked: unreadable or special files, links broken or leading out of the corpus), ' +
+      `${s.items.removed} removed${removedWords(s)}`,
+    `rows written (upserts, rows already there included): ${
       Object.entries(s.rows)
         .map(([t, n]) => `${t} ${n}`)
         .join(', ') || 'none'
@@ -146,6 +145,17 @@ export function formatSummary(s: WalkSummary, location: string): string {
   }
   for (const p of s.passes.filter((p) => !p.ok)) lines.push(`pass ${p.name} failed: ${p.error}`);
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * What became of the removed paths' rows: deleted with the documents no other file holds; a rename
+ * or a move deletes none, as the document is still held where it went.
+ */
+function removedWords({ items, rowsDeleted }: WalkSummary): string {
+  if (items.removed === 0) return '';
+  return rowsDeleted > 0
+    ? ' (gone from the corpus: the derived rows of documents no other file holds deleted, source_documents rows kept as provenance)'
+    : ' (gone from these paths: no rows deleted, their documents are held by other files)';
 }
 
 /** The chained producer runs that failed, one line each: the walk's changes stay owed to the next. */

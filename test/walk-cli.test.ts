@@ -6,7 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { cp, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { WalkSummary } from '../engine/walk/walk.ts';
@@ -53,7 +53,10 @@ test('the example corpus walks into rows of every type, then a second walk does 
     /items: 8 seen, 8 changed, 0 unchanged, 0 failed/,
     `${first.stdout}\n${first.stderr.slice(-4000)}`,
   );
-  assert.match(first.stdout, /rows written: source_documents 8, content_chunks \d+/);
+  assert.match(
+    first.stdout,
+    /rows written \(upserts, rows already there included\): source_documents 8, content_chunks \d+/,
+  );
   const second = walk(EXAMPLES, '--json');
   const summary = JSON.parse(second.stdout) as WalkSummary;
   assert.is(summary.status, 'completed');
@@ -70,7 +73,37 @@ test('a walk that removes documents says their source_documents rows stay', asyn
   assert.is(second.status, 0, second.stderr);
   assert.match(
     second.stdout,
-    /1 removed \(gone from the corpus: derived rows deleted, source_documents rows kept as provenance\)/,
+    /1 removed \(gone from the corpus: the derived rows of documents no other file holds deleted, source_documents rows kept as provenance\)/,
+  );
+});
+
+test('the summary says what it passed over and what a rename did: links by what they are, no rows deleted', async () => {
+  const corpus = path.join(root, 'corpus');
+  await cp(EXAMPLES, corpus, { recursive: true });
+  assert.is(walk(corpus).status, 0);
+  await rename(path.join(corpus, 'company', 'faq.md'), path.join(corpus, 'company', 'questions.md'));
+  await symlink(path.join(root, 'nowhere.md'), path.join(corpus, 'dangling.md'));
+  await writeFile(path.join(root, 'outside.md'), '# Outside\n\nNot in the corpus.\n');
+  await symlink(path.join(root, 'outside.md'), path.join(corpus, 'escape.md'));
+  const second = walk(corpus);
+  assert.is(second.status, 0, second.stderr.slice(-4000));
+  assert.not.match(second.stdout, /unreadable\)/);
+  assert.match(
+    second.stdout,
+    /2 skipped \(not walked: unreadable or special files, links broken or leading out of the corpus\)/,
+  );
+  assert.match(
+    second.stdout,
+    /1 removed \(gone from these paths: no rows deleted, their documents are held by other files\)/,
+  );
+  assert.match(second.stdout, /; rows deleted: 0\n/);
+  assert.match(
+    second.stdout,
+    /^warning broken_links: 1 symbolic link leads to nothing \(broken\) and was not walked: dangling\.md$/m,
+  );
+  assert.match(
+    second.stdout,
+    /^warning links_outside_corpus: 1 symbolic link leads outside the corpus .*: escape\.md$/m,
   );
 });
 

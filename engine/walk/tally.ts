@@ -59,9 +59,8 @@ export class WalkTally {
   stage5FailureInjected: FailStage5Mode | null = null;
   readonly #counters: RunCounters;
   readonly #log: Logger;
-  /** The first symbolic links met that lead outside the corpus, and how many there were. */
-  readonly #outsideLinks: string[] = [];
-  #outsideLinkCount = 0;
+  /** The first symbolic links met that lead outside the corpus or nowhere, and how many there were of each. */
+  readonly #links = { link_outside_corpus: new NamedPaths(), broken_link: new NamedPaths() };
   #itemWarnings = 0;
 
   constructor(counters: RunCounters, log: Logger) {
@@ -84,26 +83,30 @@ export class WalkTally {
     for (const warning of outcome.warnings ?? []) this.#itemWarning(path, warning);
   }
 
-  /** One entry of the corpus passed over: counted; a link leaving the corpus is also named by `listingDone`. */
+  /** One entry of the corpus passed over: counted; a link leaving the corpus or broken is also named by `listingDone`. */
   skipped(entry: SkippedEntry): void {
     this.items.skipped += 1;
-    if (entry.kind !== 'link_outside_corpus') return;
-    this.#outsideLinkCount += 1;
-    if (this.#outsideLinks.length < MAX_NAMED_PATHS) this.#outsideLinks.push(entry.relPath);
+    if (entry.kind === 'link_outside_corpus' || entry.kind === 'broken_link')
+      this.#links[entry.kind].add(entry.relPath);
   }
 
-  /** The corpus is listed: the links that lead outside it become the warning `links_outside_corpus`. */
+  /**
+   * The corpus is listed: the links that lead outside it become the warning `links_outside_corpus`,
+   * the links that lead nowhere `broken_links` (a link is neither unreadable nor a document).
+   */
   listingDone(): void {
-    const n = this.#outsideLinkCount;
-    if (n === 0) return;
-    const more = n - this.#outsideLinks.length;
-    this.warnings.push({
-      name: 'links_outside_corpus',
-      message:
-        `${n === 1 ? '1 symbolic link leads' : `${n} symbolic links lead`} outside the corpus and ` +
-        `${n === 1 ? 'was' : 'were'} not walked: ${[...this.#outsideLinks].sort().join(', ')}` +
-        (more > 0 ? ` and ${more} more (the log names each)` : ''),
-    });
+    const outside = this.#links.link_outside_corpus;
+    if (outside.count > 0)
+      this.warnings.push({
+        name: 'links_outside_corpus',
+        message: `${linksLead(outside.count)} outside the corpus and ${outside.count === 1 ? 'was' : 'were'} not walked: ${outside}`,
+      });
+    const broken = this.#links.broken_link;
+    if (broken.count > 0)
+      this.warnings.push({
+        name: 'broken_links',
+        message: `${linksLead(broken.count)} to nothing (broken) and ${broken.count === 1 ? 'was' : 'were'} not walked: ${broken}`,
+      });
   }
 
   /** One item landed with something to say about it (a guessed encoding, a PDF without text). */
@@ -113,6 +116,25 @@ export class WalkTally {
     this.#log.warn({ path, warning: warning.name }, warning.message);
   }
 }
+
+/** The first MAX_NAMED_PATHS paths of a kind, and how many there were. */
+class NamedPaths {
+  readonly #named: string[] = [];
+  count = 0;
+
+  add(relPath: string): void {
+    this.count += 1;
+    if (this.#named.length < MAX_NAMED_PATHS) this.#named.push(relPath);
+  }
+
+  /** The named paths in order, then how many more the log names. */
+  toString(): string {
+    const more = this.count - this.#named.length;
+    return [...this.#named].sort().join(', ') + (more > 0 ? ` and ${more} more (the log names each)` : '');
+  }
+}
+
+const linksLead = (n: number): string => (n === 1 ? '1 symbolic link leads' : `${n} symbolic links lead`);
 
 /**
  * The flat counts of a walk: items, rows_<table>, rows_deleted, sync_<field> when a bucket was
