@@ -9,6 +9,7 @@
 // passwords wherever they appear (inside a message, an error's text, a nested field).
 
 import { pino, type Logger, type DestinationStream } from 'pino';
+import { runningOpId } from './run-context.ts';
 import { prettyFactory } from 'pino-pretty';
 import type { Config } from './config.ts';
 import { stderrLines } from './terminal.ts';
@@ -57,6 +58,11 @@ export function createLogger(config: Pick<Config, 'log' | 'secretValues'>, optio
       level: config.log.level,
       redact: { paths: REDACTED_PATHS, censor: CENSOR },
       hooks: { streamWrite: scrub },
+      // A walk's lines name its op_id wherever they are logged from (lib/run-context.ts).
+      mixin: () => {
+        const opId = runningOpId();
+        return opId === undefined ? {} : { opId };
+      },
     },
     destination,
   );

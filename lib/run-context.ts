@@ -6,8 +6,10 @@
 // the items of two walks at once, each item's rows and counters its own walk's. The holder the
 // specification names stays beside it: every walk publishes its context there at its start and
 // nothing clears it, so the last walk's opId stays readable after it ends, and a reader outside
-// any walk (an admin merge counting a model retry, a test driving a stage by hand) gets that
-// walk's context, as it did before walks carried their own (docs/DECISIONS.md "Run context per walk").
+// any walk (a test driving a stage by hand) gets that walk's context (docs/DECISIONS.md "Run
+// context per walk"). Counts are another matter: an event counts only into the context it
+// happens in. An admin merge runs in a context of its own, whose counts its log line carries;
+// an event outside any context counts nowhere, never into the last walk's run record.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 
@@ -56,5 +58,11 @@ export function currentRunContext(): RunContext {
 }
 
 export function countEvent(counter: keyof RunCounters, by = 1): void {
-  currentRunContext().counters[counter] += by;
+  const run = walkContexts.getStore();
+  if (run !== undefined) run.counters[counter] += by;
+}
+
+/** The op_id of the work running now, for its log lines (lib/log.ts); none outside a run context. */
+export function runningOpId(): string | undefined {
+  return walkContexts.getStore()?.opId;
 }

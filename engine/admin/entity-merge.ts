@@ -1,6 +1,8 @@
 // An admin merge as the CLI and the sidecar run it: inside the writer fence, since it moves
 // rows and rewrites item memos that a walk of another process would be writing too.
 
+import { randomUUID } from 'node:crypto';
+import { emptyRunCounters, inRunContext, type RunContext } from '../../lib/run-context.ts';
 import { embedTexts } from '../../stages/embed.ts';
 import { mergeEntities, type MergeRequest, type MergeResult } from '../../stages/resolve/merge.ts';
 import { writerFence } from '../trigger/fence.ts';
@@ -18,9 +20,16 @@ export async function mergeUnderFence(lifespan: Lifespan, request: MergeRequest)
   const fence = writerFence(config, lifespan.db);
   const hold = await fence.tryAcquire();
   if (hold === null) throw new WriterFenceBusyError(await fence.describe());
+  // Its events (a model retry) count into a run context of its own, never the last walk's; its
+  // log line carries them (lib/run-context.ts).
+  const run: RunContext = { opId: randomUUID(), fullReprocess: false, counters: emptyRunCounters() };
   try {
     const embed = (texts: string[]) => embedTexts(texts, { client: models.embedder, queue: models.queue });
-    return await mergeEntities(hold.fenced(lifespan.db), lifespan.store, embed, request);
+    const result = await inRunContext(run, () =>
+      mergeEntities(hold.fenced(lifespan.db), lifespan.store, embed, request),
+    );
+    lifespan.log.info({ ...result, counters: run.counters }, 'entity merge done');
+    return result;
   } finally {
     await hold.release();
   }

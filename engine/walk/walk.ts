@@ -116,7 +116,7 @@ export async function walk(lifespan: Lifespan, options: WalkOptions = {}): Promi
 async function walkOnce(lifespan: Lifespan, run: RunContext, options: WalkOptions): Promise<WalkSummary> {
   const { config } = lifespan;
   const started = Date.now();
-  const log = lifespan.log.child({ opId: run.opId });
+  const { log } = lifespan;
   const tally = new WalkTally(run.counters, log);
   const sync = options.sync ?? null;
   let status: WalkSummary['status'] = 'completed';
