@@ -82,10 +82,10 @@ export async function watchCommand(args: string[], { config, log }: { config: Co
   try {
     const watch = await watchCorpus(
       { sourcePath, quietMs, maxDelayMs: 10 * quietMs, reconcileMs: reconcileS * 1000 },
-      ({ deletionsSeen }) =>
+      ({ deletionsSeen, feedUrls }) =>
         walks++ === 0
-          ? walkWithProgress(lifespan, sourcePath, { rebindCorpus: values['rebind-corpus'] })
-          : fencedCorpusWalk(lifespan, sourcePath, { allowMassRemoval: deletionsSeen }),
+          ? walkWithProgress(lifespan, sourcePath, { rebindCorpus: values['rebind-corpus'], feedUrls })
+          : fencedCorpusWalk(lifespan, sourcePath, { allowMassRemoval: deletionsSeen, feedUrls }),
       (walked) => {
         if (walked.reason === 'initial' && (walked.error !== undefined || walked.summary?.status === 'failed')) {
           initialFailure = walked;

@@ -15,7 +15,7 @@
 
 import type { Database } from '../lib/db/database.ts';
 import { currentRunContext } from '../lib/run-context.ts';
-import { isRetiredIdentity, relPathOf, unretired } from '../lib/state/keys.ts';
+import { isRetiredIdentity, isUrlIdentity, relPathOf, unretired } from '../lib/state/keys.ts';
 import type { ItemMemo, StateStore } from '../lib/state/store.ts';
 import { deleteItemRows } from './upsert.ts';
 
@@ -33,6 +33,11 @@ export interface CleanupInput {
   liveDocumentIds: Membership;
   /** How many items the walk enumerated. */
   listed: number;
+  /**
+   * The walk enumerated the ledger's passed URLs. A walk that did not (watch mode's save walks)
+   * saw no URL, which says nothing of whether one is still passed: their items are not vanished.
+   */
+  feedUrls: boolean;
 }
 
 /** When a walk may remove documents in bulk (the mass-removal guard). */
@@ -74,7 +79,7 @@ export async function removeVanishedDocuments(
   for await (const key of store.itemIdentities()) {
     const retired = isRetiredIdentity(key);
     if (!retired) known += 1;
-    if (!input.seen.has(key)) vanished.push(key);
+    if (!input.seen.has(key) && (input.feedUrls || !isUrlIdentity(retired ? unretired(key) : key))) vanished.push(key);
   }
   const gone = vanished.filter((key) => !isRetiredIdentity(key)).length;
   const refused = removalNeedsConsent(gone, known, input.listed, guard);

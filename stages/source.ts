@@ -21,14 +21,19 @@ export interface UrlItem {
 
 export type SourceItem = { kind: 'file'; file: FileItem } | { kind: 'url'; url: UrlItem };
 
-/** The corpus's files, then the ledger's passed URLs. `files` says what to leave out and who hears of gaps. */
+/**
+ * The corpus's files, then the ledger's passed URLs (`feedUrls` false: the files only, for a walk
+ * that reads what was saved). `files` says what to leave out and who hears of gaps.
+ */
 export async function* sourceItems(
   sourcePath: string,
   db: Queryable,
   log: Logger,
   files: WalkFilesOptions,
+  feedUrls = true,
 ): AsyncGenerator<SourceItem> {
   for await (const file of walkFiles(sourcePath, log, files)) yield { kind: 'file', file };
+  if (!feedUrls) return;
   for await (const url of passedUrls(db)) yield { kind: 'url', url };
 }
 

@@ -233,6 +233,68 @@ test('a second walk over unchanged pages changes nothing; a changed page is re-i
   assert.is(item!.title, 'Short now');
 });
 
+test("a walk sends a page's validators back: an unchanged page costs a 304 and changes nothing", async () => {
+  const LAST_MODIFIED = 'Wed, 21 Oct 2015 07:28:00 GMT';
+  let version = 1;
+  /** The validators each request sent: [If-None-Match, If-Modified-Since]. */
+  const sent: Record<string, (string | undefined)[][]> = { '/e/1': [], '/e/2': [] };
+  const validated = (path: string, answer: (req: http.IncomingMessage, res: http.ServerResponse) => void) => {
+    pages[path] = (req, res) => {
+      sent[path]!.push([req.headers['if-none-match'], req.headers['if-modified-since']]);
+      answer(req, res);
+    };
+  };
+  // One page names its version by an entity tag, the other by a modification date.
+  validated('/e/1', (req, res) => {
+    const etag = `"v${version}"`;
+    if (req.headers['if-none-match'] === etag) return void res.writeHead(304, { etag }).end();
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8', etag })
+      .end(article(`Version ${version}`, 'Ada Lovelace and Charles Babbage'));
+  });
+  validated('/e/2', (req, res) => {
+    if (req.headers['if-modified-since'] === LAST_MODIFIED) return void res.writeHead(304).end();
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'last-modified': LAST_MODIFIED })
+      .end(article('Dated', 'Mary Somerville'));
+  });
+  await feedRow('/e/1', true);
+  await feedRow('/e/2', true);
+  assert.is((await run()).items.changed, 2);
+  const second = await run();
+  assert.equal(second.items, { seen: 2, changed: 0, unchanged: 2, failed: 0, dropped: 0, skipped: 0, removed: 0 });
+  assert.equal(second.rows, {});
+  assert.equal(sent['/e/1'], [
+    [undefined, undefined],
+    ['"v1"', undefined],
+  ]);
+  assert.equal(sent['/e/2'], [
+    [undefined, undefined],
+    [undefined, LAST_MODIFIED],
+  ]);
+
+  version = 2;
+  const third = await run();
+  assert.is(third.items.changed, 1, 'a new version is fetched whole and walked');
+  const chunks = await f.target.db.query<{ op_id: string }>(
+    'SELECT DISTINCT op_id::text FROM content_chunks WHERE reference_item_id = $1::uuid',
+    [referenceItemKey(url('/e/1'))],
+  );
+  assert.equal(
+    chunks.rows.map((r) => r.op_id),
+    [third.opId],
+  );
+  await run();
+  assert.equal(sent['/e/1']!.slice(2), [
+    ['"v1"', undefined],
+    ['"v2"', undefined],
+  ]);
+  // A full reprocess reads every page whole: it sends nothing back.
+  await walk(engine(), { sourcePath: f.corpus, fullReprocess: true });
+  assert.equal(sent['/e/1']!.at(-1), [undefined, undefined]);
+  assert.equal(sent['/e/2']!.at(-1), [undefined, undefined]);
+});
+
 test('the reconciliation pass links the rows whose per-item backlink was deferred', async () => {
   const rows = [await feedRow('/a/1', true), await feedRow('/a/2', true), await feedRow('/a/2', true)];
   // The first-walk race, made certain: the per-item backlink names a reference item that is

@@ -6,6 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFileSync, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { appendFile, link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,6 +18,7 @@ import { openDatabase } from '../lib/db/open.ts';
 import { loadConfig } from '../lib/config.ts';
 import { corpusDocuments, runWatchFuzz } from '../bench/watch-fuzz.ts';
 import { BIN, runIngest } from './helpers/cli.ts';
+import { serveHttp } from './helpers/loopback.ts';
 import { walkFixture, type WalkFixture } from './helpers/walk.ts';
 import { sha256Hex } from '../lib/hash.ts';
 
@@ -186,6 +188,75 @@ test('saves during a walk make exactly one follow-up walk', async () => {
     assert.is(rows[0]!.n, 22);
   } finally {
     await f.dispose();
+  }
+});
+
+test('walks after a save neither fetch the feed URLs nor retract their rows; the initial and reconcile walks do', async () => {
+  let gets = 0;
+  const server = await serveHttp((_req, res) => {
+    gets += 1;
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end(
+        `<html><head><title>Feed</title></head><body><article><p>${'Ada Lovelace wrote of the engine. '.repeat(40)}</p></article></body></html>`,
+      );
+  });
+  const f = await walkFixture({ env: { INGEST_FETCH_ALLOW_CIDRS: '127.0.0.1/32' } });
+  const urlChunks = async () =>
+    (
+      await f.target.db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM content_chunks WHERE reference_item_id IS NOT NULL',
+      )
+    ).rows[0]!.n;
+  try {
+    await f.write('a.md', '# A\n\nfirst\n');
+    await f.target.db.query(`INSERT INTO feed_articles (id, url, title, passed) VALUES ($1::uuid, $2, 'Feed', true)`, [
+      randomUUID(),
+      `${server.origin}/feed/1`,
+    ]);
+    const ended: (WatchedWalk & { feedUrls: boolean })[] = [];
+    let feedUrls = false;
+    // Reconcile only once the saves are walked: each save comes well within it of the last walk.
+    const watch = await watchCorpus(
+      { sourcePath: f.corpus, quietMs: QUIET_MS, maxDelayMs: 10 * QUIET_MS, reconcileMs: 4_000 },
+      (burst) => {
+        feedUrls = burst.feedUrls;
+        return fencedCorpusWalk(f.lifespan, f.corpus, { allowMassRemoval: burst.deletionsSeen, feedUrls });
+      },
+      (walked) => ended.push({ ...walked, feedUrls }),
+      f.lifespan.log,
+    );
+    await watch.settled();
+    assert.is(gets, 1, 'the initial walk fetches the passed URL');
+    const landed = await urlChunks();
+    assert.ok(landed > 0);
+    // Unpassed: a walk after a save must neither fetch it nor take it for gone.
+    await f.target.db.query('UPDATE feed_articles SET passed = false');
+    for (const name of ['b', 'c', 'd']) {
+      const walks = ended.length;
+      await f.write(`${name}.md`, `# ${name}\n\nsaved\n`);
+      while (ended.length === walks) await sleep(20);
+    }
+    assert.is(gets, 1, 'no walk after a save fetched the feed URL');
+    assert.is(await urlChunks(), landed, 'no walk after a save retracted its rows');
+    // The reconcile walk enumerates the ledger again, as the initial walk did: the unpassed URL goes.
+    while (!ended.some((w) => w.reason === 'reconcile')) await sleep(50);
+    await watch.stop();
+    assert.equal(
+      ended.map((w) => [w.reason, w.feedUrls, w.summary?.items.changed]),
+      [
+        ['initial', true, 2],
+        ['changes', false, 1],
+        ['changes', false, 1],
+        ['changes', false, 1],
+        ['reconcile', true, 0],
+      ],
+    );
+    assert.is(await urlChunks(), 0, 'the reconcile walk retracted the unpassed URL');
+    assert.is(gets, 1);
+  } finally {
+    await f.dispose();
+    await server.close();
   }
 });
 

@@ -6,7 +6,8 @@
 //
 // The outer memo is keyed by the URL's identity and holds the sha256 of the fetched bytes:
 // the same bytes on a later walk change nothing and spend no tokens (full_reprocess bypasses
-// it). The reference_items row is keyed by uuid5 of ref:{url}; its chunks and mentions are
+// it). Beside it, the page's cache validators (ETag, Last-Modified) as of those bytes go back
+// with the next fetch, so that an unchanged page costs a 304 and no body. The reference_items row is keyed by uuid5 of ref:{url}; its chunks and mentions are
 // keyed by that id exactly as a document's are by its id. Every fetch goes through the
 // SSRF-safe fetch, so a hostile ledger row fails its own item with a named error.
 
@@ -29,7 +30,7 @@ import {
 } from '../../lib/db/tables.ts';
 import { referenceItemKey } from '../../lib/ids.ts';
 import type { Logger } from '../../lib/log.ts';
-import { safeFetch, type FetchedPage, type FetchPolicy } from '../../lib/net/safe-fetch.ts';
+import { fetchIfChanged, type CacheValidators, type FetchedPage, type FetchPolicy } from '../../lib/net/safe-fetch.ts';
 import { sha256Hex } from '../../lib/hash.ts';
 import { atStage } from './at-stage.ts';
 import { commitItem } from './commit.ts';
@@ -72,13 +73,21 @@ export async function ingestUrl(item: UrlItem, deps: UrlIngestDeps, slot?: ItemS
   const { opId, fullReprocess } = currentRunContext();
   const key = urlIdentity(item.url);
   const referenceItemId = referenceItemKey(item.url);
-  const page = await atStage('fetch', () => safeFetch(item.url, deps.fetch));
-  const sha256 = sha256Hex(page.bytes);
   const { memo: previous, healed } = await deps.store.getItem(key);
   if (healed) countEvent('memo_heal');
-  if (previous !== undefined && !fullReprocess && previous.sha256 === sha256) {
+  const landed = previous === undefined || fullReprocess ? undefined : previous.sha256;
+  const known = landed === undefined ? null : await validatorsOf(deps.store, key, landed);
+  const page = await atStage('fetch', () => fetchIfChanged(item.url, deps.fetch, known));
+  const unchanged = async (): Promise<ItemOutcome> => {
     await linkBack(item, referenceItemId, deps);
     return { path: item.url, kind: 'unchanged', landedReferenceId: referenceItemId };
+  };
+  // Not modified since the bytes the memo holds: those bytes, unchanged.
+  if (page === null) return unchanged();
+  const sha256 = sha256Hex(page.bytes);
+  if (landed === sha256) {
+    await rememberValidators(deps.store, key, sha256, page.validators, known);
+    return unchanged();
   }
 
   const memos = new ItemMemos(deps.store);
@@ -104,11 +113,39 @@ export async function ingestUrl(item: UrlItem, deps: UrlIngestDeps, slot?: ItemS
       onRowsDurable: () => linkBack(item, referenceItemId, deps),
       slot,
     });
+    await rememberValidators(deps.store, key, sha256, page.validators, null);
   } catch (error) {
     await memos.keepAnswered();
     throw error;
   }
   return { path: item.url, kind: 'changed', landedReferenceId: referenceItemId };
+}
+
+/** Where a URL's cache validators wait for its next fetch, with the sha256 of the bytes they name. */
+const validatorsKey = (identity: string): string => `validators:${identity}`;
+
+interface StoredValidators extends CacheValidators {
+  sha256: string;
+}
+
+/** The validators of the bytes `sha256` (the ones whose rows landed), or null when none are known of them. */
+async function validatorsOf(store: StateStore, identity: string, sha256: string): Promise<CacheValidators | null> {
+  const stored = (await store.getMemo(validatorsKey(identity))) as StoredValidators | undefined;
+  if (stored?.sha256 !== sha256 || (stored.etag === null && stored.lastModified === null)) return null;
+  return { etag: stored.etag, lastModified: stored.lastModified };
+}
+
+/** Keeps the validators of the bytes `sha256`, once their rows are durable; no write when `known` already holds them. */
+async function rememberValidators(
+  store: StateStore,
+  identity: string,
+  sha256: string,
+  validators: CacheValidators,
+  known: CacheValidators | null,
+): Promise<void> {
+  if (validators.etag === null && validators.lastModified === null) return;
+  if (known?.etag === validators.etag && known.lastModified === validators.lastModified) return;
+  await store.putMemo(validatorsKey(identity), { sha256, ...validators } satisfies StoredValidators);
 }
 
 async function pageRows(

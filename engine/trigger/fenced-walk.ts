@@ -48,7 +48,10 @@ export async function fencedWalk(
   }
 }
 
-export type WalkFlags = Pick<WalkOptions, 'fullReprocess' | 'allowMassRemoval' | 'rebindCorpus' | 'onProgress'>;
+export type WalkFlags = Pick<
+  WalkOptions,
+  'fullReprocess' | 'allowMassRemoval' | 'rebindCorpus' | 'onProgress' | 'feedUrls'
+>;
 
 /**
  * One walk of `sourcePath` by a corpus writer of this process (`ingest walk`, `ingest watch`):

@@ -21,6 +21,9 @@
 //   folders deleted may remove more than the mass-removal guard lets a blind walk remove
 //   (stages/cleanup.ts). The guard is for a corpus that looks empty because its volume is not
 //   there, which raises no delete events; the initial and reconcile walks keep it.
+// - Feed URLs are the initial and reconcile walks' (engine/walk/walk.ts feedUrls): a save changes
+//   files, never the ledger, and a walk per save fetching every passed URL is traffic for nothing.
+//   The cleanup of unpassed URLs needs a walk that enumerated every passed one, so it goes with them.
 // - stop() lets the walk in progress commit, and starts none after it.
 
 import { stat } from 'node:fs/promises';
@@ -55,6 +58,12 @@ export interface WatchedWalk {
 export interface Burst {
   /** The watcher saw files or folders deleted (or moved away). */
   deletionsSeen: boolean;
+  /**
+   * The walk fetches the ledger's passed feed URLs (and may retract the rows of unpassed ones):
+   * the initial and reconcile walks. A walk after a save reads the files alone: no saved file is
+   * a feed URL, and fetching every URL on every save is the traffic the watch must not make.
+   */
+  feedUrls: boolean;
 }
 
 export interface Watch {
@@ -103,6 +112,8 @@ class CorpusWatch implements Watch {
   /** Paths the burst's events created: a folder among them asks for one more walk. */
   #created = new Set<string>();
   #deletionsSeen = false;
+  /** No walk has fetched the feed URLs yet (the initial walk found the fence busy, or failed). */
+  #feedUrlsOwed = true;
   #settledWaiters: (() => void)[] = [];
 
   constructor(
@@ -216,7 +227,10 @@ class CorpusWatch implements Watch {
     this.#quietTimer = null;
     const named = [...this.#named];
     const created = this.#created;
-    const burst: Burst = { deletionsSeen: reason !== 'reconcile' && this.#deletionsSeen };
+    const burst: Burst = {
+      deletionsSeen: reason !== 'reconcile' && this.#deletionsSeen,
+      feedUrls: reason === 'reconcile' || this.#feedUrlsOwed,
+    };
     this.#named = new Set();
     this.#created = new Set();
     this.#deletionsSeen = false;
@@ -233,6 +247,7 @@ class CorpusWatch implements Watch {
       walked.error = error as Error;
     }
     this.#walks += 1;
+    if (burst.feedUrls && walked.summary?.status === 'completed') this.#feedUrlsOwed = false;
     try {
       this.#onWalk(walked);
     } catch (error) {

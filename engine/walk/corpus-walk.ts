@@ -117,7 +117,7 @@ class CorpusWalk {
     const { run, tally, log, options } = this.#walk;
     const unlisted = new UnlistedDirectories();
     try {
-      const items = sourceItems(sourcePath, db, log, this.#listing(unlisted));
+      const items = sourceItems(sourcePath, db, log, this.#listing(unlisted), options.feedUrls !== false);
       for await (const item of withStamps(items, store)) {
         if (this.#stopping()) break;
         tally.items.seen += 1;
@@ -160,7 +160,7 @@ class CorpusWalk {
     const live = this.#live;
     await runFlowPasses(
       this.#lifespan.passes,
-      { db, store, log, run, live, tally, guard, debt: this.#debt },
+      { db, store, log, run, live, tally, guard, debt: this.#debt, feedUrls: options.feedUrls !== false },
       options.failStage5 ?? null,
     );
   }

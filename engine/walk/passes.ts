@@ -49,6 +49,8 @@ export interface PassDeps {
   tally: WalkTally;
   /** What the walk owes the producer: the cleanup incurs it before removing a document's rows. */
   debt: WalkDebt;
+  /** The walk enumerated the ledger's passed URLs: only then may the cleanup retract a URL's rows. */
+  feedUrls: boolean;
 }
 
 export async function runFlowPasses(
@@ -118,11 +120,13 @@ const backlinkPass = ({ db, live, log }: PassDeps): FlowPass => ({
   },
 });
 
-const cleanupPass = ({ db, store, live, tally, guard, log, debt }: PassDeps): FlowPass => ({
+const cleanupPass = ({ db, store, live, tally, guard, log, debt, feedUrls }: PassDeps): FlowPass => ({
   name: 'cleanup',
   async run() {
     const listed = tally.items.seen + tally.items.skipped;
-    const result = await removeVanishedDocuments(db, store, { ...live, listed }, guard, () => debt.incurOnce());
+    const result = await removeVanishedDocuments(db, store, { ...live, listed, feedUrls }, guard, () =>
+      debt.incurOnce(),
+    );
     tally.items.removed = result.itemsRemoved;
     tally.rowsDeleted += result.rowsDeleted;
     if (result.refused !== undefined) {

@@ -54,6 +54,11 @@ export interface WalkOptions {
   allowMassRemoval?: boolean;
   /** The corpus really moved: bind the state store to this walk's corpus root (engine/walk/binding.ts). */
   rebindCorpus?: boolean;
+  /**
+   * false: the walk reads the corpus's files alone, neither fetching the ledger's passed URLs nor
+   * retracting their rows (watch mode's walks after a save: engine/trigger/watch.ts). Default true.
+   */
+  feedUrls?: boolean;
   /** Told how long each stage of each of this walk's items took (the sidecar's metrics, the walk benchmark). */
   observeStage?: StageObserver;
   /**

@@ -12,6 +12,9 @@
 //   counts at its inflated size) is cut at the cap as `too_large`. Only the configured media
 //   types are read at all.
 //
+// - fetchIfChanged sends back the validators of the page's last answer (ETag as If-None-Match,
+//   Last-Modified as If-Modified-Since): an unchanged page then costs a 304 and no body.
+//
 // Every failure is a FetchError with a named code, so one bad URL fails one item clearly.
 
 import http from 'node:http';
@@ -65,6 +68,14 @@ export interface FetchedPage {
   charset: string | null;
   bytes: Buffer;
   redirects: number;
+  /** What the answer said of the page's version, to send back next time. */
+  validators: CacheValidators;
+}
+
+/** A page's version as its server named it: an entity tag, a modification date, or neither. */
+export interface CacheValidators {
+  etag: string | null;
+  lastModified: string | null;
 }
 
 export interface SafeFetchOptions {
@@ -84,9 +95,28 @@ export async function safeFetch(
   policy: FetchPolicy,
   options: SafeFetchOptions = {},
 ): Promise<FetchedPage> {
+  return (await fetchPage(url, policy, options, null))!;
+}
+
+/** safeFetch sending `validators` back: null when the server answers that the page has not changed (304). */
+export function fetchIfChanged(
+  url: string,
+  policy: FetchPolicy,
+  validators: CacheValidators | null,
+  options: SafeFetchOptions = {},
+): Promise<FetchedPage | null> {
+  return fetchPage(url, policy, options, validators);
+}
+
+function fetchPage(
+  url: string,
+  policy: FetchPolicy,
+  options: SafeFetchOptions,
+  validators: CacheValidators | null,
+): Promise<FetchedPage | null> {
   return withDeadline(policy.timeoutMs, async (deadline) => {
     try {
-      return await followHops(url, policy, options.resolve, deadline);
+      return await followHops(url, policy, options.resolve, deadline, conditionalHeaders(validators));
     } catch (error) {
       if (error instanceof FetchError) throw error;
       if (deadline.aborted)
@@ -97,12 +127,21 @@ export async function safeFetch(
   });
 }
 
+/** The request headers that send validators back; none when there are none. */
+function conditionalHeaders(validators: CacheValidators | null): Record<string, string> {
+  return {
+    ...(validators?.etag == null ? {} : { 'if-none-match': validators.etag }),
+    ...(validators?.lastModified == null ? {} : { 'if-modified-since': validators.lastModified }),
+  };
+}
+
 async function followHops(
   url: string,
   policy: FetchPolicy,
   resolve: Resolver | undefined,
   signal: AbortSignal,
-): Promise<FetchedPage> {
+  conditional: Record<string, string>,
+): Promise<FetchedPage | null> {
   let current = url;
   for (let redirects = 0; ; redirects += 1) {
     const verdict = await untilAborted(
@@ -113,8 +152,13 @@ async function followHops(
       const hop = redirects === 0 ? '' : ` (after ${redirects} redirect${redirects === 1 ? '' : 's'})`;
       throw new FetchError('url_refused', `refused${hop}: ${verdict.detail}`, { reason: verdict.reason });
     }
-    const response = await request(verdict, signal);
+    const response = await request(verdict, signal, conditional);
     const status = response.statusCode ?? 0;
+    // Not modified is an answer only to validators this fetch sent; unasked, it is a bad status.
+    if (status === 304 && Object.keys(conditional).length > 0) {
+      response.destroy();
+      return null;
+    }
     if (REDIRECT_STATUSES.has(status)) {
       response.destroy();
       const location = response.headers.location;
@@ -131,12 +175,20 @@ async function followHops(
       throw new FetchError('http_status', `HTTP ${status}`, { status });
     }
     const address = response.socket?.remoteAddress ?? verdict.addresses[0]!.address;
-    return { ...(await readBody(response, policy)), url: verdict.url.href, address, redirects };
+    const validators = {
+      etag: response.headers.etag ?? null,
+      lastModified: response.headers['last-modified'] ?? null,
+    };
+    return { ...(await readBody(response, policy)), url: verdict.url.href, address, redirects, validators };
   }
 }
 
 /** One GET on a fresh connection to the checked addresses; resolves when the headers arrive. */
-function request(target: Extract<UrlVerdict, { ok: true }>, signal: AbortSignal): Promise<http.IncomingMessage> {
+function request(
+  target: Extract<UrlVerdict, { ok: true }>,
+  signal: AbortSignal,
+  conditional: Record<string, string>,
+): Promise<http.IncomingMessage> {
   const { url, hostname, addresses } = target;
   // Stands in for DNS: the socket may dial only the addresses validateUrl judged (all of
   // them, so Node can still fall back between IPv6 and IPv4).
@@ -162,7 +214,7 @@ function request(target: Extract<UrlVerdict, { ok: true }>, signal: AbortSignal)
         port: url.port === '' ? undefined : Number(url.port),
         path: `${url.pathname}${url.search}`,
         method: 'GET',
-        headers: REQUEST_HEADERS,
+        headers: { ...REQUEST_HEADERS, ...conditional },
         agent: false,
         lookup: pinnedLookup as never,
         signal,

@@ -10,7 +10,10 @@ export const fileIdentity = (relPath: string): string => `${FILE}${relPath}`;
 export const relPathOf = (identity: string): string | null =>
   identity.startsWith(FILE) ? identity.slice(FILE.length) : null;
 
-export const urlIdentity = (url: string): string => `url:${url}`;
+const URL_PREFIX = 'url:';
+
+export const urlIdentity = (url: string): string => `${URL_PREFIX}${url}`;
+export const isUrlIdentity = (identity: string): boolean => identity.startsWith(URL_PREFIX);
 
 /** Where an item's replaced memo waits for the cleanup pass: never an identity a walk enumerates. */
 export const retiredIdentity = (identity: string, opId: string): string => `retired:${opId}:${identity}`;
