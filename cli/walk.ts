@@ -136,6 +136,7 @@ export function formatSummary(s: WalkSummary, location: string): string {
     }; rows deleted: ${s.rowsDeleted}`,
     `database: ${location}; peak memory ${s.peakRssMb} MB`,
   ];
+  if (s.ocr.pages > 0) lines.push(`ocr: ${s.ocr.pages} pages read in ${(s.ocr.ms / 1000).toFixed(1)} s`);
   if (s.error !== undefined) lines.push(`error: ${s.error}`);
   for (const w of s.warnings) lines.push(`warning ${warningText(w)}`);
   if (s.failures.length > 0) {

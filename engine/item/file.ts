@@ -18,6 +18,7 @@
 // which items can later fan out to other machines (docs/ARCHITECTURE.md "The walk").
 
 import type { ConversionWarning, Converter, MediaType } from '../../stages/convert/index.ts';
+import type { OcrReport } from '../../stages/convert/types.ts';
 import type { FileItem } from '../../lib/corpus/files.ts';
 import { ConversionError } from '../../stages/convert/index.ts';
 import { TextStream } from '../../stages/convert/text.ts';
@@ -165,6 +166,7 @@ export async function walkFile(
       kind: 'changed',
       liveDocumentId: ingested.sourceDocumentId,
       ...(ingested.warnings.length > 0 ? { warnings: ingested.warnings } : {}),
+      ...(ingested.ocr === undefined ? {} : { ocr: ingested.ocr }),
     };
   } catch (error) {
     await memos.keepAnswered();
@@ -222,6 +224,7 @@ export interface IngestedFile {
   /** What the memo keeps of every row the item owns, embeddings kept unchanged included. */
   owned: Pick<ItemMemo, 'rows' | 'chunks'>;
   warnings: ConversionWarning[];
+  ocr?: OcrReport;
 }
 
 /** Batches whose windows are extracted ahead of the one being embedded and written. */
@@ -351,7 +354,8 @@ export async function* ingestFile(
         span.first && span.last ? null : { chunks: chunksDone, percent: Math.floor(100 * converted.share(span.end)) },
     };
   }
-  return { sourceDocumentId, owned: keys.owned, warnings: converted.warnings() };
+  const ocr = converted.ocr?.();
+  return { sourceDocumentId, owned: keys.owned, warnings: converted.warnings(), ...(ocr === undefined ? {} : { ocr }) };
 }
 
 /** A document's text as its batches read it: in pieces, with what its conversion says of it. */
@@ -361,6 +365,8 @@ export interface ConvertedText {
   title(): string | null;
   /** Final once the pieces are. */
   warnings(): ConversionWarning[];
+  /** What OCR read of it, if anything (a converted PDF's). */
+  ocr?: () => OcrReport | undefined;
   /** The share (0-1) of the document that its text up to `chars` stands for. */
   share(chars: number): number;
 }
@@ -386,11 +392,12 @@ export async function convertedText(
       share: (chars) => stream.shareBefore(chars, content.length),
     };
   }
-  const { text, title, warnings = [] } = await converter.convert(content.whole(), mediaType);
+  const { text, title, warnings = [], ocr } = await converter.convert(content.whole(), mediaType);
   return {
     pieces: piecesOf(text),
     title: () => title,
     warnings: () => warnings,
+    ocr: () => ocr,
     share: (chars) => chars / Math.max(1, text.length),
   };
 }

@@ -7,6 +7,7 @@ import { isDatabaseUnavailable } from '../../lib/db/database.ts';
 import { isStorageFull } from '../../lib/storage-full.ts';
 import { isFenceLost } from '../../lib/db/fenced.ts';
 import { StageError } from './at-stage.ts';
+import type { OcrReport } from '../../stages/convert/types.ts';
 
 export interface ItemOutcome {
   /** The file's corpus path, or the URL. */
@@ -18,6 +19,8 @@ export interface ItemOutcome {
   landedReferenceId?: string;
   /** What a landed item has to say about its document (a guessed encoding, a PDF without text). */
   warnings?: { name: string; message: string }[];
+  /** What OCR read of a landed file's document (stages/ocr/), for the walk's summary. */
+  ocr?: OcrReport;
   /** Where and why the item failed. */
   failure?: { stage: string; code: string; message: string };
 }

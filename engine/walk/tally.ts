@@ -55,6 +55,8 @@ export class WalkTally {
   rowsDeleted = 0;
   readonly passes: PassOutcome[] = [];
   readonly warnings: RunWarning[] = [];
+  /** Pages OCRed by the walk's items, and the time their OCR took (stages/ocr/). */
+  readonly ocr = { pages: 0, ms: 0 };
   /** The failStage5 mode the flow-scope passes ran under; null when they ran clean or never ran. */
   stage5FailureInjected: FailStage5Mode | null = null;
   readonly #counters: RunCounters;
@@ -81,6 +83,10 @@ export class WalkTally {
       this.#log.warn({ path, stage: failure.stage, code: failure.code, err: failure.message }, 'item failed');
     }
     for (const warning of outcome.warnings ?? []) this.#itemWarning(path, warning);
+    if (outcome.ocr !== undefined) {
+      this.ocr.pages += outcome.ocr.pages;
+      this.ocr.ms += outcome.ocr.ms;
+    }
   }
 
   /** One entry of the corpus passed over: counted; a link leaving the corpus or broken is also named by `listingDone`. */
@@ -138,7 +144,8 @@ const linksLead = (n: number): string => (n === 1 ? '1 symbolic link leads' : `$
 
 /**
  * The flat counts of a walk: items, rows_<table>, rows_deleted, sync_<field> when a bucket was
- * pulled, and <pass>_<count> for each flow-scope pass that said what it did.
+ * pulled, <pass>_<count> for each flow-scope pass that said what it did, and ocr_pages and
+ * ocr_ms when pages were OCRed.
  */
 export function walkCounts(walk: {
   items: ItemCounts;
@@ -146,9 +153,11 @@ export function walkCounts(walk: {
   rowsDeleted: number;
   sync: SyncReport | null;
   passes: readonly PassOutcome[];
+  ocr?: { pages: number; ms: number };
 }): Record<string, number> {
   return {
     ...walk.items,
+    ...(walk.ocr === undefined || walk.ocr.pages === 0 ? {} : prefixed('ocr_', walk.ocr)),
     ...prefixed('rows_', walk.rows),
     rows_deleted: walk.rowsDeleted,
     ...(walk.sync === null ? {} : prefixed('sync_', walk.sync)),

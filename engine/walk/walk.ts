@@ -94,6 +94,8 @@ export interface WalkSummary {
   passes: PassOutcome[];
   /** What the operator must hear although the walk completed (a refused mass removal, an unlisted folder). */
   warnings: RunWarning[];
+  /** Pages the walk's items had OCRed and the time it took (stages/ocr/). */
+  ocr: { pages: number; ms: number };
   /** The failStage5 mode stage 5 ran under, if any (docs/behaviour/states.md#failure-directive). */
   stage5FailureInjected?: FailStage5Mode;
   error?: string;
@@ -170,6 +172,7 @@ async function walkOnce(lifespan: Lifespan, run: RunContext, options: WalkOption
     counters: run.counters,
     passes: tally.passes,
     warnings: tally.warnings,
+    ocr: tally.ocr,
     ...(tally.stage5FailureInjected === null ? {} : { stage5FailureInjected: tally.stage5FailureInjected }),
     ...(error === undefined ? {} : { error }),
     durationMs: Date.now() - started,

@@ -56,7 +56,7 @@ export interface PoolOptions {
 }
 
 /** Any job a pool's child takes: the pool adds its id. */
-export type PoolJob = Record<string, unknown>;
+export type PoolJob = object;
 
 type Reply = { id: number; step?: true } & (
   { ok: true; result: unknown } | { ok: false; code: ConversionErrorCode; message: string }

@@ -4,6 +4,7 @@
 // and folded back into the text in page order. With OCR off the pages stay empty and the
 // document says so (`no_text_layer`).
 
+import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { ConversionError } from '../convert/errors.ts';
@@ -75,9 +76,19 @@ export function holdsWords(text: string): boolean {
 
 const CHILD = fileURLToPath(new URL('./child.ts', import.meta.url));
 
+/** Characters of OCRed text kept for byte-identical copies met later by this process. */
+const KEPT_CHARS = 16 * 1024 * 1024;
+
 export class Ocr {
   readonly #options: OcrOptions;
   #pool: ConverterPool | null = null;
+  /**
+   * Readings by the content they were read from, oldest first: a byte-identical copy (another
+   * path, the same walk or a later one in this process) is not read twice, and two copies in
+   * flight at once share one reading.
+   */
+  readonly #readings = new Map<string, { pages: Promise<OcrPage[]>; chars: number }>();
+  #keptChars = 0;
 
   constructor(options: OcrOptions) {
     this.#options = options;
@@ -99,14 +110,14 @@ export class Ocr {
       );
     }
     const started = Date.now();
-    const read = await this.#children().job<OcrPage[]>({
+    const { pages: read, fresh } = await this.#read({
       kind: 'pdf',
       bytes,
       pages: scanned.pages,
       language: this.#options.language,
       maxPixels: this.#options.maxPixels,
       dpi: OCR_DPI,
-    } satisfies OcrJob);
+    });
     const ms = Date.now() - started;
     const pageTexts = [...scanned.pageTexts];
     for (const { page, text } of read) {
@@ -114,13 +125,40 @@ export class Ocr {
       if (letters(text) > letters(pageTexts[page - 1]!)) pageTexts[page - 1] = text.trim();
     }
     return withWarning(
-      { ...rest, text: pageTexts.join('\n\n'), ocr: { pages: read.length, ms } },
+      { ...rest, text: pageTexts.join('\n\n'), ...(fresh ? { ocr: { pages: read.length, ms } } : {}) },
       ocrWarning(read, this.#options.confidenceFloor),
     );
   }
 
   async close(): Promise<void> {
     await this.#pool?.close();
+  }
+
+  /** The job's pages read, or the reading of the same bytes kept from before (fresh: false). */
+  async #read(job: OcrJob): Promise<{ pages: OcrPage[]; fresh: boolean }> {
+    const key = createHash('sha256')
+      .update(job.bytes)
+      .update(JSON.stringify([job.pages, job.language, job.maxPixels, job.dpi]))
+      .digest('hex');
+    const kept = this.#readings.get(key);
+    if (kept !== undefined) return { pages: await kept.pages, fresh: false };
+    const entry = { pages: this.#children().job<OcrPage[]>(job), chars: 0 };
+    this.#readings.set(key, entry);
+    try {
+      const pages = await entry.pages;
+      entry.chars = pages.reduce((sum, p) => sum + p.text.length, 0);
+      this.#keptChars += entry.chars;
+      for (const [oldest, { chars }] of this.#readings) {
+        if (this.#keptChars <= KEPT_CHARS) break;
+        this.#readings.delete(oldest);
+        this.#keptChars -= chars;
+      }
+      return { pages, fresh: true };
+    } catch (error) {
+      // A failure is the document's own, and not kept: the next walk tries again.
+      this.#readings.delete(key);
+      throw error;
+    }
   }
 
   #children(): ConverterPool {

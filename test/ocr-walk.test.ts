@@ -1,0 +1,85 @@
+// @engine
+// Scanned PDFs walked with OCR on, on the engine the run targets: a scan's words reach chunks,
+// Q&A pairs (through the mock model) and mentions; a mixed PDF's pages land in page order; the
+// summary counts the pages OCRed; a byte-identical copy is not read again; an unchanged scan
+// costs no OCR on the next walk.
+
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { walk } from '../engine/walk/walk.ts';
+import { formatSummary } from '../cli/walk.ts';
+import { makeImagePdf } from './helpers/scans.ts';
+import { walkFixture, type WalkFixture } from './helpers/walk.ts';
+
+let f: WalkFixture;
+test.before(async () => {
+  f = await walkFixture({ env: { INGEST_OCR_WORKERS: '1' } });
+});
+test.after(async () => {
+  await f.dispose();
+});
+
+const CONTRACT = ['Acme Logistics signed with Northwind Traders.', 'Q: When is payment due?', 'A: Within thirty days.'];
+
+/** The two copies of the contract are one document, under the path of whichever landed first. */
+const CONTRACT_PATHS = ['scans/contract.pdf', 'copies/contract.pdf'];
+
+async function documentText(...relPaths: string[]): Promise<string> {
+  const { rows } = await f.target.db.query<{ text: string }>(
+    `SELECT c.text FROM content_chunks c JOIN source_documents d ON d.id = c.source_document_id
+      WHERE d.rel_path = ANY($1) ORDER BY c.idx`,
+    [relPaths],
+  );
+  return rows.map((r) => r.text).join('\n');
+}
+
+test('a scan’s words reach chunks, Q&A pairs and mentions; a copy is not read twice; an unchanged scan is not read again', async () => {
+  const contract = await makeImagePdf([{ lines: CONTRACT }]);
+  await f.write('scans/contract.pdf', contract);
+  await f.write('copies/contract.pdf', contract);
+  await f.write(
+    'mixed.pdf',
+    await makeImagePdf([
+      { text: 'Part one is typed: the warehouse opens at seven.' },
+      { lines: ['Part two is scanned: the gate closes at nine.'] },
+    ]),
+  );
+  const summary = await walk(f.lifespan, { sourcePath: f.corpus });
+  assert.is(summary.status, 'completed');
+  assert.equal([summary.items.changed, summary.items.failed], [3, 0]);
+  // The contract's one page and the mixed PDF's second: the copy's reading was the contract's.
+  assert.is(summary.ocr.pages, 2);
+  assert.match(formatSummary(summary, 'test'), /^ocr: 2 pages read in \d+\.\d s$/m);
+  const ocrWarnings = summary.warnings.filter((w) => w.name === 'ocr').map((w) => w.path);
+  assert.equal(ocrWarnings.sort(), ['copies/contract.pdf', 'mixed.pdf', 'scans/contract.pdf']);
+
+  const text = await documentText(...CONTRACT_PATHS);
+  assert.match(text, /Acme Logistics signed with Northwind Traders/);
+  assert.match(
+    (await documentText('mixed.pdf')).replace(/\s+/g, ' '),
+    /Part one is typed: the warehouse opens at seven\. Part two is scanned: the gate closes at nine\./,
+  );
+  const { rows: qa } = await f.target.db.query<{ question_text: string; answer_text: string }>(
+    `SELECT q.question_text, q.answer_text FROM q_a_extractions q JOIN source_documents d ON d.id = q.source_document_id
+      WHERE d.rel_path = ANY($1)`,
+    [CONTRACT_PATHS],
+  );
+  assert.equal(qa, [{ question_text: 'When is payment due?', answer_text: 'Within thirty days.' }]);
+  const { rows: mentions } = await f.target.db.query<{ canonical_name: string }>(
+    `SELECT DISTINCT m.canonical_name FROM entity_mentions m JOIN source_documents d ON d.id = m.source_document_id
+      WHERE d.rel_path = ANY($1) ORDER BY 1`,
+    [CONTRACT_PATHS],
+  );
+  assert.ok(mentions.some((m) => m.canonical_name === 'Acme Logistics'));
+  assert.ok(mentions.some((m) => m.canonical_name === 'Northwind Traders'));
+
+  const again = await walk(f.lifespan, { sourcePath: f.corpus });
+  assert.is(again.items.unchanged, 3);
+  assert.is(again.ocr.pages, 0);
+  assert.equal(
+    again.warnings.filter((w) => w.path !== undefined),
+    [],
+  );
+});
+
+test.run();
