@@ -32,7 +32,7 @@ const COMMANDS: Record<string, Command> = {
     ),
   },
   walk: {
-    usage: 'ingest walk [PATH] [--full-reprocess] [--allow-mass-removal] [--rebind-corpus] [--json]',
+    usage: 'ingest walk [PATH] [--full-reprocess] [--read-scans] [--allow-mass-removal] [--rebind-corpus] [--json]',
     summary: 'walk the corpus (PATH, else ENGINE_SOURCE_PATH) once into rows and print a summary',
     createsDataDir: true,
     run: lazy(

@@ -1,4 +1,4 @@
-// `ingest walk [PATH] [--full-reprocess] [--allow-mass-removal] [--rebind-corpus] [--json]`: one walk,
+// `ingest walk [PATH] [--full-reprocess] [--read-scans] [--allow-mass-removal] [--rebind-corpus] [--json]`: one walk,
 // then a summary.
 
 import { parseArgs } from 'node:util';
@@ -21,6 +21,7 @@ export async function walkCommand(args: string[], { config, log }: { config: Con
     args,
     options: {
       'full-reprocess': { type: 'boolean', default: false },
+      'read-scans': { type: 'boolean', default: false },
       'allow-mass-removal': { type: 'boolean', default: false },
       'rebind-corpus': { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
@@ -50,6 +51,7 @@ export async function walkCommand(args: string[], { config, log }: { config: Con
       sourcePath,
       {
         fullReprocess: values['full-reprocess'],
+        readScans: values['read-scans'],
         allowMassRemoval: values['allow-mass-removal'],
         rebindCorpus: values['rebind-corpus'],
       },

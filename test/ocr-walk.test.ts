@@ -8,6 +8,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { walk } from '../engine/walk/walk.ts';
 import { formatSummary } from '../cli/walk.ts';
+import { fileIdentity } from '../lib/state/keys.ts';
 import { makeImagePdf } from './helpers/scans.ts';
 import { walkFixture, type WalkFixture } from './helpers/walk.ts';
 
@@ -80,6 +81,39 @@ test('a scan’s words reach chunks, Q&A pairs and mentions; a copy is not read 
     again.warnings.filter((w) => w.path !== undefined),
     [],
   );
+});
+
+test('--read-scans reads the scans walked with OCR off or before OCR, and nothing else', async () => {
+  await f.reopen(undefined, { INGEST_OCR: 'off' });
+  await f.write('old/unread.pdf', await makeImagePdf([{ lines: ['Harbour Freight invoices are paid monthly.'] }]));
+  await f.write('old/before-ocr.pdf', await makeImagePdf([{ lines: ['Kestrel Mining renewed the lease.'] }]));
+  await f.write('old/typed.pdf', await makeImagePdf([{ text: 'A typed page needs no OCR at all, ever.' }]));
+  const off = await walk(f.lifespan, { sourcePath: f.corpus });
+  assert.equal([off.items.changed, off.items.unchanged, off.ocr.pages], [3, 3, 0]);
+  assert.equal(
+    off.warnings
+      .filter((w) => w.name === 'no_text_layer')
+      .map((w) => w.path)
+      .sort(),
+    ['old/before-ocr.pdf', 'old/unread.pdf'],
+  );
+  // A memo written before OCR was built has no count of unread pages.
+  const key = fileIdentity('old/before-ocr.pdf');
+  const { memo } = await f.lifespan.store.getItem(key);
+  const { unreadPages, ...before } = memo!;
+  assert.is(unreadPages, 1);
+  await f.lifespan.store.putItem(key, before);
+
+  await f.reopen(undefined, { INGEST_OCR: 'on' });
+  const plain = await walk(f.lifespan, { sourcePath: f.corpus });
+  assert.equal([plain.items.unchanged, plain.ocr.pages], [6, 0]);
+
+  const reading = await walk(f.lifespan, { sourcePath: f.corpus, readScans: true });
+  assert.equal([reading.items.changed, reading.items.unchanged, reading.ocr.pages], [2, 4, 2]);
+  assert.match(await documentText('old/unread.pdf'), /Harbour Freight invoices are paid monthly/);
+  assert.match(await documentText('old/before-ocr.pdf'), /Kestrel Mining renewed the lease/);
+  const after = await walk(f.lifespan, { sourcePath: f.corpus, readScans: true });
+  assert.equal([after.items.unchanged, after.ocr.pages], [6, 0]);
 });
 
 test.run();

@@ -18,7 +18,7 @@
 // which items can later fan out to other machines (docs/ARCHITECTURE.md "The walk").
 
 import type { ConversionWarning, Converter, MediaType } from '../../stages/convert/index.ts';
-import type { OcrReport } from '../../stages/convert/types.ts';
+import type { Converted, OcrReport } from '../../stages/convert/types.ts';
 import type { FileItem } from '../../lib/corpus/files.ts';
 import { ConversionError } from '../../stages/convert/index.ts';
 import { TextStream } from '../../stages/convert/text.ts';
@@ -147,6 +147,7 @@ export async function walkFile(
       mediaType,
       opId,
       ...ingested.owned,
+      ...(ingested.unreadPages === undefined ? {} : { unreadPages: ingested.unreadPages }),
     };
     await commitItem(deps, memos, {
       key,
@@ -225,6 +226,7 @@ export interface IngestedFile {
   owned: Pick<ItemMemo, 'rows' | 'chunks'>;
   warnings: ConversionWarning[];
   ocr?: OcrReport;
+  unreadPages?: number;
 }
 
 /** Batches whose windows are extracted ahead of the one being embedded and written. */
@@ -354,8 +356,14 @@ export async function* ingestFile(
         span.first && span.last ? null : { chunks: chunksDone, percent: Math.floor(100 * converted.share(span.end)) },
     };
   }
-  const ocr = converted.ocr?.();
-  return { sourceDocumentId, owned: keys.owned, warnings: converted.warnings(), ...(ocr === undefined ? {} : { ocr }) };
+  const { ocr, unreadPages } = converted.scan?.() ?? {};
+  return {
+    sourceDocumentId,
+    owned: keys.owned,
+    warnings: converted.warnings(),
+    ...(ocr === undefined ? {} : { ocr }),
+    ...(unreadPages === undefined ? {} : { unreadPages }),
+  };
 }
 
 /** A document's text as its batches read it: in pieces, with what its conversion says of it. */
@@ -365,8 +373,8 @@ export interface ConvertedText {
   title(): string | null;
   /** Final once the pieces are. */
   warnings(): ConversionWarning[];
-  /** What OCR read of it, if anything (a converted PDF's). */
-  ocr?: () => OcrReport | undefined;
+  /** What OCR read of a converted PDF, and the pages it left unread. */
+  scan?: () => Pick<Converted, 'ocr' | 'unreadPages'>;
   /** The share (0-1) of the document that its text up to `chars` stands for. */
   share(chars: number): number;
 }
@@ -392,12 +400,12 @@ export async function convertedText(
       share: (chars) => stream.shareBefore(chars, content.length),
     };
   }
-  const { text, title, warnings = [], ocr } = await converter.convert(content.whole(), mediaType);
+  const { text, title, warnings = [], ocr, unreadPages } = await converter.convert(content.whole(), mediaType);
   return {
     pieces: piecesOf(text),
     title: () => title,
     warnings: () => warnings,
-    ocr: () => ocr,
+    scan: () => ({ ocr, unreadPages }),
     share: (chars) => chars / Math.max(1, text.length),
   };
 }

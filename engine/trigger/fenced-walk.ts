@@ -50,7 +50,7 @@ export async function fencedWalk(
 
 export type WalkFlags = Pick<
   WalkOptions,
-  'fullReprocess' | 'allowMassRemoval' | 'rebindCorpus' | 'onProgress' | 'feedUrls'
+  'fullReprocess' | 'readScans' | 'allowMassRemoval' | 'rebindCorpus' | 'onProgress' | 'feedUrls'
 >;
 
 /**

@@ -9,7 +9,7 @@ import { Sink } from '../../lib/db/sink.ts';
 import type { FileItem, WalkFilesOptions } from '../../lib/corpus/files.ts';
 import { ownDataDirectories } from '../../lib/corpus/own-data.ts';
 import type { Logger } from '../../lib/log.ts';
-import type { RunContext } from '../../lib/run-context.ts';
+import { inRunContext, type RunContext } from '../../lib/run-context.ts';
 import { fileIdentity, urlIdentity } from '../../lib/state/keys.ts';
 import type { ItemStamp } from '../../lib/state/store.ts';
 import { ProducerDebt, WalkDebt } from '../../lib/state/producer-debt.ts';
@@ -167,22 +167,28 @@ class CorpusWalk {
 
   /** Settles a file that needs no slot (of no known type, or unchanged by stat), or queues its life. */
   async #admitFile(file: FileItem, stamp: ItemStamp | undefined): Promise<void> {
-    const { run, tally, log } = this.#walk;
+    const { run, tally, log, options } = this.#walk;
     const mediaType = mediaTypeFor(file.relPath);
     if (mediaType === null) {
       tally.items.dropped += 1;
       log.info({ path: file.relPath }, 'item dropped: unrecognised file type');
       return this.#finished();
     }
-    if (unchangedByStat(stamp, file, run.fullReprocess)) {
+    const reread = options.readScans === true && scanToRead(stamp);
+    if (unchangedByStat(stamp, file, run.fullReprocess || reread)) {
       // The fast path of an unchanged walk: no read, no slot, nothing else.
       this.#live.liveDocumentIds.add(stamp.sourceDocumentId);
       tally.items.unchanged += 1;
       return this.#finished();
     }
     // A distributed walk queues the item's life for a walk worker instead.
-    if (this.#remote !== null) return this.#remote.dispatchFile(file, mediaType);
-    await this.#inSlot(file.relPath, (slot) => walkFile(file, mediaType, this.#fileDeps, slot));
+    if (this.#remote !== null) return this.#remote.dispatchFile(file, mediaType, reread);
+    // A scan to read is this walk's item as under --full-reprocess, alone.
+    const life = (slot: ItemSlot) => walkFile(file, mediaType, this.#fileDeps, slot);
+    await this.#inSlot(
+      file.relPath,
+      reread ? (slot) => inRunContext({ ...run, fullReprocess: true }, () => life(slot)) : life,
+    );
   }
 
   #admitUrl(item: UrlItem): Promise<void> {
@@ -250,4 +256,12 @@ class CorpusWalk {
       },
     };
   }
+}
+
+/**
+ * A PDF whose pages without words went unread: its memo says so (walked with OCR off), or it was
+ * walked before OCR was built and its memo has no count (docs/DECISIONS.md "Scanned documents read").
+ */
+export function scanToRead(stamp: ItemStamp | undefined): boolean {
+  return stamp !== undefined && stamp.mediaType === 'application/pdf' && (stamp.unreadPages ?? 1) > 0;
 }

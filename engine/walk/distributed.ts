@@ -121,7 +121,7 @@ export class RemoteItems {
    * pulled, so that the worker, which reads the bucket, knows whether it reads the same bytes
    * (engine/walk/worker-corpus.ts); a file that cannot be read here fails here.
    */
-  async dispatchFile(file: FileItem, mediaType: MediaType): Promise<void> {
+  async dispatchFile(file: FileItem, mediaType: MediaType, reprocess = false): Promise<void> {
     let seen: SeenFile | null = null;
     try {
       if (this.#bucketed) seen = await seenFile(file);
@@ -129,13 +129,17 @@ export class RemoteItems {
       this.#failedHere.push(failedOutcome(file.relPath, new StageError('admit', error)));
       return;
     }
-    await this.dispatch({ kind: 'file', relPath: file.relPath, mediaType, seen });
+    await this.dispatch({ kind: 'file', relPath: file.relPath, mediaType, seen }, reprocess);
   }
 
-  /** Queues the item's life; its job id is the walk's and the item's, so a repeat adds nothing. */
-  async dispatch(item: WalkItemJob['item']): Promise<void> {
+  /**
+   * Queues the item's life; its job id is the walk's and the item's, so a repeat adds nothing.
+   * `reprocess`: this item alone as under --full-reprocess (a scan to read, --read-scans).
+   */
+  async dispatch(item: WalkItemJob['item'], reprocess = false): Promise<void> {
     const path = itemPath(item);
-    const { opId, fullReprocess } = this.#run;
+    const { opId } = this.#run;
+    const fullReprocess = this.#run.fullReprocess || reprocess;
     this.#queued.add(path);
     this.#waiting.push({
       id: walkItemJobKey(opId, path),

@@ -52,6 +52,11 @@ export interface WalkOptions {
   sync?: SyncReport | null;
   /** The operator's word that this walk may remove more documents than the guard allows (stages/cleanup.ts). */
   allowMassRemoval?: boolean;
+  /**
+   * Reprocess, changed or not, the PDFs whose memo records pages OCR did not read, or that were
+   * walked before OCR was built (engine/walk/corpus-walk.ts `scanToRead`).
+   */
+  readScans?: boolean;
   /** The corpus really moved: bind the state store to this walk's corpus root (engine/walk/binding.ts). */
   rebindCorpus?: boolean;
   /**

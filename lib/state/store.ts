@@ -78,6 +78,12 @@ export interface ItemStamp {
    * counted: its row keys list them.
    */
   chunks?: number;
+  /**
+   * A PDF's pages without words that OCR did not read (INGEST_OCR=off): 0 when every page held
+   * words or was read. Absent from a PDF's memo written before OCR was built: such a scan's
+   * pages were never read either (`--read-scans`, docs/DECISIONS.md "Scanned documents read").
+   */
+  unreadPages?: number;
 }
 
 /** The outer memo of one source item. */
@@ -165,7 +171,8 @@ export function isItemStamp(value: unknown): value is ItemStamp {
   return (
     STAMP_STRINGS.every((k) => typeof m[k] === 'string') &&
     typeof m.size === 'number' &&
-    (m.chunks === undefined || (Number.isSafeInteger(m.chunks) && (m.chunks as number) >= 0))
+    (m.chunks === undefined || (Number.isSafeInteger(m.chunks) && (m.chunks as number) >= 0)) &&
+    (m.unreadPages === undefined || (Number.isSafeInteger(m.unreadPages) && (m.unreadPages as number) >= 0))
   );
 }
 

@@ -30,6 +30,8 @@ export interface Converted {
   scanned?: { pageTexts: string[]; pages: number[] };
   /** What OCR read of the document, for the walk's summary. */
   ocr?: OcrReport;
+  /** A PDF's pages without words left unread (OCR off); 0 when there are none. */
+  unreadPages?: number;
 }
 
 export interface OcrReport {

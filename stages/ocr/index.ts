@@ -96,7 +96,11 @@ export class Ocr {
 
   /** A converted PDF with its textless pages read (or, OCR off, named); any other result as it is. */
   async complete(converted: Converted, bytes: Uint8Array): Promise<Converted> {
-    const { scanned, ...rest } = converted;
+    const { scanned, ...read } = converted;
+    // Only a PDF counts pages (docs/DECISIONS.md "Scanned documents read": --read-scans).
+    const unread =
+      read.pages === undefined ? {} : { unreadPages: this.#options.enabled ? 0 : (scanned?.pages.length ?? 0) };
+    const rest = { ...read, ...unread };
     if (scanned === undefined) return rest;
     if (!this.#options.enabled) {
       // Unread, a page with a few letters still says them: only the empty ones go unsaid.
@@ -110,7 +114,7 @@ export class Ocr {
       );
     }
     const started = Date.now();
-    const { pages: read, fresh } = await this.#read({
+    const { pages, fresh } = await this.#read({
       kind: 'pdf',
       bytes,
       pages: scanned.pages,
@@ -120,13 +124,13 @@ export class Ocr {
     });
     const ms = Date.now() - started;
     const pageTexts = [...scanned.pageTexts];
-    for (const { page, text } of read) {
+    for (const { page, text } of pages) {
       // The text layer's few characters stay when OCR finds fewer (a blank page with a number).
       if (letters(text) > letters(pageTexts[page - 1]!)) pageTexts[page - 1] = text.trim();
     }
     return withWarning(
-      { ...rest, text: pageTexts.join('\n\n'), ...(fresh ? { ocr: { pages: read.length, ms } } : {}) },
-      ocrWarning(read, this.#options.confidenceFloor),
+      { ...rest, text: pageTexts.join('\n\n'), ...(fresh ? { ocr: { pages: pages.length, ms } } : {}) },
+      ocrWarning(pages, this.#options.confidenceFloor),
     );
   }
 
