@@ -33,7 +33,7 @@ export class StorageFullError extends IngestError {
     super(
       'disk_full',
       `a disk is full (${(cause as Error).message}); the walk stopped, and once there is space the next walk ` +
-        'redoes the items it had not committed',
+        'redoes what this one had not committed',
       { cause },
     );
   }
@@ -48,7 +48,7 @@ export class StateStoreWriteError extends IngestError {
     super(
       'state_store_write_failed',
       `the state store could not commit a write (${(cause as Error).message}); the walk stopped, and the next ` +
-        'walk redoes the items it had not committed',
+        'walk redoes what this one had not committed',
       { cause },
     );
   }

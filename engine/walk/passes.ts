@@ -4,7 +4,7 @@
 // the Q&A dedup proposer) comes as passes given to the lifespan; the URL backlink reconciliation
 // and the stale-row cleanup always run last.
 //
-// A lost writer fence is the one failure no pass contains: it ends the walk (engine/walk/walk.ts).
+// A lost writer fence and a full disk are the failures no pass contains: they end the walk.
 //
 // A consumed failStage5 directive (docs/behaviour/states.md#failure-directive) reaches the passes
 // in their context: stage 5 builds its clients with the sentinel credentials for this walk only
@@ -12,6 +12,7 @@
 
 import type { Database } from '../../lib/db/database.ts';
 import { isFenceLost } from '../../lib/db/fenced.ts';
+import { isStorageFull, storageStop } from '../../lib/storage-full.ts';
 import type { FailStage5Mode } from '../../lib/failure-directive.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { RunContext } from '../../lib/run-context.ts';
@@ -81,8 +82,11 @@ async function runContained(
   } catch (error) {
     const message = (error as Error).message;
     tally.passes.push({ name: pass.name, ok: false, durationMs: durationMs(), error: message });
-    // Not contained: a walk that lost the writer fence may write nothing more, so it stops here.
+    // Not contained: a walk that lost the writer fence may write nothing more, and on a full disk
+    // every pass after would fail the same way; the walk stops here, and the next one finishes
+    // what this pass began (docs/OPERATIONS.md "When the disk is full").
     if (isFenceLost(error)) throw error;
+    if (isStorageFull(error)) throw storageStop(error);
     // The operator hears of it where they look, the run record and /walk-status, not only in the log.
     tally.warnings.push({ name: `${pass.name}_failed`, message });
     log.error({ pass: pass.name, err: error }, 'flow-scope pass failed; the walk goes on');

@@ -65,8 +65,8 @@ type Embed = (names: string[]) => Promise<number[][]>;
 /**
  * The resolver's memo writes, held rather than awaited one by one: an answer waiting for its own
  * disk commit (20 ms a commit once the state store holds 10,000 documents) would hold back the
- * names that picked it and its batch's record. `settle` awaits them all and throws the first
- * failure.
+ * names that picked it. `settle` awaits those made so far and throws the first failure: before
+ * each batch's record, and at the pass's end.
  */
 class HeldMemoWrites {
   readonly #store: ExtractorContext['store'];
@@ -255,6 +255,9 @@ export class PassDecisions {
     if (this.#failure !== null) return;
     const decisions = batch.asked;
     try {
+      // The answers behind a batch's record are kept first: a pass stopped after it (a full
+      // disk under the state store, a kill) never asks those names again.
+      await this.#memos.settle();
       if (decisions.length > 0) await recordDecisions(this.#db, decisions, this.#stamp);
     } catch (error) {
       this.#failure ??= { error };

@@ -8,11 +8,12 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import type { FlowPass } from '../../engine/walk/passes.ts';
 import { walk } from '../../engine/walk/walk.ts';
 import { rowsInContentTerms, WALKED_TABLES } from '../helpers/content.ts';
 import { corpusAndTier } from '../helpers/corpus-and-tier.ts';
 import { lmdbDatabasesOf, stateInContentTerms } from '../helpers/lmdb-store.ts';
-import { uninterruptedRows, uninterruptedWalk, walkFixture } from '../helpers/walk.ts';
+import { uninterruptedRows, uninterruptedWalk, walkFixture, type WalkFixture } from '../helpers/walk.ts';
 
 const DOCS = 120;
 /** Chunk rows that land before the disk is full: about a third of the corpus's. */
@@ -62,34 +63,81 @@ function failedCommit(): Promise<never> {
   return Promise.reject(Object.assign(new Error('Commit failed (see commitError for details)'), { commitError }));
 }
 
+/** Fails every write of the fixture's lmdb state store while `disk.full` holds. */
+function fillStateStoreDisk(f: WalkFixture): { full: boolean } {
+  const disk = { full: false };
+  for (const db of Object.values(lmdbDatabasesOf(f.lifespan.store))) {
+    const lmdbDb = db as unknown as Record<'put' | 'remove' | 'transaction', (...args: unknown[]) => unknown>;
+    for (const method of ['put', 'remove', 'transaction'] as const) {
+      const write = lmdbDb[method]!.bind(db);
+      lmdbDb[method] = (...args) => (disk.full ? failedCommit() : write(...args));
+    }
+  }
+  return disk;
+}
+
 test('the state store disk full mid-walk: the walk stops with disk_full; with space back the next walk leaves every row and memo', async () => {
   const expected = await uninterruptedWalk(files.corpus);
 
   const f = await walkFixture();
   try {
-    let full = false;
-    for (const db of Object.values(lmdbDatabasesOf(f.lifespan.store))) {
-      const lmdbDb = db as unknown as Record<'put' | 'remove' | 'transaction', (...args: unknown[]) => unknown>;
-      for (const method of ['put', 'remove', 'transaction'] as const) {
-        const write = lmdbDb[method]!.bind(db);
-        lmdbDb[method] = (...args) => (full ? failedCommit() : write(...args));
-      }
-    }
+    const disk = fillStateStoreDisk(f);
     const stopped = await walk(f.lifespan, {
       sourcePath: files.corpus,
       onProgress: ({ done }) => {
-        if (done === DOCS / 3) full = true;
+        if (done === DOCS / 3) disk.full = true;
       },
     });
-    assert.ok(full, 'the disk filled during the walk');
+    assert.ok(disk.full, 'the disk filled during the walk');
     assert.is(stopped.status, 'failed');
     assert.match(stopped.error ?? '', /a disk is full \(No space left on device\)/);
     assert.is(stopped.items.failed, 0, 'no item is blamed for the disk');
     assert.ok(stopped.items.changed < DOCS, 'the walk stopped short');
 
-    full = false;
+    disk.full = false;
     const next = await walk(f.lifespan, { sourcePath: files.corpus });
     assert.is(next.status, 'completed', next.error);
+    const got = await rowsInContentTerms(f.target.db);
+    for (const table of WALKED_TABLES) assert.equal(got[table], expected.rows[table], table);
+    assert.equal(await stateInContentTerms(f.lifespan.store), expected.state, 'the state store');
+  } finally {
+    await f.dispose();
+  }
+});
+
+test('the state store disk full during stage 5: the walk fails with disk_full, not a contained pass; the next walk finishes it', async () => {
+  const expected = await uninterruptedWalk(files.corpus);
+
+  const f = await walkFixture();
+  try {
+    const disk = fillStateStoreDisk(f);
+    // The disk fills as the flow-scope passes begin: stage 5's answers and item keys find it full.
+    const filling: FlowPass = {
+      name: 'disk-fills',
+      async run() {
+        disk.full = true;
+      },
+    };
+    const lifespan = f.lifespan as { passes: readonly FlowPass[] };
+    const passes = lifespan.passes;
+    lifespan.passes = [filling, ...passes];
+    const stopped = await walk(f.lifespan, { sourcePath: files.corpus });
+    assert.is(stopped.status, 'failed');
+    assert.match(stopped.error ?? '', /a disk is full \(No space left on device\)/);
+    assert.equal(
+      stopped.passes.map((p) => [p.name, p.ok]),
+      [
+        ['disk-fills', true],
+        ['entity_resolution', false],
+      ],
+      'no pass after it ran',
+    );
+
+    disk.full = false;
+    lifespan.passes = passes;
+    const next = await walk(f.lifespan, { sourcePath: files.corpus });
+    assert.is(next.status, 'completed', next.error);
+    assert.is(next.items.changed, 0, 'every item had committed');
     const got = await rowsInContentTerms(f.target.db);
     for (const table of WALKED_TABLES) assert.equal(got[table], expected.rows[table], table);
     assert.equal(await stateInContentTerms(f.lifespan.store), expected.state, 'the state store');
