@@ -29,7 +29,12 @@ export interface Variable<T> {
   readonly meaning: string;
   /** The value (trimmed; null when unset or blank) into the setting; a malformed one is reported. */
   readonly parse: (raw: string | null, name: string, problem: (message: string) => void) => T;
+  /** A credential: its value is scrubbed from every log line and error (lib/config.ts SECRET_ENV_VARS). */
+  readonly secret?: true;
 }
+
+/** `variable`, marked as a credential. */
+const secret = <T>(variable: Variable<T>): Variable<T> => ({ ...variable, secret: true });
 
 const code = (value: string | number | boolean) => `\`${value}\``;
 
@@ -174,11 +179,16 @@ export const VARIABLES = {
     '`directory`: the engine state store is the lmdb store at `ENGINE_DB`; `database`: it is kept in the database (docs/behaviour/tiers.md#engine-state-store), for every process that writes one corpus',
   ),
   ENGINE_SOURCE_PATH: text('unset: idle mode', 'the corpus directory'),
-  PIPELINE_TRIGGER_SECRET: text(
-    'unset: /walk answers 503',
-    'bearer for /walk, /walk-status, /producer-run and the webhook',
+  PIPELINE_TRIGGER_SECRET: secret(
+    text('unset: /walk answers 503', 'bearer for /walk, /walk-status, /producer-run and the webhook'),
   ),
-  EXTRACT_API_TOKEN: text('unset: /extract answers 503', 'bearer for /extract'),
+  EXTRACT_API_TOKEN: secret(text('unset: /extract answers 503', 'bearer for /extract')),
+  CRON_SECRET: secret(
+    readBySdk(
+      'unset',
+      "the platform's scheduler secret: it opens no route here (docs/behaviour/routes.md); read only to keep its value out of every log line",
+    ),
+  ),
   IMAGE_SHA: text('unset (warned)', 'stamped as `result.extractor_version`'),
   EXTRACTION_MODEL: textOr(DEFAULT_EXTRACTION_MODEL, 'extraction model'),
   PRODUCER_MODEL: text('`EXTRACTION_MODEL`', 'producer model'),
@@ -186,13 +196,13 @@ export const VARIABLES = {
     'unset: the in-process mock (tier 1)',
     'the gateway of tier 2, with `ANTHROPIC_AUTH_TOKEN` (docs/behaviour/tiers.md#models); this and the next two are read by the SDK at construction, blank values scrubbed',
   ),
-  ANTHROPIC_AUTH_TOKEN: readBySdk('unset: the in-process mock (tier 1)', "the gateway's credential (tier 2)"),
-  ANTHROPIC_API_KEY: readBySdk('unset: the in-process mock (tier 1)', "set alone: the vendor's key (tier 3)"),
+  ANTHROPIC_AUTH_TOKEN: secret(readBySdk('unset: the in-process mock (tier 1)', "the gateway's credential (tier 2)")),
+  ANTHROPIC_API_KEY: secret(readBySdk('unset: the in-process mock (tier 1)', "set alone: the vendor's key (tier 3)")),
   OPENAI_BASE_URL: sdkEndpoint(
     'unset: the in-process mock',
     'embedding backend (text-embedding-3-large, 1024 dimensions), with `OPENAI_API_KEY`',
   ),
-  OPENAI_API_KEY: readBySdk('unset: the in-process mock', 'the embedding backend credential'),
+  OPENAI_API_KEY: secret(readBySdk('unset: the in-process mock', 'the embedding backend credential')),
   INGEST_LLM_IDENTITY: readBySdk(
     'unset: the identity names `ANTHROPIC_BASE_URL`',
     "the name that stands for the endpoint at `ANTHROPIC_BASE_URL` in the LLM identity (the extraction memo's key), for an endpoint whose answers do not depend on its address; read by lib/llm/client.ts. Tier 1 sets it to `tier1-mock@{version}` beside the mock's URL",
@@ -213,9 +223,11 @@ export const VARIABLES = {
       return raw;
     },
   } satisfies Variable<string | null>,
-  INGEST_METRICS_TOKEN: text(
-    'unset: `/metrics` answers loopback peers only',
-    'bearer that `GET /metrics` asks of any peer that is not on loopback',
+  INGEST_METRICS_TOKEN: secret(
+    text(
+      'unset: `/metrics` answers loopback peers only',
+      'bearer that `GET /metrics` asks of any peer that is not on loopback',
+    ),
   ),
   INGEST_EXTRACT_THREADS: integer(1, 1, 64, 'threads cleaning /extract pages at once (off the main thread)'),
   INGEST_EXTRACT_QUEUE: integer(
@@ -264,6 +276,10 @@ export const VARIABLES = {
   ),
   INGEST_S3_REGION: textOr('us-east-1', 'region of the bucket'),
   INGEST_S3_FORCE_PATH_STYLE: flag(false, '`true` for stores that address buckets by path, not by host name'),
+  AWS_SECRET_ACCESS_KEY: secret(
+    readBySdk("unset: the AWS SDK's other credential sources", "the S3 bucket's secret key, read by the AWS SDK"),
+  ),
+  AWS_SESSION_TOKEN: secret(readBySdk('unset', "a temporary S3 credential's session token, read by the AWS SDK")),
   INGEST_LOG_LEVEL: oneOf(
     LOG_LEVELS,
     '`info` (`ingest watch`: `warn`)',
@@ -534,7 +550,7 @@ export const VARIABLES = {
     'largest form a payload may carry inline',
   ),
   INGEST_WORKER_EVIDENCE_K: integer(5, 1, 100, "evidence retrieved per question (and `ingest search`'s default)"),
-  INGEST_BYPASS_TOKEN: text('unset', 'deployment-protection bypass sent with the webhook'),
+  INGEST_BYPASS_TOKEN: secret(text('unset', 'deployment-protection bypass sent with the webhook')),
   INGEST_RATE_LIMIT_WALK: integer(30, 1, 100_000, '/walk requests per minute per client'),
   INGEST_RATE_LIMIT_WALK_STATUS: integer(600, 1, 1_000_000, '/walk-status requests per minute per client'),
   INGEST_RATE_LIMIT_EXTRACT: integer(120, 1, 100_000, '/extract requests per minute per client'),

@@ -7,25 +7,18 @@
 // SDKs must read their variables at construction (docs/behaviour/tiers.md#environment-names).
 
 import path from 'node:path';
-import { parseSettings, type LogLevel, type Settings } from './config-table.ts';
+import { parseSettings, VARIABLES, type LogLevel, type Settings, type Variable } from './config-table.ts';
 import { IngestError } from './errors.ts';
 import { DEFAULT_OCR_OPTIONS, type OcrOptions } from '../stages/ocr/index.ts';
 
 export { cronProblem, DEFAULT_EXTRACTION_MODEL, DEFAULT_PORT, type LogLevel } from './config-table.ts';
 
-/** Variables whose values are credentials: the logger scrubs every one of them from its output. */
-export const SECRET_ENV_VARS = Object.freeze([
-  'PIPELINE_TRIGGER_SECRET',
-  'EXTRACT_API_TOKEN',
-  'CRON_SECRET',
-  'ANTHROPIC_API_KEY',
-  'ANTHROPIC_AUTH_TOKEN',
-  'OPENAI_API_KEY',
-  'INGEST_BYPASS_TOKEN',
-  'INGEST_METRICS_TOKEN',
-  'AWS_SECRET_ACCESS_KEY',
-  'AWS_SESSION_TOKEN',
-] as const);
+/** The variables holding credentials, as the table marks them: their values never reach a log line or an error. */
+export const SECRET_ENV_VARS: readonly string[] = Object.freeze(
+  Object.entries(VARIABLES as Record<string, Variable<unknown>>).flatMap(([name, variable]) =>
+    variable.secret === true ? [name] : [],
+  ),
+);
 
 export class ConfigError extends IngestError {
   readonly problems: readonly string[];

@@ -2,7 +2,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import path from 'node:path';
-import { ConfigError, DEFAULT_EXTRACTION_MODEL, DEFAULT_PORT, loadConfig } from '../lib/config.ts';
+import { ConfigError, DEFAULT_EXTRACTION_MODEL, DEFAULT_PORT, loadConfig, SECRET_ENV_VARS } from '../lib/config.ts';
+import { VARIABLES } from '../lib/config-table.ts';
 
 const cwd = '/srv/app';
 
@@ -171,6 +172,18 @@ test('secret values are collected from every credential variable', () => {
   );
   assert.equal([...config.secretValues].sort(), ['anthropic-key-5678', 'cron-9999', 'trigger-1234']);
   assert.is(config.secrets.pipelineTrigger, 'trigger-1234');
+});
+
+test('every credential the service reads is in the variables table, marked secret, and only those', () => {
+  const credential = /SECRET|_TOKEN$|API_KEY|PASSWORD/;
+  const names = Object.keys(VARIABLES);
+  assert.equal(
+    names.filter((name) => credential.test(name)),
+    [...SECRET_ENV_VARS],
+    'marked exactly where the name says credential',
+  );
+  for (const name of ['CRON_SECRET', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN'])
+    assert.ok(SECRET_ENV_VARS.includes(name), name);
 });
 
 test.run();
