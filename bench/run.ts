@@ -53,6 +53,10 @@ const BENCHMARKS: Record<string, { file: string; summary: string }> = {
     file: './cli-startup.ts',
     summary: '`ingest --help` start-up time and memory against a bare Node start and loading every command',
   },
+  'first-walk': {
+    file: './first-walk.ts',
+    summary: "a newcomer's first walk (the embedded database created) and the second: time and peak memory per process",
+  },
   extract: {
     file: './extract-quality.ts',
     summary: 'HTML cleaner F1 and speed against Readability on the extract-bench pages (--bench DIR)',
