@@ -1,6 +1,6 @@
 // Tier 1 by default (docs/behaviour/tiers.md#the-tiers): when no model endpoint or credential is
 // configured, the command starts the bundled mock model server in process and points the SDKs'
-// variables at it, saying so in the log. Closing the handle stops the mock and takes the
+// variables at it, saying so in the log at debug. Closing the handle stops the mock and takes the
 // variables back. The environment stays the only redirect seam of the model clients: the engine
 // and the worker read it as they find it, and never start a server of their own.
 //
@@ -43,7 +43,8 @@ export async function startMockTierIfUnconfigured(log: Logger): Promise<MockTier
     ...(embedderConfigured ? {} : { OPENAI_BASE_URL: `${mock.url}/v1`, OPENAI_API_KEY: PLACEHOLDER_KEY }),
   };
   Object.assign(env, set);
-  log.info(
+  // At debug: every command of an unconfigured setup says it, and README says what tier 1 is.
+  log.debug(
     {
       url: mock.url,
       llm: !llmConfigured,

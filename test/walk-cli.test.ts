@@ -48,6 +48,7 @@ function walk(corpus: string, ...flags: string[]) {
 test('the example corpus walks into rows of every type, then a second walk does nothing', async () => {
   const first = walk(EXAMPLES);
   assert.is(first.status, 0, first.stderr);
+  assert.not.match(first.stderr, /no model endpoint configured/, 'tier 1 is said at debug, not on every command');
   assert.match(
     first.stdout,
     /items: 8 seen, 8 changed, 0 unchanged, 0 failed/,
