@@ -414,6 +414,10 @@ export const VARIABLES = {
     '`on`',
     '`off`: pages without text are not OCRed and the document has the warning `no_text_layer`',
   ),
+  INGEST_IMAGE_DOCUMENTS: flag(
+    false,
+    'PNG, JPEG and TIFF files are documents, read by OCR (with `INGEST_OCR` on); otherwise dropped as of no known type',
+  ),
   INGEST_OCR_LANGUAGES: {
     unset: '`eng`',
     meaning: 'the language OCR reads, one of those installed (@tesseract.js-data packages; `eng` in the image)',

@@ -197,6 +197,8 @@ function shape(s: Settings, env: Env, cwd: string, mayCreateDataDir: boolean) {
       maxCells: s.INGEST_CONVERT_MAX_CELLS,
       /** OCR of PDF pages without words (stages/ocr/). */
       ocr: ocrOptions(s),
+      /** PNG, JPEG and TIFF files are documents (mediaTypeFor), read by OCR: so only with OCR on. */
+      imageDocuments: s.INGEST_IMAGE_DOCUMENTS && s.INGEST_OCR !== 'off',
     },
     /** `ingest prefill` (engine/prefill/): the extraction memo bought ahead through the batch API. */
     prefill: {

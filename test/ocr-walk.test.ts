@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { walk } from '../engine/walk/walk.ts';
 import { formatSummary } from '../cli/walk.ts';
 import { fileIdentity } from '../lib/state/keys.ts';
-import { makeImagePdf } from './helpers/scans.ts';
+import { makeImagePdf, makeTiff, pageImage, pngDeclaring } from './helpers/scans.ts';
 import { walkFixture, type WalkFixture } from './helpers/walk.ts';
 
 let f: WalkFixture;
@@ -114,6 +114,39 @@ test('--read-scans reads the scans walked with OCR off or before OCR, and nothin
   assert.match(await documentText('old/before-ocr.pdf'), /Kestrel Mining renewed the lease/);
   const after = await walk(f.lifespan, { sourcePath: f.corpus, readScans: true });
   assert.equal([after.items.unchanged, after.ocr.pages], [6, 0]);
+});
+
+test('page images are dropped unless asked; asked, they are documents, and a corrupt one and a bomb fail alone', async () => {
+  await f.write('images/receipt.png', pageImage(['Receipt from Granite Bakery for two loaves.']));
+  await f.write(
+    'images/fax.tiff',
+    makeTiff([['Fax page one from Orion Shipping.'], ['Fax page two confirms the berth.']]),
+  );
+  await f.write('images/blank.png', pageImage([]));
+  await f.write('images/corrupt.png', Buffer.concat([pngDeclaring(200, 100).subarray(0, 33), Buffer.from('not zlib')]));
+  await f.write('images/bomb.png', pngDeclaring(100_000, 100_000));
+  const off = await walk(f.lifespan, { sourcePath: f.corpus });
+  assert.equal([off.items.dropped, off.items.changed, off.ocr.pages], [5, 0, 0]);
+
+  await f.reopen(undefined, { INGEST_IMAGE_DOCUMENTS: 'true' });
+  const on = await walk(f.lifespan, { sourcePath: f.corpus });
+  assert.is(on.status, 'completed');
+  assert.equal([on.items.dropped, on.items.changed, on.items.failed, on.ocr.pages], [0, 3, 2, 4]);
+  assert.equal(on.failures.map((x) => [x.path, x.stage, x.code]).sort(), [
+    ['images/bomb.png', 'convert', 'too_many_pixels'],
+    ['images/corrupt.png', 'convert', 'corrupt'],
+  ]);
+  assert.match(await documentText('images/receipt.png'), /Receipt from Granite Bakery for two loaves/);
+  assert.match(
+    (await documentText('images/fax.tiff')).replace(/\s+/g, ' '),
+    /Fax page one from Orion Shipping\. Fax page two confirms the berth\./,
+  );
+  const { rows } = await f.target.db.query<{ media_type: string }>(
+    `SELECT media_type FROM source_documents WHERE rel_path = 'images/blank.png'`,
+  );
+  assert.equal(rows, [{ media_type: 'image/png' }]);
+  const blank = on.warnings.find((w) => w.path === 'images/blank.png');
+  assert.match(blank?.message ?? '', /no words found on 1$/);
 });
 
 test.run();

@@ -10,7 +10,7 @@ import { ConversionError, createConverter, type Converter } from '../stages/conv
 import { DEFAULT_OCR_OPTIONS, type OcrOptions } from '../stages/ocr/index.ts';
 import { ConfigError, loadConfig } from '../lib/config.ts';
 import { installedLanguages } from '../stages/ocr/languages.ts';
-import { makeImagePdf } from './helpers/scans.ts';
+import { makeImagePdf, makeTiff, pageImage, pngDeclaring } from './helpers/scans.ts';
 
 const PDF = 'application/pdf';
 const ocrConverter = (ocr: Partial<OcrOptions> = {}): Converter =>
@@ -125,6 +125,52 @@ test('an OCR child that dies fails its document as ocr_crashed; the next documen
     assert.is(error.code, 'ocr_crashed');
     const next = await converter.convert(await makeImagePdf([{ lines: PAYMENT }]), PDF);
     assert.equal(words(next.text), words(PAYMENT.join(' ')));
+  } finally {
+    await converter.close();
+  }
+});
+
+test('page images: PNG and JPEG read, a multi-page TIFF page by page, a blank image a document with a warning', async () => {
+  const converter = ocrConverter();
+  try {
+    const png = await converter.convert(pageImage(DELIVERY), 'image/png');
+    assert.equal(words(png.text), words(DELIVERY.join(' ')));
+    assert.equal([png.pages, png.ocr?.pages], [1, 1]);
+    const jpeg = await converter.convert(pageImage(PAYMENT, 180, 'image/jpeg'), 'image/jpeg');
+    assert.equal(words(jpeg.text), words(PAYMENT.join(' ')));
+    const tiff = await converter.convert(makeTiff([DELIVERY, PAYMENT]), 'image/tiff');
+    assert.equal(words(tiff.text), words([...DELIVERY, ...PAYMENT].join(' ')));
+    assert.equal([tiff.pages, tiff.ocr?.pages], [2, 2]);
+    const blank = await converter.convert(pageImage([]), 'image/png');
+    assert.is(blank.text, '');
+    assert.match(
+      blank.warnings![0]!.message,
+      /^1 page read by OCR \(page 1\), mean confidence 0; no words found on 1$/,
+    );
+  } finally {
+    await converter.close();
+  }
+});
+
+test('a corrupt image and a decompression bomb fail alone, by name; the next image is read', async () => {
+  const converter = ocrConverter({ maxPixels: 50_000_000 });
+  const failure = (bytes: Buffer, mediaType: 'image/png' | 'image/tiff') =>
+    converter.convert(bytes, mediaType).then(
+      () => null,
+      (e: unknown) => e as ConversionError,
+    );
+  try {
+    const corrupt = Buffer.concat([
+      pngDeclaring(200, 100).subarray(0, 33),
+      Buffer.from('IDAT is not zlib at all, just words'),
+    ]);
+    assert.is((await failure(corrupt, 'image/png'))?.code, 'corrupt');
+    assert.is((await failure(Buffer.from('II*\0 not a tiff'), 'image/tiff'))?.code, 'corrupt');
+    const bomb = await failure(pngDeclaring(100_000, 100_000), 'image/png');
+    assert.is(bomb?.code, 'too_many_pixels');
+    assert.match(bomb!.message, /declares 100000 x 100000 pixels, over the limit of 50000000/);
+    const read = await converter.convert(pageImage(DELIVERY), 'image/png');
+    assert.equal(words(read.text), words(DELIVERY.join(' ')));
   } finally {
     await converter.close();
   }

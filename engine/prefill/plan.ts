@@ -92,7 +92,7 @@ export class PrefillPlan {
   async *requests(root: string): AsyncGenerator<PrefillRequest> {
     const { config, log } = this.#deps;
     for await (const file of walkFiles(root, log, { exclude: ownDataDirectories(config) })) {
-      const mediaType = mediaTypeFor(file.relPath);
+      const mediaType = mediaTypeFor(file.relPath, config.convert.imageDocuments);
       if (mediaType === null || file.size > config.convert.maxDocumentBytes) continue;
       this.counts.files += 1;
       let converted: ConvertedText | null;

@@ -168,7 +168,7 @@ class CorpusWalk {
   /** Settles a file that needs no slot (of no known type, or unchanged by stat), or queues its life. */
   async #admitFile(file: FileItem, stamp: ItemStamp | undefined): Promise<void> {
     const { run, tally, log, options } = this.#walk;
-    const mediaType = mediaTypeFor(file.relPath);
+    const mediaType = mediaTypeFor(file.relPath, this.#lifespan.config.convert.imageDocuments);
     if (mediaType === null) {
       tally.items.dropped += 1;
       log.info({ path: file.relPath }, 'item dropped: unrecognised file type');

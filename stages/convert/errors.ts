@@ -15,6 +15,7 @@ export type ConversionErrorCode =
   | 'encrypted'
   | 'converter_crashed'
   | 'too_many_ocr_pages'
+  | 'too_many_pixels'
   | 'ocr_crashed';
 
 export class ConversionError extends IngestError {

@@ -30,11 +30,24 @@ const BY_EXTENSION: Readonly<Record<string, MediaType>> = {
   '.htm': 'text/html',
 };
 
-/** The media type by file extension (case-insensitive); null for anything the walk drops. */
-export function mediaTypeFor(relPath: string): MediaType | null {
+/** Page images, documents only when asked (INGEST_IMAGE_DOCUMENTS): read by OCR (stages/ocr/). */
+const IMAGES_BY_EXTENSION: Readonly<Record<string, MediaType>> = {
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.tif': 'image/tiff',
+  '.tiff': 'image/tiff',
+};
+
+/**
+ * The media type by file extension (case-insensitive); null for anything the walk drops, images
+ * too unless `images` (a home folder's photos and logos are no documents unasked).
+ */
+export function mediaTypeFor(relPath: string, images = false): MediaType | null {
   const dot = relPath.lastIndexOf('.');
   if (dot <= relPath.lastIndexOf('/') + 1) return null;
-  return BY_EXTENSION[relPath.slice(dot).toLowerCase()] ?? null;
+  const extension = relPath.slice(dot).toLowerCase();
+  return BY_EXTENSION[extension] ?? (images ? (IMAGES_BY_EXTENSION[extension] ?? null) : null);
 }
 
 export interface ConverterOptions {
@@ -132,6 +145,10 @@ export function createConverter(overrides: Partial<ConverterOptions> = {}): Conv
           const cleaned = cleanHtml(bytes);
           return { text: cleaned.text, title: cleaned.title ?? null };
         }
+        case 'image/png':
+        case 'image/jpeg':
+        case 'image/tiff':
+          return ocr.readImage(bytes, mediaType);
         default:
           return ocr.complete(await children().run(mediaType, bytes, limits), bytes);
       }

@@ -1,12 +1,15 @@
 // What conversion takes and gives, shared by the stage's entry (index.ts), its pool and each converter.
 
+import type { ImageMediaType } from '../ocr/images.ts';
+
 export type MediaType =
   | 'application/pdf'
   | 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'
   | 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'
   | 'text/markdown'
   | 'text/plain'
-  | 'text/html';
+  | 'text/html'
+  | ImageMediaType;
 
 /**
  * Something about a document that converted which the walk's summary names beside its path

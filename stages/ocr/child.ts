@@ -6,7 +6,8 @@
 import { PDFParse } from 'pdf-parse';
 import { ConversionError } from '../convert/errors.ts';
 import { OcrEngine } from './engine.ts';
-import type { OcrJob, OcrPage } from './index.ts';
+import { imagePages } from './images.ts';
+import type { OcrJob, OcrPage, PdfJob } from './index.ts';
 
 let engine: { language: string; engine: OcrEngine } | null = null;
 
@@ -15,17 +16,25 @@ function engineFor(language: string): OcrEngine {
   return engine.engine;
 }
 
-async function readPdf(job: OcrJob & { id: number }): Promise<OcrPage[]> {
+/** A job's pages read in order; the parent hears of each (its page timer). */
+async function readPages(job: OcrJob & { id: number }): Promise<OcrPage[]> {
   const ocr = engineFor(job.language);
-  const parser = new PDFParse({ data: job.bytes });
   const read: OcrPage[] = [];
+  const readOne = async (page: number, image: Buffer, dpi: number) => {
+    read.push({ page, ...(await ocr.read(image, dpi)) });
+    process.send!({ id: job.id, step: true });
+  };
+  if (job.kind === 'image') {
+    const pages = imagePages(job.bytes, job.mediaType, job.maxPixels);
+    for (const [i, decode] of pages.entries()) await readOne(i + 1, await decode(), job.dpi);
+    return read;
+  }
+  const parser = new PDFParse({ data: job.bytes });
   try {
     for (const page of job.pages) {
       const { scale, dpi } = await renderScale(parser, page, job);
       const shot = await parser.getScreenshot({ partial: [page], scale, imageBuffer: true, imageDataUrl: false });
-      const image = Buffer.from(shot.pages[0]!.data);
-      read.push({ page, ...(await ocr.read(image, dpi)) });
-      process.send!({ id: job.id, step: true });
+      await readOne(page, Buffer.from(shot.pages[0]!.data), dpi);
     }
   } finally {
     await parser.destroy().catch(() => {});
@@ -37,7 +46,7 @@ async function readPdf(job: OcrJob & { id: number }): Promise<OcrPage[]> {
  * The page drawn at the job's resolution, or smaller when that would pass the pixel limit: the
  * size is the page's declared one, known before anything is drawn.
  */
-async function renderScale(parser: PDFParse, page: number, job: OcrJob): Promise<{ scale: number; dpi: number }> {
+async function renderScale(parser: PDFParse, page: number, job: PdfJob): Promise<{ scale: number; dpi: number }> {
   const info = await parser.getInfo({ parsePageInfo: true, partial: [page] });
   const { width, height } = info.pages[0]!;
   const wanted = job.dpi / 72;
@@ -46,7 +55,7 @@ async function renderScale(parser: PDFParse, page: number, job: OcrJob): Promise
 }
 
 process.on('message', (job: OcrJob & { id: number }) => {
-  void readPdf(job)
+  void readPages(job)
     .then(
       (result) => ({ id: job.id, ok: true, result }),
       (error: unknown) => ({

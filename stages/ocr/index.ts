@@ -11,6 +11,7 @@ import { ConversionError } from '../convert/errors.ts';
 import { ConverterPool } from '../convert/pool.ts';
 import type { Converted, ConversionWarning } from '../convert/types.ts';
 import type { PageReading } from './engine.ts';
+import type { ImageMediaType } from './images.ts';
 
 export interface OcrOptions {
   enabled: boolean;
@@ -54,15 +55,25 @@ export const MIN_PAGE_LETTERS = 8;
 /** The resolution a page is drawn at for reading. */
 const OCR_DPI = 300;
 
-/** A job for an OCR child. */
-export interface OcrJob {
-  kind: 'pdf';
+/** A job for an OCR child: a PDF's pages, or an image document's (all of them). */
+export type OcrJob = PdfJob | ImageJob;
+
+interface JobBase {
   bytes: Uint8Array;
-  /** Pages to read, numbered from 1. */
-  pages: number[];
   language: string;
   maxPixels: number;
   dpi: number;
+}
+
+export interface PdfJob extends JobBase {
+  kind: 'pdf';
+  /** Pages to read, numbered from 1. */
+  pages: number[];
+}
+
+export interface ImageJob extends JobBase {
+  kind: 'image';
+  mediaType: ImageMediaType;
 }
 
 export interface OcrPage extends PageReading {
@@ -134,16 +145,31 @@ export class Ocr {
     );
   }
 
+  /**
+   * An image document (INGEST_IMAGE_DOCUMENTS) read page by page: a multi-page TIFF's each. An
+   * image without words is a document all the same, its warning says so.
+   */
+  async readImage(bytes: Uint8Array, mediaType: ImageMediaType): Promise<Converted> {
+    const started = Date.now();
+    const { language, maxPixels } = this.#options;
+    const { pages, fresh } = await this.#read({ kind: 'image', bytes, mediaType, language, maxPixels, dpi: OCR_DPI });
+    return {
+      text: pages.map((p) => p.text.trim()).join('\n\n'),
+      title: null,
+      pages: pages.length,
+      ...(fresh ? { ocr: { pages: pages.length, ms: Date.now() - started } } : {}),
+      warnings: [ocrWarning(pages, this.#options.confidenceFloor)],
+    };
+  }
+
   async close(): Promise<void> {
     await this.#pool?.close();
   }
 
   /** The job's pages read, or the reading of the same bytes kept from before (fresh: false). */
   async #read(job: OcrJob): Promise<{ pages: OcrPage[]; fresh: boolean }> {
-    const key = createHash('sha256')
-      .update(job.bytes)
-      .update(JSON.stringify([job.pages, job.language, job.maxPixels, job.dpi]))
-      .digest('hex');
+    const { bytes, ...rest } = job;
+    const key = createHash('sha256').update(bytes).update(JSON.stringify(rest)).digest('hex');
     const kept = this.#readings.get(key);
     if (kept !== undefined) return { pages: await kept.pages, fresh: false };
     const entry = { pages: this.#children().job<OcrPage[]>(job), chars: 0 };
