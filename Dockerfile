@@ -8,8 +8,10 @@
 FROM node:24.21.0-bookworm-slim AS dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
-# Production dependencies only, and no install script runs: the native ones (lmdb, msgpackr)
-# load prebuilt binaries that npm installs as optional packages.
+# Production dependencies only, and no install script runs: the native ones (lmdb, msgpackr,
+# @napi-rs/canvas) load prebuilt binaries that npm installs as optional packages. OCR's engine
+# (tesseract.js and its wasm core) and its language data (@tesseract.js-data/eng, osd) are
+# npm packages too: nothing is fetched at run time (docs/DECISIONS.md "Scanned documents read").
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 
 FROM node:24.21.0-bookworm-slim

@@ -8,13 +8,14 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { WALK_V8_FLAGS } from '../lib/v8-flags.ts';
 import { readHeartbeat } from '../worker/heartbeat.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
+import { makeImagePdf } from './helpers/scans.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
@@ -167,8 +168,15 @@ test('the image holds what its COPY lines name, no dev dependency, and runs the 
   assert.is(imageEnv().IMAGE_SHA, IMAGE_SHA);
 });
 
-test('serve answers /health, passes the HEALTHCHECK, and walks the example corpus on the image install', async () => {
+test('serve answers /health, passes the HEALTHCHECK, and walks the example corpus and a scan on the image install', async () => {
   cpSync(path.join(ROOT, 'examples', 'corpus'), path.join(data, 'corpus'), { recursive: true });
+  // OCR's engine, its wasm core and its language data come with the production install.
+  for (const data of ['eng/4.0.0_best_int/eng.traineddata.gz', 'osd/4.0.0/osd.traineddata.gz'])
+    assert.ok(existsSync(path.join(layout, 'node_modules', '@tesseract.js-data', data)), data);
+  writeFileSync(
+    path.join(data, 'corpus', 'scan.pdf'),
+    await makeImagePdf([{ lines: ['The image reads its scans offline.'] }]),
+  );
   const port = await freePort();
   const secret = 'image-install-trigger';
   const env = await roleEnv({ INGEST_PORT: String(port), PIPELINE_TRIGGER_SECRET: secret });
@@ -194,9 +202,16 @@ test('serve answers /health, passes the HEALTHCHECK, and walks the example corpu
     status = (await (await fetch(`${url}/walk-status/${requestId}`, { headers })).json()) as typeof status;
   } while (status.state === 'accepted' || status.state === 'running');
   assert.is(status.state, 'completed', JSON.stringify(status));
-  // Every converter of the example corpus (PDF, DOCX, XLSX, HTML, markdown) ran in its pool.
-  assert.is(status.counts?.changed, 8, JSON.stringify(status.counts));
+  // Every converter of the example corpus (PDF, DOCX, XLSX, HTML, markdown) ran in its pool,
+  // and the scan's page was OCRed.
+  assert.is(status.counts?.changed, 9, JSON.stringify(status.counts));
   assert.is(status.counts?.failed, 0, JSON.stringify(status.counts));
+  assert.is(status.counts?.ocr_pages, 1, JSON.stringify(status.counts));
+  // tesseract.js writes the traineddata it loads into its working folder unless told not to.
+  assert.equal(
+    readdirSync(layout).filter((name) => name.includes('traineddata')),
+    [],
+  );
   assert.is(await stopped(serve), 0);
 });
 
