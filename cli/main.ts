@@ -59,6 +59,15 @@ const COMMANDS: Record<string, Command> = {
       (m) => m.watchCommand,
     ),
   },
+  reembed: {
+    usage: 'ingest reembed [--json]',
+    summary:
+      'embed every vector again with INGEST_EMBEDDING_MODEL and record it (fenced as a walk; a stopped run goes on)',
+    run: lazy(
+      () => import('./reembed.ts'),
+      (m) => m.reembedCommand,
+    ),
+  },
   'db migrate': {
     usage: 'ingest db migrate',
     summary: 'apply the reference platform schema (idempotent) and print where the database lives',

@@ -9,7 +9,7 @@ import { createLogger, lineScrubber } from '../lib/log.ts';
 import type { Command } from './command.ts';
 
 /** Codes of the errors that refuse a command for a reason outside it (docs/ERRORS.md). */
-const REFUSALS: ReadonlySet<string> = new Set(['database_busy', 'listen_failed']);
+const REFUSALS: ReadonlySet<string> = new Set(['database_busy', 'listen_failed', 'embedding_model_changed']);
 
 export async function runCommand(command: Command, args: string[]): Promise<number> {
   let config: Config;

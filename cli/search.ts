@@ -5,7 +5,10 @@
 import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
-import { embedder } from '../worker/jobs.ts';
+import { assertEmbeddingModel } from '../lib/embed/recorded-model.ts';
+import type { Queryable } from '../lib/db/database.ts';
+import { embedder, type JobDeps } from '../worker/jobs.ts';
+import type { Evidence } from '../worker/payloads.ts';
 import { retrieve } from '../worker/retrieval.ts';
 import { openWorkerRuntime } from '../worker/runtime.ts';
 import { withTier1 } from './tier1.ts';
@@ -24,7 +27,7 @@ export async function searchCommand(args: string[], { config, log }: { config: C
   if (!Number.isSafeInteger(k) || k < 1 || k > 100) throw usageError('--k must be a whole number from 1 to 100');
   const runtime = await withTier1(log, () => openWorkerRuntime(config, log));
   try {
-    const evidence = await withDatabase(config, (db) => retrieve(db, embedder(runtime.deps), query, k));
+    const evidence = await withDatabase(config, (db) => searchEvidence(db, runtime.deps, query, k));
     if (values.json) {
       process.stdout.write(`${JSON.stringify(evidence)}\n`);
       return 0;
@@ -41,4 +44,10 @@ export async function searchCommand(args: string[], { config, log }: { config: C
   } finally {
     await runtime.close();
   }
+}
+
+/** The evidence for `query`, once the database's vectors are known to be of the configured model. */
+export async function searchEvidence(db: Queryable, deps: JobDeps, query: string, k: number): Promise<Evidence[]> {
+  await assertEmbeddingModel(db, deps.models.embedder.embeddingModel.name);
+  return retrieve(db, embedder(deps), query, k);
 }

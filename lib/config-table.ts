@@ -9,6 +9,8 @@ import { installedLanguages } from '../stages/ocr/languages.ts';
 
 /** The production default when EXTRACTION_MODEL is unset (docs/behaviour/tiers.md#models). */
 export const DEFAULT_EXTRACTION_MODEL = 'claude-sonnet-4-5';
+/** The specified embedding model (docs/behaviour/stages.md#stage-4-embedding), the default of INGEST_EMBEDDING_MODEL. */
+export const DEFAULT_EMBEDDING_MODEL = 'text-embedding-3-large';
 export const DEFAULT_PORT = 8790;
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -200,9 +202,17 @@ export const VARIABLES = {
   ANTHROPIC_API_KEY: secret(readBySdk('unset: the in-process mock (tier 1)', "set alone: the vendor's key (tier 3)")),
   OPENAI_BASE_URL: sdkEndpoint(
     'unset: the in-process mock',
-    'embedding backend (text-embedding-3-large, 1024 dimensions), with `OPENAI_API_KEY`',
+    'embedding backend (`INGEST_EMBEDDING_MODEL`, 1024 dimensions), with `OPENAI_API_KEY`',
   ),
   OPENAI_API_KEY: secret(readBySdk('unset: the in-process mock', 'the embedding backend credential')),
+  INGEST_EMBEDDING_MODEL: textOr(
+    DEFAULT_EMBEDDING_MODEL,
+    'the embedding model asked of `OPENAI_BASE_URL` (a local OpenAI-compatible server: Ollama, text-embeddings-inference); it must answer 1024 dimensions. The database records the model of its vectors: another model stops walks and searches until `ingest reembed`',
+  ),
+  INGEST_EMBEDDING_SEND_DIMENSIONS: flag(
+    true,
+    '`false`: requests carry no `dimensions: 1024` (for servers that reject it; the model must answer 1024 dimensions of itself)',
+  ),
   INGEST_LLM_IDENTITY: readBySdk(
     'unset: the identity names `ANTHROPIC_BASE_URL`',
     "the name that stands for the endpoint at `ANTHROPIC_BASE_URL` in the LLM identity (the extraction memo's key), for an endpoint whose answers do not depend on its address; read by lib/llm/client.ts. Tier 1 sets it to `tier1-mock@{version}` beside the mock's URL",

@@ -107,6 +107,8 @@ function shape(s: Settings, env: Env, cwd: string, mayCreateDataDir: boolean) {
     models: {
       extraction: s.EXTRACTION_MODEL,
       producer: s.PRODUCER_MODEL ?? s.EXTRACTION_MODEL,
+      /** The embedding model and whether `dimensions` is sent (lib/embed/client.ts EmbeddingModel). */
+      embedding: { name: s.INGEST_EMBEDDING_MODEL, sendDimensions: s.INGEST_EMBEDDING_SEND_DIMENSIONS },
       /** The model calls' budget per provider and model (lib/llm/budget.ts); null sizes: no budget. */
       budget: {
         windowMs: s.INGEST_MODEL_BUDGET_WINDOW_MS,

@@ -24,7 +24,7 @@ export interface Models {
 export function createModels(config: Config): Models {
   const budgets = openModelBudgets(config);
   const newLlm = (broken = false) => createLlmClient(budgets.anthropic, broken);
-  const newEmbedder = (broken = false) => createEmbeddingClient(budgets.openai, broken);
+  const newEmbedder = (broken = false) => createEmbeddingClient(budgets.openai, broken, config.models.embedding);
   const llm = newLlm();
   return {
     llm,

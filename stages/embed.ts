@@ -1,5 +1,7 @@
 // Stage 4, embedding (docs/behaviour/stages.md#stage-4-embedding): text-embedding-3-large at 1024
-// dimensions into record_embeddings, keyed (owner_kind, owner_id). What is embedded: each content
+// dimensions into record_embeddings, keyed (owner_kind, owner_id); or the model the operator
+// chose (INGEST_EMBEDDING_MODEL, docs/DECISIONS.md "An embedder of the user's choosing"), whose
+// vectors must be 1024 long too: the first answer of another length stops its caller. What is embedded: each content
 // chunk's text, each answered Q&A pair as "Q: ... A: ...", and each entity mention's canonical
 // name.
 //
@@ -18,7 +20,8 @@
 import type PQueue from 'p-queue';
 import type { Database, Queryable } from '../lib/db/database.ts';
 import { embeddingKey, VectorCopy, type Row } from '../lib/db/tables.ts';
-import { EMBEDDING_DIMENSIONS, EMBEDDING_MODEL, type EmbeddingClient } from '../lib/embed/client.ts';
+import { EMBEDDING_DIMENSIONS, type EmbeddingClient } from '../lib/embed/client.ts';
+import { IngestError } from '../lib/errors.ts';
 import { sha256Hex } from '../lib/hash.ts';
 import { countEvent, currentRunContext } from '../lib/run-context.ts';
 import { withRetry, type RetryPolicy } from '../lib/llm/retry.ts';
@@ -45,14 +48,42 @@ const MAX_CHARS_PER_REQUEST = 400_000;
 /** ~6k tokens: under the 8,192-token input limit for any script. */
 const MAX_CHARS_PER_INPUT = 24_000;
 
-/** The record_embeddings rows to write for these owners (unchanged ones are only restamped). */
-export async function embedOwners(inputs: readonly EmbeddingInput[], opId: string, deps: EmbedDeps): Promise<Row[]> {
-  const wanted = inputs
+/** The model answered vectors of another length than the schema's (EMBEDDING_DIMENSIONS). */
+export class EmbeddingDimensionsError extends IngestError {
+  constructor(model: string, length: number, sentDimensions: boolean) {
+    super(
+      'embedding_dimensions',
+      `the embedding model ${model} answered vectors of ${length} dimensions, where the database holds ` +
+        `${EMBEDDING_DIMENSIONS}; nothing was written. Serve a model of ${EMBEDDING_DIMENSIONS} dimensions` +
+        (sentDimensions
+          ? ' (this request asked for them: the server ignored `dimensions`)'
+          : ', or set INGEST_EMBEDDING_SEND_DIMENSIONS=true if the server can shorten its vectors'),
+    );
+  }
+}
+
+/** True when `error`, or one it was caused by, is a model answering the wrong length: no later call would do better. */
+export function isWrongDimensions(error: unknown): boolean {
+  for (let e: unknown = error; e instanceof Error; e = e.cause) if (e instanceof EmbeddingDimensionsError) return true;
+  return false;
+}
+
+/** The inputs as they are embedded: cut to the model's limit, blank ones left out, each with its text's hash. */
+export function embeddable<I extends EmbeddingInput>(inputs: readonly I[]): (I & { hash: string })[] {
+  return inputs
     .map((input) => ({ ...input, text: input.text.slice(0, MAX_CHARS_PER_INPUT) }))
     .filter((input) => /\S/.test(input.text))
     .map((input) => ({ ...input, hash: sha256Hex(input.text) }));
+}
+
+/** The record_embeddings rows to write for these owners (unchanged ones are only restamped). */
+export async function embedOwners(inputs: readonly EmbeddingInput[], opId: string, deps: EmbedDeps): Promise<Row[]> {
+  const model = deps.client.embeddingModel.name;
+  const wanted = embeddable(inputs);
   if (wanted.length === 0) return [];
-  const current = currentRunContext().fullReprocess ? new Map<string, string>() : await existingHashes(deps.db, wanted);
+  const current = currentRunContext().fullReprocess
+    ? new Map<string, string>()
+    : await existingHashes(deps.db, wanted, model);
   const changed = wanted.filter((w) => current.get(embeddingKey(w.ownerKind, w.ownerId)) !== w.hash);
   const kept = wanted.filter((w) => current.get(embeddingKey(w.ownerKind, w.ownerId)) === w.hash);
   if (kept.length > 0) await restamp(deps.db, kept, opId);
@@ -61,6 +92,7 @@ export async function embedOwners(inputs: readonly EmbeddingInput[], opId: strin
     : await knownTexts(
         deps.db,
         changed.map((w) => w.hash),
+        model,
       );
   const vectors = await embedDistinct(
     changed.filter((w) => !known.has(w.hash)),
@@ -69,7 +101,7 @@ export async function embedOwners(inputs: readonly EmbeddingInput[], opId: strin
   return changed.map((w) => ({
     owner_kind: w.ownerKind,
     owner_id: w.ownerId,
-    model: EMBEDDING_MODEL,
+    model,
     embedding: vectors.get(w.hash) ?? new VectorCopy(w.text),
     content_sha256: w.hash,
     op_id: opId,
@@ -77,7 +109,7 @@ export async function embedOwners(inputs: readonly EmbeddingInput[], opId: strin
 }
 
 /** Each distinct text embedded once, whatever the number of owners sharing it; vectors by text hash. */
-async function embedDistinct(
+export async function embedDistinct(
   inputs: readonly { text: string; hash: string }[],
   deps: Pick<EmbedDeps, 'client' | 'queue' | 'retry'>,
 ): Promise<Map<string, Float32Array>> {
@@ -108,14 +140,18 @@ export async function embedVectorCopies(
 // statement a planner without statistics (PGlite never analyses; nor does a server with
 // autovacuum off) ANDed the primary key with the whole (model, content_sha256) index, 20-40 s
 // per document over 6.1 million embeddings.
-async function existingHashes(db: Database, wanted: readonly EmbeddingInput[]): Promise<Map<string, string>> {
+async function existingHashes(
+  db: Database,
+  wanted: readonly EmbeddingInput[],
+  model: string,
+): Promise<Map<string, string>> {
   const { rows } = await db.query<{ key: string; model: string; content_sha256: string | null }>(
     `SELECT owner_kind || ':' || owner_id AS key, model, content_sha256 FROM record_embeddings
       WHERE (owner_kind, owner_id) IN (SELECT k, i::uuid FROM unnest($1::text[], $2::text[]) AS u(k, i))`,
     [wanted.map((w) => w.ownerKind), wanted.map((w) => w.ownerId)],
   );
   return new Map(
-    rows.filter((r) => r.model === EMBEDDING_MODEL && r.content_sha256 !== null).map((r) => [r.key, r.content_sha256!]),
+    rows.filter((r) => r.model === model && r.content_sha256 !== null).map((r) => [r.key, r.content_sha256!]),
   );
 }
 
@@ -124,12 +160,12 @@ async function existingHashes(db: Database, wanted: readonly EmbeddingInput[]): 
  * sink copies the vector inside the database, in the transaction that writes the owners, so an
  * embedding never becomes durable before (or without) the row it embeds.
  */
-export async function knownTexts(db: Queryable, hashes: readonly string[]): Promise<Set<string>> {
+export async function knownTexts(db: Queryable, hashes: readonly string[], model: string): Promise<Set<string>> {
   if (hashes.length === 0) return new Set();
   const { rows } = await db.query<{ h: string }>(
     `SELECT u.h FROM unnest($2::text[]) AS u(h)
       WHERE EXISTS (SELECT 1 FROM record_embeddings WHERE model = $1 AND content_sha256 = u.h)`,
-    [EMBEDDING_MODEL, [...new Set(hashes)]],
+    [model, [...new Set(hashes)]],
   );
   return new Set(rows.map((r) => r.h));
 }
@@ -140,6 +176,16 @@ async function restamp(db: Database, kept: readonly EmbeddingInput[], opId: stri
       WHERE (owner_kind, owner_id) IN (SELECT k, i::uuid FROM unnest($1::text[], $2::text[]) AS u(k, i))`,
     [kept.map((w) => w.ownerKind), kept.map((w) => w.ownerId), opId],
   );
+}
+
+/** embedTexts bound to a client, with the model its vectors are stamped with (stage 5's names). */
+export interface TextEmbedder {
+  (texts: string[]): Promise<number[][]>;
+  readonly model: string;
+}
+
+export function textEmbedder(deps: Pick<EmbedDeps, 'client' | 'queue' | 'retry' | 'onRetry'>): TextEmbedder {
+  return Object.assign((texts: string[]) => embedTexts(texts, deps), { model: deps.client.embeddingModel.name });
 }
 
 /** Embeds texts in batched requests; vectors come back in input order, as arrays of numbers. */
@@ -176,20 +222,32 @@ export async function embedVectors(
   });
   if (batch.length > 0) batches.push({ start: texts.length - batch.length, texts: batch });
   const out: Float32Array[] = new Array(texts.length);
+  const { name: model, sendDimensions } = deps.client.embeddingModel;
   await Promise.all(
     batches.map((b) =>
       deps.queue.add(async () => {
         const response = await withRetry(
           (signal) =>
             deps.client.embeddings.create(
-              { model: EMBEDDING_MODEL, dimensions: EMBEDDING_DIMENSIONS, input: b.texts, encoding_format: 'base64' },
+              {
+                model,
+                ...(sendDimensions ? { dimensions: EMBEDDING_DIMENSIONS } : {}),
+                input: b.texts,
+                encoding_format: 'base64',
+              },
               { signal },
             ),
           deps.retry,
           deps.onRetry ?? (() => countEvent('model_retry')),
           'embedding',
         );
-        for (const item of response.data) out[b.start + item.index] = float32Vector(item.embedding);
+        for (const item of response.data) {
+          const vector = float32Vector(item.embedding);
+          // Checked before any vector leaves here: none of another length is ever written.
+          if (vector.length !== EMBEDDING_DIMENSIONS)
+            throw new EmbeddingDimensionsError(model, vector.length, sendDimensions);
+          out[b.start + item.index] = vector;
+        }
       }),
     ),
   );

@@ -12,7 +12,7 @@ import { sha256Hex } from '../lib/hash.ts';
 import { entityMentionKey } from '../lib/ids.ts';
 import { startMockServer, type MockServer } from '../mock/server.ts';
 import { walkFixture, type WalkFixture } from './helpers/walk.ts';
-import { embedTexts } from '../stages/embed.ts';
+import { textEmbedder } from '../stages/embed.ts';
 import { EntityMergeError, mergeEntities } from '../stages/resolve/merge.ts';
 import { BANDS } from '../stages/resolve/names.ts';
 import { RESOLUTION_LEDGER } from '../stages/resolve/pending.ts';
@@ -476,10 +476,13 @@ test('pin site 1: pinned canonicals reach the resolver as seeds, and new mention
   );
 });
 
-const embed = (texts: string[]) =>
-  embedTexts(texts, { client: f.lifespan.models.embedder, queue: f.lifespan.models.queue });
 const merge = (into: string, mentions: string[]) =>
-  mergeEntities(f.target.db, f.lifespan.store, embed, { into, mentions });
+  mergeEntities(
+    f.target.db,
+    f.lifespan.store,
+    textEmbedder({ client: f.lifespan.models.embedder, queue: f.lifespan.models.queue }),
+    { into, mentions },
+  );
 
 async function acmeCorpus(): Promise<{ a: string; b: string }> {
   await f.write('a.md', '# a\n\nAcme Trading Company signed the lease with Ada Lovelace.\n');

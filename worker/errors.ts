@@ -5,6 +5,7 @@
 
 import { ConversionError, type ConversionErrorCode } from '../stages/convert/index.ts';
 import { IngestError } from '../lib/errors.ts';
+import { EmbeddingModelChangedError } from '../lib/embed/recorded-model.ts';
 
 /** Every code a job fails with (docs/ERRORS.md "Jobs"), besides form_unreadable/<conversion code>. */
 export const JOB_ERROR_CODES = [
@@ -14,6 +15,7 @@ export const JOB_ERROR_CODES = [
   'form_unsupported',
   'form_not_analysed',
   'form_changed',
+  'embedding_model_changed',
   'lease_lost',
   'given_back',
   'job_failed',
@@ -39,6 +41,9 @@ export function asJobError(error: unknown): JobError {
   if (error instanceof JobError) return error;
   if (error instanceof ConversionError)
     return new JobError(`form_unreadable/${error.code}`, error.message, { final: true, cause: error });
+  // Every attempt would find the same model recorded, until the operator's `ingest reembed`.
+  if (error instanceof EmbeddingModelChangedError)
+    return new JobError('embedding_model_changed', error.message, { final: true, cause: error });
   const message = error instanceof Error ? error.message : String(error);
   return new JobError('job_failed', message, { final: false, cause: error });
 }

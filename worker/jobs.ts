@@ -6,6 +6,7 @@ import type { ModelCallContext } from '../lib/llm/run-extractor.ts';
 import type { Converter } from '../stages/convert/index.ts';
 import type { ZipLimits } from '../stages/convert/zip-guard.ts';
 import { embedTexts } from '../stages/embed.ts';
+import { assertEmbeddingModel } from '../lib/embed/recorded-model.ts';
 import { analyseForm } from './analyse-form.ts';
 import { JobError } from './errors.ts';
 import { loadForm, type FormSources } from './form-source.ts';
@@ -60,6 +61,8 @@ export function jobHandlers(deps: JobDeps): Record<string, JobHandler> {
     },
     async template_fill(payload, { job, db, signal }) {
       const parsed = parseFill(payload);
+      // Before any model call: a question embedded by another model than the evidence's finds nothing true.
+      await assertEmbeddingModel(db, deps.models.embedder.embeddingModel.name);
       let analysis: AnalyseFormResult;
       let analysisJob: string | null = null;
       let form;

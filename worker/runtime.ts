@@ -26,7 +26,7 @@ export async function openWorkerRuntime(config: Config, log: Logger): Promise<Wo
     converter,
     models: {
       client: createLlmClient(budgets.anthropic),
-      embedder: createEmbeddingClient(budgets.openai),
+      embedder: createEmbeddingClient(budgets.openai, false, config.models.embedding),
       model: config.models.extraction,
       // One model call per job slot: C jobs keep C calls in flight (bench/README.md).
       queue: new PQueue({ concurrency: config.worker.concurrency }),

@@ -6,6 +6,7 @@
 import { isDatabaseUnavailable } from '../../lib/db/database.ts';
 import { isStorageFull } from '../../lib/storage-full.ts';
 import { isFenceLost } from '../../lib/db/fenced.ts';
+import { isWrongDimensions } from '../../stages/embed.ts';
 import { StageError } from './at-stage.ts';
 import type { OcrReport } from '../../stages/convert/types.ts';
 
@@ -26,11 +27,12 @@ export interface ItemOutcome {
 }
 
 /**
- * A failure that is not the item's own: the database is gone, a disk is full, or the writer
- * fence passed to another walk. The walk stops instead of counting the item as failed.
+ * A failure that is not the item's own: the database is gone, a disk is full, the writer fence
+ * passed to another walk, or the embedding model answers vectors of the wrong length (every item
+ * would fail alike, stage 4). The walk stops instead of counting the item as failed.
  */
 export function stopsTheWalk(error: unknown): boolean {
-  return isDatabaseUnavailable(error) || isStorageFull(error) || isFenceLost(error);
+  return isDatabaseUnavailable(error) || isStorageFull(error) || isFenceLost(error) || isWrongDimensions(error);
 }
 
 /** The outcome of an item that failed with `error`, pinned to the stage it failed at. */

@@ -16,6 +16,7 @@ import { ProducerDebt, WalkDebt } from '../../lib/state/producer-debt.ts';
 import { isStorageFull, storageStop } from '../../lib/storage-full.ts';
 import { mediaTypeFor } from '../../stages/convert/index.ts';
 import { sourceItems, type UrlItem } from '../../stages/source.ts';
+import { isWrongDimensions } from '../../stages/embed.ts';
 import { unchangedByStat, withStamps } from '../item/admit.ts';
 import { walkFile, type FileWalkDeps, type ItemProgress } from '../item/file.ts';
 import { DocumentIdentity } from '../item/identity.ts';
@@ -208,6 +209,7 @@ class CorpusWalk {
             if (isDatabaseUnavailable(error)) this.#stopped ??= new DatabaseLostError(error);
             else if (isStorageFull(error)) this.#stopped ??= storageStop(error);
             else if (isFenceLost(error)) this.#stopped ??= fence?.lost ?? (error as Error);
+            else if (isWrongDimensions(error)) this.#stopped ??= error as Error;
             else this.#settle(failedOutcome(path, error));
           },
         )

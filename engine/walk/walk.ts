@@ -31,6 +31,7 @@ import { randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import type { SyncReport } from '../../lib/bucket/pull-sync.ts';
 import type { FailStage5Mode } from '../../lib/failure-directive.ts';
+import { assertEmbeddingModel, recordFirstEmbedding } from '../../lib/embed/recorded-model.ts';
 import type { RunRecord, RunWarning } from '../../lib/runs/record.ts';
 import { inRunContext, publishRunContext, type RunContext, type RunCounters } from '../../lib/run-context.ts';
 import { observingStages, type StageObserver } from '../item/at-stage.ts';
@@ -157,7 +158,9 @@ async function walkOnce(lifespan: Lifespan, run: RunContext, options: WalkOption
   } else {
     try {
       const db = options.fence?.fenced(lifespan.db) ?? lifespan.db;
+      await assertEmbeddingModel(db, lifespan.models.embedder.embeddingModel.name);
       await walkCorpus({ ...lifespan, db }, sourcePath, { run, tally, log, options });
+      await recordFirstEmbedding(db);
     } catch (failure) {
       status = 'failed';
       error = (failure as Error).message;

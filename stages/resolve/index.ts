@@ -37,7 +37,7 @@ import type { EmbeddingClient } from '../../lib/embed/client.ts';
 import { llmIdentity, type LlmClient } from '../../lib/llm/client.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { StateStore } from '../../lib/state/store.ts';
-import { embedTexts } from '../embed.ts';
+import { textEmbedder } from '../embed.ts';
 import { PassDecisions } from './decide.ts';
 import { recordNames, rootOf } from './roots.ts';
 import { RESOLUTION_LEDGER, waitingNames } from './pending.ts';
@@ -91,7 +91,7 @@ export async function resolveEntities(
   const stamp = ops[0]!;
   const llm = deps.llm(breaks(failStage5, 'llm'));
   const embedder = deps.embedder(breaks(failStage5, 'embedder'));
-  const embed = (names: string[]) => embedTexts(names, { client: embedder, queue: deps.queue });
+  const embed = textEmbedder({ client: embedder, queue: deps.queue });
   await seedPinnedRoots(db, embed, stamp);
   const decisions = new PassDecisions(
     db,

@@ -17,6 +17,7 @@ import { normaliseName } from './names.ts';
 import { recordNames, ROOT, rootOf, type Root } from './roots.ts';
 import { applyMove, mentionsNamed, planMove, withItemKeys } from './write-back.ts';
 import { IngestError } from '../../lib/errors.ts';
+import type { TextEmbedder } from '../embed.ts';
 
 export class EntityMergeError extends IngestError {
   declare readonly code: 'mention_not_found' | 'type_mismatch';
@@ -48,7 +49,7 @@ interface Named {
 export async function mergeEntities(
   db: Database,
   store: StateStore,
-  embed: (texts: string[]) => Promise<number[][]>,
+  embed: TextEmbedder,
   request: MergeRequest,
 ): Promise<MergeResult> {
   const named = await namedMentions(db, [request.into, ...request.mentions]);

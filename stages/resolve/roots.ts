@@ -47,7 +47,7 @@ export function rootOf(p: { type: string; name: string }, vector: readonly numbe
   return { type: p.type, name: p.name, normalised, bands, vector, unit: unitLength(vector) };
 }
 
-const vectorLiteral = (vector: readonly number[]) => `[${vector.join(',')}]`;
+export const vectorLiteral = (vector: readonly number[]) => `[${vector.join(',')}]`;
 
 /** A root (by its type and name columns) the search may offer: not among the `hidden` CTE's. */
 const SHOWN = (type: string, name: string) =>

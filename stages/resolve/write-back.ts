@@ -39,11 +39,10 @@ import {
   type Row,
 } from '../../lib/db/tables.ts';
 import { upsertRows } from '../../lib/db/upsert-rows.ts';
-import { EMBEDDING_MODEL } from '../../lib/embed/client.ts';
 import { sha256Hex } from '../../lib/hash.ts';
 import { entityMentionKey, entityRelationshipKey } from '../../lib/ids.ts';
 import type { ItemMemo, StateStore } from '../../lib/state/store.ts';
-import { knownTexts } from '../embed.ts';
+import { knownTexts, type TextEmbedder } from '../embed.ts';
 import { outranks } from '../extract/index.ts';
 import { recordNames, type Root } from './roots.ts';
 
@@ -142,7 +141,7 @@ export async function moveJoined(
   keys: ItemKeys,
   joined: readonly Placed[],
   ops: readonly string[],
-  embed: (texts: string[]) => Promise<number[][]>,
+  embed: TextEmbedder,
 ): Promise<number> {
   if (joined.length === 0) return 0;
   const rootOf = new Map(joined.map((p) => [`${p.type}\u0000${p.name}`, p.root]));
@@ -185,7 +184,7 @@ export async function planMove(
   db: Queryable,
   moving: MentionRow[],
   rootOf: ReadonlyMap<string, RootName>,
-  embed: (texts: string[]) => Promise<number[][]>,
+  embed: TextEmbedder,
 ): Promise<MentionMove> {
   const mentions = collapse(
     moving.map((m) => {
@@ -383,22 +382,19 @@ async function relationshipsMoving(
 }
 
 /** Each moved mention's embedding: a copy of its root's vector, or one embedded now when no row holds it. */
-async function embeddingRows(
-  db: Queryable,
-  mentions: readonly MentionRow[],
-  embed: (texts: string[]) => Promise<number[][]>,
-): Promise<Row[]> {
+async function embeddingRows(db: Queryable, mentions: readonly MentionRow[], embed: TextEmbedder): Promise<Row[]> {
   const roots = [...new Set(mentions.map((m) => m.canonical_name))];
   const held = await knownTexts(
     db,
     roots.map((r) => sha256Hex(r)),
+    embed.model,
   );
   const missing = roots.filter((r) => !held.has(sha256Hex(r)));
   const vectors = new Map((await (missing.length === 0 ? [] : embed(missing))).map((v, i) => [missing[i]!, v]));
   return mentions.map((m) => ({
     owner_kind: 'entity_mention',
     owner_id: m.id,
-    model: EMBEDDING_MODEL,
+    model: embed.model,
     embedding: vectors.get(m.canonical_name) ?? new VectorCopy(m.canonical_name),
     content_sha256: sha256Hex(m.canonical_name),
     op_id: m.op_id,
