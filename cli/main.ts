@@ -60,7 +60,7 @@ const COMMANDS: Record<string, Command> = {
     ),
   },
   reembed: {
-    usage: 'ingest reembed [--json]',
+    usage: 'ingest reembed [--batch N] [--json]',
     summary:
       'embed every vector again with INGEST_EMBEDDING_MODEL and record it (fenced as a walk; a stopped run goes on)',
     run: lazy(

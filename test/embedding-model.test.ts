@@ -7,8 +7,10 @@
 // and root once, then records the model. The real mock model server behind a loopback relay
 // that sees every embedding request and can refuse them.
 
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
+import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { pino } from 'pino';
@@ -16,12 +18,17 @@ import { reembedUnderFence, type ReembedReport } from '../engine/admin/reembed.t
 import { walk } from '../engine/walk/walk.ts';
 import { searchEvidence } from '../cli/search.ts';
 import { loadConfig } from '../lib/config.ts';
+import type { Database } from '../lib/db/database.ts';
+import { openDatabase } from '../lib/db/open.ts';
 import { codeOf } from '../lib/errors.ts';
 import { asJobError } from '../worker/errors.ts';
 import { jobHandlers } from '../worker/jobs.ts';
 import { openWorkerRuntime } from '../worker/runtime.ts';
+import { BIN, runIngest } from './helpers/cli.ts';
+import { openTestDatabase } from './helpers/db.ts';
+import { seedDataDir } from './helpers/embedded.ts';
 import { serveHttp, type LoopbackServer } from './helpers/loopback.ts';
-import { startMockTier, type MockTier } from './helpers/mock-tier.ts';
+import { mockTierEnv, startMockTier, type MockTier } from './helpers/mock-tier.ts';
 import { walkFixture, type WalkFixture } from './helpers/walk.ts';
 
 const LOCAL = 'mxbai-embed-large';
@@ -37,9 +44,14 @@ interface EmbeddingRequest {
   inputs: number;
 }
 
-/** The embedding requests relayed to the mock; `refuseAfter` more answered, the rest get a 400. */
+/**
+ * The embedding requests relayed to the mock; `refuseAfter` more answered, the rest get a 400;
+ * or, `holdAfter` more answered, the next is held unanswered and `onHold` told.
+ */
 let seen: EmbeddingRequest[] = [];
 let refuseAfter = Infinity;
+let holdAfter = Infinity;
+let onHold = () => {};
 let tier: MockTier;
 let relay: LoopbackServer;
 let f: WalkFixture;
@@ -49,6 +61,7 @@ test.before.each(async () => {
   const target = tier.mock.url;
   seen = [];
   refuseAfter = Infinity;
+  holdAfter = Infinity;
   relay = await serveHttp((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -61,6 +74,7 @@ test.before.each(async () => {
           res.end(JSON.stringify({ error: { message: 'refused by the test', type: 'invalid_request_error' } }));
           return;
         }
+        if (holdAfter-- <= 0) return onHold();
         seen.push({ model: request.model, dimensions: request.dimensions, inputs: request.input.length });
       }
       const forward = http.request(`${target}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
@@ -174,6 +188,72 @@ test('another model: walk, search and template_fill stop; reembed, stopped and r
     await runtime2.close();
   }
 });
+
+test('ingest reembed SIGKILLed mid-way and run again re-embeds no owner twice, then does nothing', async () => {
+  const dataDir = path.join(f.root, 'cli');
+  const env: Record<string, string> = {
+    INGEST_DATA_DIR: dataDir,
+    INGEST_PRODUCER_AFTER_WALK: 'false',
+    ...mockTierEnv(tier.mock.url),
+    OPENAI_BASE_URL: `${relay.origin}/v1`,
+  };
+  const pg = process.env.ENGINE_DB_DSN ? await openTestDatabase() : null;
+  if (pg !== null) env.ENGINE_DB_DSN = pg.dsn!;
+  await seedDataDir(dataDir);
+  try {
+    assert.is((await runIngest(['walk', f.corpus], env)).status, 0);
+    const local = { ...env, INGEST_EMBEDDING_MODEL: LOCAL };
+    // Two batches of two owners committed, the third batch's request held: the kill lands there.
+    seen = [];
+    holdAfter = 2;
+    const held = new Promise<void>((resolve) => (onHold = resolve));
+    const child = spawn(process.execPath, [BIN, 'reembed', '--batch', '2'], {
+      env: { PATH: process.env.PATH ?? '', ...local },
+      stdio: 'ignore',
+    });
+    const exited = new Promise((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    await held;
+    child.kill('SIGKILL');
+    assert.is(await exited, 'SIGKILL');
+    holdAfter = Infinity;
+
+    const again = await runIngest(['reembed', '--batch', '2', '--json'], local);
+    assert.is(again.status, 0, again.stderr);
+    const report = JSON.parse(again.stdout) as ReembedReport;
+    assert.is(report.ownersAlreadyDone, 4, 'the two batches committed before the kill');
+    const owners = await withEmbedded(env, (db) => countIn(db, 'SELECT count(*) AS n FROM record_embeddings'));
+    assert.is(report.owners, owners - 4);
+    assert.ok(report.roots > 0);
+    assert.equal(
+      await withEmbedded(env, async (db) => (await db.query('SELECT model, reembed_to FROM embedding_model')).rows),
+      [{ model: LOCAL, reembed_to: null }],
+    );
+
+    seen = [];
+    const third = await runIngest(['reembed'], local);
+    assert.is(third.stdout, `the vectors are of ${LOCAL} already: nothing to re-embed\n`);
+    assert.equal(seen, []);
+    const walked = await runIngest(['walk', f.corpus], local);
+    assert.is(walked.status, 0, walked.stderr);
+    const refused = await runIngest(['search', 'who signed'], env);
+    assert.is(refused.status, 1);
+    assert.match(refused.stderr, /^ingest: the database's vectors were made by the embedding model mxbai-embed-large/);
+  } finally {
+    await pg?.dispose();
+  }
+});
+
+async function withEmbedded<T>(env: Record<string, string>, fn: (db: Database) => Promise<T>): Promise<T> {
+  const db = await openDatabase(loadConfig(env, f.root));
+  try {
+    return await fn(db);
+  } finally {
+    await db.close();
+  }
+}
+
+const countIn = async (db: Database, sql: string): Promise<number> =>
+  Number((await db.query<{ n: string }>(sql)).rows[0]!.n);
 
 test('INGEST_EMBEDDING_MODEL and INGEST_EMBEDDING_SEND_DIMENSIONS: defaults, and a malformed flag refused', () => {
   assert.equal(loadConfig({}, '/tmp').models.embedding, { name: 'text-embedding-3-large', sendDimensions: true });

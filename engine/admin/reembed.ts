@@ -64,6 +64,8 @@ async function reembed(db: Database, embedding: Embedding, opId: string, batch: 
     roots: 0,
     textsEmbedded: 0,
   };
+  // Already of this model, and no run unfinished: nothing to read, nothing to send.
+  if (recorded.model === model && recorded.reembedTo === null) return report;
   // Another target than the unfinished run's: its roots are all to do again.
   const rootsAfter = recorded.reembedTo === model ? recorded.rootsAfter : null;
   await db.query(
