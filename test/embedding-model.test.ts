@@ -2,10 +2,10 @@
 // An embedder of the user's choosing (issue 54, point 19; docs/DECISIONS.md "An embedder of the
 // user's choosing"): INGEST_EMBEDDING_MODEL and INGEST_EMBEDDING_SEND_DIMENSIONS reach the
 // requests, a vector of the wrong length stops the walk before a row is written, the database
-// records the model of its vectors, a walk, a search and template_fill with another model stop
-// with a named error, and `ingest reembed` (stopped mid-way and run again) re-embeds every owner
-// and root once, then records the model. The real mock model server behind a loopback relay
-// that sees every embedding request and can refuse them.
+// records the model of its vectors, a walk, a search, template_fill and an admin merge with
+// another model stop with a named error, and `ingest reembed` (stopped mid-way and run again)
+// re-embeds every owner and root once, then records the model. The real mock model server
+// behind a loopback relay that sees every embedding request and can refuse or hold them.
 
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -14,6 +14,7 @@ import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { pino } from 'pino';
+import { mergeUnderFence } from '../engine/admin/entity-merge.ts';
 import { reembedUnderFence, type ReembedReport } from '../engine/admin/reembed.ts';
 import { walk } from '../engine/walk/walk.ts';
 import { searchEvidence } from '../cli/search.ts';
@@ -153,6 +154,13 @@ test('another model: walk, search and template_fill stop; reembed, stopped and r
   } finally {
     await runtime.close();
   }
+  const mentions = (await rows<{ id: string }>('SELECT id::text AS id FROM entity_mentions ORDER BY id LIMIT 2')).map(
+    (r) => r.id,
+  );
+  const merged = await mergeUnderFence(f.lifespan, { into: mentions[0]!, mentions: [mentions[1]!] }).catch(
+    (e: unknown) => e,
+  );
+  assert.is(codeOf(merged), 'embedding_model_changed', 'an admin merge embeds a root name: refused too');
 
   // Stopped mid-way: the third request is refused (the model gone, the process killed: the same).
   refuseAfter = 2;
