@@ -7,7 +7,7 @@
 import { pino } from 'pino';
 import type { Logger } from '../lib/log.ts';
 import { stderrLines, type TerminalLines } from '../lib/terminal.ts';
-import type { WalkProgress } from '../engine/walk/walk.ts';
+import type { WalkProgress } from '../engine/walk/walk-options.ts';
 import { walkFiles } from '../lib/corpus/files.ts';
 
 const LOG_EVERY_MS = 5_000;

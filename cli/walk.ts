@@ -3,11 +3,12 @@
 
 import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';
-import { writerFence } from '../engine/trigger/fence.ts';
+import { writerFence } from '../engine/walk/fence.ts';
 import { fencedCorpusWalk, type WalkFlags } from '../engine/trigger/fenced-walk.ts';
 import { openLifespan, type Lifespan } from '../engine/lifespan.ts';
 import { withTier1 } from './tier1.ts';
-import type { WalkProgress, WalkSummary } from '../engine/walk/walk.ts';
+import type { WalkSummary } from '../engine/walk/walk.ts';
+import type { WalkProgress } from '../engine/walk/walk-options.ts';
 import type { ProducerOutcome } from '../engine/producer/producer.ts';
 import type { Logger } from '../lib/log.ts';
 import { warningText } from '../lib/runs/record.ts';

@@ -9,10 +9,6 @@ import type { Config } from '../lib/config.ts';
 import type { Database } from '../lib/db/database.ts';
 import { openDatabase } from '../lib/db/open.ts';
 import { requireStore } from '../lib/data-dir.ts';
-import type { Converter } from '../stages/convert/index.ts';
-import type { Models } from '../lib/models.ts';
-import type { RunRecorder } from '../lib/runs/record.ts';
-import type { StateStore } from '../lib/state/store.ts';
 import { entityResolutionPass, qaDedupPass, type FlowPass } from './walk/passes.ts';
 import type { Logger } from '../lib/log.ts';
 import { createRunRecorder } from '../lib/runs/index.ts';
@@ -23,22 +19,12 @@ import { openStateStore } from '../lib/state/store.ts';
 import { DatabaseStateStore } from '../lib/state/database-store.ts';
 import { Producer } from './producer/producer.ts';
 import { WalkLock } from './walk/walk-lock.ts';
+import type { WalkLifespan } from './walk/walk-lifespan.ts';
 
-export interface Lifespan {
-  readonly config: Config;
-  readonly db: Database;
-  readonly store: StateStore;
-  readonly log: Logger;
-  readonly converter: Converter;
-  readonly models: Models;
-  readonly runs: RunRecorder;
-  readonly aliases: AliasSnapshot;
-  /** Flow-scope passes run before the backlink reconciliation and the cleanup (engine/walk/passes.ts). */
-  readonly passes: readonly FlowPass[];
+/** What a walk reads of it (engine/walk/walk-lifespan.ts), with the whole producer and a way to close it all. */
+export interface Lifespan extends WalkLifespan {
   /** The knowledge-bundle producer: chained after clean walks, or started on request. */
   readonly producer: Producer;
-  /** One walk at a time on this lifespan, refused rather than queued (engine/walk/walk.ts). */
-  readonly walkLock: WalkLock;
   close(): Promise<void>;
 }
 

@@ -6,7 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FailStage5Mode } from '../lib/failure-directive.ts';
 import { SingleFlight } from '../lib/single-flight.ts';
-import type { WalkFlags } from '../engine/walk/walk.ts';
+import type { WalkFlags } from '../engine/walk/walk-options.ts';
 import { jsonBody, MAX_FLAGS_BODY } from './body.ts';
 import { HttpError } from './errors.ts';
 import { defineRoute, type AppDeps } from './route.ts';

@@ -215,4 +215,33 @@ test('no file-level import cycle', () => {
   assert.equal(cycles(graph), []);
 });
 
+/** engine/'s rooms (its folders, and its own files as one more) and the rooms each imports. */
+export function roomsOf(graph: Graph): Graph {
+  const room = (file: string) => (file.split('/').length > 2 ? path.posix.dirname(file) : 'engine');
+  const rooms: Graph = new Map();
+  for (const [file, { relative }] of graph) {
+    if (layerOf(file) !== 'engine') continue;
+    const entry = rooms.get(room(file)) ?? rooms.set(room(file), { relative: [], packages: [] }).get(room(file))!;
+    for (const target of relative)
+      if (layerOf(target) === 'engine' && room(target) !== room(file) && !entry.relative.includes(room(target)))
+        entry.relative.push(room(target));
+  }
+  return rooms;
+}
+
+test("engine/'s rooms point one way: none imports a room that imports it, type-only imports included", () => {
+  const rooms = roomsOf(graph);
+  assert.ok(rooms.has('engine/walk') && rooms.has('engine/trigger'), `the rooms: ${[...rooms.keys()].join(', ')}`);
+  assert.equal(cycles(rooms), []);
+  const wrong = roomsOf(
+    graphOf(
+      new Map([
+        ['engine/walk/walk.ts', "import type { FenceHold } from '../trigger/fence.ts';"],
+        ['engine/trigger/fenced-walk.ts', "import { walk } from '../walk/walk.ts';"],
+      ]),
+    ),
+  );
+  assert.equal(cycles(wrong), [['engine/trigger', 'engine/walk']]);
+});
+
 test.run();

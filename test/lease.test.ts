@@ -123,7 +123,7 @@ test('kill -9 the fence holder, a new process under its pid number: the next wal
   // The holder takes the fence of the engine under test: on PostgreSQL the lease row of the same
   // database, on PGlite the lease file (which needs no database of its own).
   const script = `
-    const { writerFence } = await import(${module('engine/trigger/fence.ts')});
+    const { writerFence } = await import(${module('engine/walk/fence.ts')});
     const { openPostgres } = await import(${module('lib/db/postgres.ts')});
     const dsn = ${JSON.stringify(target.dsn)};
     const db = dsn === null ? { kind: 'pglite' } : await openPostgres(dsn);

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import { writerFence } from '../engine/trigger/fence.ts';
+import { writerFence } from '../engine/walk/fence.ts';
 import { fencedWalk } from '../engine/trigger/fenced-walk.ts';
 import type { WalkSummary } from '../engine/walk/walk.ts';
 import { loadConfig } from '../lib/config.ts';

@@ -15,7 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { withTier1 } from '../cli/tier1.ts';
 import { openLifespan, type Lifespan } from '../engine/lifespan.ts';
-import { writerFence } from '../engine/trigger/fence.ts';
+import { writerFence } from '../engine/walk/fence.ts';
 import { fencedCorpusWalk } from '../engine/trigger/fenced-walk.ts';
 import type { WalkSummary } from '../engine/walk/walk.ts';
 import { loadConfig } from '../lib/config.ts';
@@ -172,7 +172,7 @@ if (targetEngine === 'postgres') {
     const config = { stateStorePath: path.join(f.root, 'state'), fenceStaleMs: 60_000 };
     const module = (file: string) => JSON.stringify(path.resolve(import.meta.dirname, '..', file));
     const script = `
-      const { writerFence } = await import(${module('engine/trigger/fence.ts')});
+      const { writerFence } = await import(${module('engine/walk/fence.ts')});
       const { openPostgres } = await import(${module('lib/db/postgres.ts')});
       const db = await openPostgres(${JSON.stringify(f.target.dsn)});
       if ((await writerFence(${JSON.stringify(config)}, db).tryAcquire()) === null) throw new Error('busy');

@@ -8,7 +8,7 @@ import type { Database } from '../../lib/db/database.ts';
 import { IngestError } from '../../lib/errors.ts';
 import { emptyRunCounters, inRunContext, type RunCounters } from '../../lib/run-context.ts';
 import type { Lifespan } from '../lifespan.ts';
-import { writerFence } from '../trigger/fence.ts';
+import { writerFence } from '../walk/fence.ts';
 
 export class WriterFenceBusyError extends IngestError {
   constructor(where: string) {

@@ -1,6 +1,6 @@
 // One prefill at a time per state store: a second one beside it would find the first's batches
 // neither recorded in full nor stored yet, and buy their answers again. The lease is the writer
-// fence's kind (engine/trigger/fence.ts) under its own name, since a prefill writes no row and
+// fence's kind (engine/walk/fence.ts) under its own name, since a prefill writes no row and
 // must not keep walks out: a row of engine_leases where the store lives in the database, a lease
 // file beside the lmdb store otherwise.
 

@@ -8,7 +8,7 @@ import type { Logger } from '../../lib/log.ts';
 import type { FailStage5Mode } from '../../lib/failure-directive.ts';
 import { ENGINE_THREAD_LIMITS } from '../../lib/v8-flags.ts';
 import type { FromEngine, ToEngine } from './thread.ts';
-import type { WalkFlags } from '../walk/walk.ts';
+import type { WalkFlags } from '../walk/walk-options.ts';
 import type { MergeRequest } from '../../stages/resolve/merge.ts';
 
 type WalkDone = Extract<FromEngine, { type: 'walk-done' }>;

@@ -10,7 +10,8 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../../lib/config.ts';
-import { walk, type WalkFlags } from '../walk/walk.ts';
+import { walk } from '../walk/walk.ts';
+import type { WalkFlags } from '../walk/walk-options.ts';
 import { createLogger } from '../../lib/log.ts';
 import type { FailStage5Mode } from '../../lib/failure-directive.ts';
 import { fencedWalk } from '../trigger/fenced-walk.ts';

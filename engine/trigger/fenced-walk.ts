@@ -9,13 +9,14 @@ import type { Config } from '../../lib/config.ts';
 import type { Database } from '../../lib/db/database.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { RunRecorder } from '../../lib/runs/record.ts';
-import { writerFence, type FenceHold } from './fence.ts';
+import { writerFence, type FenceHold } from '../walk/fence.ts';
 import { recordUnwalked } from '../walk/run-record.ts';
-import { walk, type WalkOptions, type WalkSummary } from '../walk/walk.ts';
+import { walk, type WalkSummary } from '../walk/walk.ts';
+import type { WalkOptions } from '../walk/walk-options.ts';
 import type { Lifespan } from '../lifespan.ts';
 
 export interface FencedWalkOptions {
-  /** The database the walk writes: on PostgreSQL the fence is a lease in it (engine/trigger/fence.ts). */
+  /** The database the walk writes: on PostgreSQL the fence is a lease in it (engine/walk/fence.ts). */
   db: Database;
   sourcePath: string | null;
   log: Logger;

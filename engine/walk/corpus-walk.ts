@@ -23,7 +23,7 @@ import { DocumentIdentity } from '../item/identity.ts';
 import { failedOutcome, type ItemOutcome } from '../item/outcome.ts';
 import type { ItemSlot } from '../item/slot.ts';
 import { ingestUrl, type UrlIngestDeps } from '../item/url.ts';
-import type { Lifespan } from '../lifespan.ts';
+import type { WalkLifespan } from './walk-lifespan.ts';
 import { bindStoreToCorpus, bindStoreToDatabase } from './binding.ts';
 import { RemoteItems } from './distributed.ts';
 import { ItemSlots } from './item-slots.ts';
@@ -32,7 +32,7 @@ import { runFlowPasses } from './passes.ts';
 import type { WalkTally } from './tally.ts';
 import { UnlistedDirectories } from './unlisted.ts';
 import { IngestError } from '../../lib/errors.ts';
-import type { WalkOptions } from './walk.ts';
+import type { WalkOptions } from './walk-options.ts';
 
 export interface ThisWalk {
   run: RunContext;
@@ -42,7 +42,7 @@ export interface ThisWalk {
 }
 
 /** Walks the corpus at `sourcePath` once; throws what stopped the walk (the database, the disk, the fence). */
-export async function walkCorpus(lifespan: Lifespan, sourcePath: string, walk: ThisWalk): Promise<void> {
+export async function walkCorpus(lifespan: WalkLifespan, sourcePath: string, walk: ThisWalk): Promise<void> {
   const { db, store } = lifespan;
   if (await bindStoreToDatabase(store, db)) {
     walk.log.warn('the state store described another database (or this one was wiped): every item counts as changed');
@@ -69,7 +69,7 @@ export class DatabaseLostError extends IngestError {
 }
 
 class CorpusWalk {
-  readonly #lifespan: Lifespan;
+  readonly #lifespan: WalkLifespan;
   readonly #walk: ThisWalk;
   /** A distributed walk's queue of jobs for the walk workers; null when the items run here. */
   readonly #remote: RemoteItems | null;
@@ -89,7 +89,7 @@ class CorpusWalk {
    */
   #stopped: Error | null = null;
 
-  constructor(lifespan: Lifespan, walk: ThisWalk, remote: RemoteItems | null) {
+  constructor(lifespan: WalkLifespan, walk: ThisWalk, remote: RemoteItems | null) {
     const { config, db, store } = lifespan;
     this.#lifespan = lifespan;
     this.#walk = walk;

@@ -12,7 +12,7 @@ import { IngestError } from '../../lib/errors.ts';
 import { metrics } from '../../lib/metrics.ts';
 import { walkItemJobKey } from '../../lib/ids.ts';
 import { failedJobData, JobQueue, walkItemQueue } from '../../lib/queue/job-queue.ts';
-import type { Lifespan } from '../lifespan.ts';
+import type { WalkLifespan } from './walk-lifespan.ts';
 import type { RunContext, RunCounters } from '../../lib/run-context.ts';
 import type { MediaType } from '../../stages/convert/index.ts';
 import type { UrlItem } from '../../stages/source.ts';
@@ -25,7 +25,7 @@ import { seenFile, type SeenFile } from './worker-corpus.ts';
 export interface WalkItemJob {
   opId: string;
   fullReprocess: boolean;
-  /** The coordinator's fencing token: every write of the item checks it (engine/trigger/fence.ts fencedByToken). */
+  /** The coordinator's fencing token: every write of the item checks it (engine/walk/fence.ts fencedByToken). */
   fenceToken: string | null;
   item:
     | {
@@ -96,7 +96,7 @@ export class RemoteItems {
    * PostgreSQL); its items' writes are fenced by `fenceToken`, the walk's fence.
    */
   static async open(
-    { config, db, log }: Pick<Lifespan, 'config' | 'db' | 'log'>,
+    { config, db, log }: Pick<WalkLifespan, 'config' | 'db' | 'log'>,
     run: RunContext,
     fenceToken: string | null,
   ): Promise<RemoteItems> {

@@ -16,8 +16,8 @@ import { walkFile } from '../item/file.ts';
 import { DocumentIdentity } from '../item/identity.ts';
 import { failedOutcome, stopsTheWalk, type ItemOutcome } from '../item/outcome.ts';
 import { ingestUrl } from '../item/url.ts';
-import type { Lifespan } from '../lifespan.ts';
-import { fencedByToken } from '../trigger/fence.ts';
+import type { WalkLifespan } from './walk-lifespan.ts';
+import { fencedByToken } from './fence.ts';
 import { itemPath, type RemoteOutcome, type WalkItemJob } from './distributed.ts';
 import type { WorkerCorpus } from './worker-corpus.ts';
 
@@ -34,12 +34,12 @@ const WORKER = `${hostname()}:${process.pid}`;
 const WALKS_KEPT = 4;
 
 export class WalkWorker {
-  readonly #lifespan: Lifespan;
+  readonly #lifespan: WalkLifespan;
   readonly #corpus: WorkerCorpus;
   readonly #walks = new Map<string, Promise<WalkShare>>();
 
   /** `corpus`: where this worker reads an item's bytes (the corpus bucket, or a shared volume). */
-  constructor(lifespan: Lifespan, corpus: WorkerCorpus) {
+  constructor(lifespan: WalkLifespan, corpus: WorkerCorpus) {
     this.#lifespan = lifespan;
     this.#corpus = corpus;
   }

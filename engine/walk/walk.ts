@@ -23,7 +23,7 @@
 // committed only after its rows are durable (engine/item/commit.ts), so a walk killed at any instant loses
 // no row and, run again, redoes exactly the items whose memo was not committed.
 //
-// A walk inside the writer fence writes through the fence's database (engine/trigger/fence.ts):
+// A walk inside the writer fence writes through the fence's database (engine/walk/fence.ts):
 // on PostgreSQL each of its transactions checks the fencing token, and a walk whose fence passed
 // to another stops as a walk that lost the database does, and fails with fence_lost.
 
@@ -34,57 +34,12 @@ import type { FailStage5Mode } from '../../lib/failure-directive.ts';
 import { assertEmbeddingModel, recordFirstEmbedding } from '../../lib/embed/recorded-model.ts';
 import type { RunRecord, RunWarning } from '../../lib/runs/record.ts';
 import { inRunContext, publishRunContext, type RunContext, type RunCounters } from '../../lib/run-context.ts';
-import { observingStages, type StageObserver } from '../item/at-stage.ts';
-import type { ItemProgress } from '../item/file.ts';
-import type { Lifespan } from '../lifespan.ts';
+import { observingStages } from '../item/at-stage.ts';
+import type { WalkLifespan } from './walk-lifespan.ts';
 import { finishRun, runRecord, settleEarlierRuns } from './run-record.ts';
 import { walkCounts, WalkTally, type ItemCounts, type ItemFailure, type PassOutcome } from './tally.ts';
 import { walkCorpus } from './corpus-walk.ts';
-import type { FenceHold } from '../trigger/fence.ts';
-
-export interface WalkOptions {
-  /** Overrides ENGINE_SOURCE_PATH. */
-  sourcePath?: string | null;
-  fullReprocess?: boolean;
-  onProgress?: (progress: WalkProgress) => void;
-  /** A consumed failStage5 directive: the flow-scope passes run with those credentials broken. */
-  failStage5?: FailStage5Mode | null;
-  /** What pull-sync did just before this walk, inside the same fence hold (engine/trigger/fenced-walk.ts). */
-  sync?: SyncReport | null;
-  /** The operator's word that this walk may remove more documents than the guard allows (stages/cleanup.ts). */
-  allowMassRemoval?: boolean;
-  /**
-   * Reprocess, changed or not, the PDFs whose memo records pages OCR did not read, or that were
-   * walked before OCR was built (engine/walk/corpus-walk.ts `scanToRead`).
-   */
-  readScans?: boolean;
-  /** The corpus really moved: bind the state store to this walk's corpus root (engine/walk/binding.ts). */
-  rebindCorpus?: boolean;
-  /**
-   * false: the walk reads the corpus's files alone, neither fetching the ledger's passed URLs nor
-   * retracting their rows (watch mode's walks after a save: engine/trigger/watch.ts). Default true.
-   */
-  feedUrls?: boolean;
-  /** Told how long each stage of each of this walk's items took (the sidecar's metrics, the walk benchmark). */
-  observeStage?: StageObserver;
-  /**
-   * The writer fence this walk holds (engine/trigger/fenced-walk.ts): every write goes through its
-   * fenced database, and a lost fence stops the walk.
-   */
-  fence?: FenceHold;
-}
-
-/** What a caller asks of one walk: the body of POST /walk, the flags of `ingest walk`. */
-export type WalkFlags = Pick<WalkOptions, 'fullReprocess' | 'allowMassRemoval' | 'rebindCorpus'>;
-
-export interface WalkProgress {
-  seen: number;
-  done: number;
-  /** The walk's counts as this item finished: changed items are committed (rows and memo) by then. */
-  items: Readonly<ItemCounts>;
-  /** The last file written in several batches while it is not yet all durable (engine/item/file.ts). */
-  item?: ItemProgress;
-}
+import type { WalkOptions } from './walk-options.ts';
 
 export interface WalkSummary {
   opId: string;
@@ -115,7 +70,7 @@ export interface WalkSummary {
  * (engine/producer/producer.ts). One at a time per lifespan (its walkLock); its items run in its own run
  * context, and with its own stage observer, whatever else this process is doing.
  */
-export async function walk(lifespan: Lifespan, options: WalkOptions = {}): Promise<WalkSummary> {
+export async function walk(lifespan: WalkLifespan, options: WalkOptions = {}): Promise<WalkSummary> {
   const summary = await lifespan.walkLock.run(() => {
     const run = publishRunContext(randomUUID(), options.fullReprocess === true);
     const { observeStage } = options;
@@ -126,7 +81,7 @@ export async function walk(lifespan: Lifespan, options: WalkOptions = {}): Promi
   return summary;
 }
 
-async function walkOnce(lifespan: Lifespan, run: RunContext, options: WalkOptions): Promise<WalkSummary> {
+async function walkOnce(lifespan: WalkLifespan, run: RunContext, options: WalkOptions): Promise<WalkSummary> {
   const { config } = lifespan;
   const started = Date.now();
   const { log } = lifespan;
