@@ -453,17 +453,17 @@ export const VARIABLES = {
     "OCR of one document's pages running longer kills its child (`timeout`): a 200-page scan fits",
   ),
   INGEST_OCR_MEMORY_MB: integer(
-    1_024,
+    1_536,
     128,
     65_536,
-    'an OCR child whose resident memory passes this is killed (`memory_limit`)',
+    'an OCR child whose resident memory passes this is killed (`memory_limit`): a dense letter page at 300 dpi took it to 740 MB',
   ),
   INGEST_OCR_MAX_PAGES: integer(500, 1, 1_000_000, 'documents with more pages to OCR fail as `too_many_ocr_pages`'),
   INGEST_OCR_MAX_PIXELS: integer(
-    40_000_000,
+    12_000_000,
     10_000,
     1_000_000_000,
-    'a page is drawn for OCR at 300 dpi or at this many pixels, the fewer',
+    'a PDF page is drawn for OCR at 300 dpi or at this many pixels, the fewer (a letter page at 300 dpi is 8.4 million); an image declaring more fails as `too_many_pixels`',
   ),
   INGEST_OCR_CONFIDENCE_FLOOR: integer(
     60,

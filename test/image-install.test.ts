@@ -15,7 +15,7 @@ import path from 'node:path';
 import { WALK_V8_FLAGS } from '../lib/v8-flags.ts';
 import { readHeartbeat } from '../worker/heartbeat.ts';
 import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
-import { makeImagePdf } from './helpers/scans.ts';
+import { makeImagePdf } from '../bench/corpus/scans.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 

@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { walk } from '../engine/walk/walk.ts';
 import { formatSummary } from '../cli/walk.ts';
 import { fileIdentity } from '../lib/state/keys.ts';
-import { makeImagePdf, makeTiff, pageImage, pngDeclaring } from './helpers/scans.ts';
+import { makeImagePdf, makeTiff, pageImage, pngDeclaring } from '../bench/corpus/scans.ts';
 import { walkFixture, type WalkFixture } from './helpers/walk.ts';
 
 let f: WalkFixture;

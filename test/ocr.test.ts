@@ -10,7 +10,7 @@ import { ConversionError, createConverter, type Converter } from '../stages/conv
 import { DEFAULT_OCR_OPTIONS, type OcrOptions } from '../stages/ocr/index.ts';
 import { ConfigError, loadConfig } from '../lib/config.ts';
 import { installedLanguages } from '../stages/ocr/languages.ts';
-import { makeImagePdf, makeTiff, pageImage, pngDeclaring } from './helpers/scans.ts';
+import { makeImagePdf, makeTiff, pageImage, pngDeclaring } from '../bench/corpus/scans.ts';
 
 const PDF = 'application/pdf';
 const ocrConverter = (ocr: Partial<OcrOptions> = {}): Converter =>

@@ -33,15 +33,15 @@ export interface OcrOptions {
   confidenceFloor: number;
 }
 
-/** Measured in docs/DECISIONS.md "Scanned documents read": a dense page took 11 s and ~390 MB on a loaded 2-core machine. */
+/** Set by measurement (bench/ocr.ts; docs/DECISIONS.md "Scanned documents read"). */
 export const DEFAULT_OCR_OPTIONS: Readonly<OcrOptions> = Object.freeze({
   enabled: true,
   workers: Math.max(1, Math.floor(availableParallelism() / 2)),
   pageTimeoutMs: 120_000,
   timeoutMs: 3_600_000,
-  memoryMb: 1_024,
+  memoryMb: 1_536,
   maxPages: 500,
-  maxPixels: 40_000_000,
+  maxPixels: 12_000_000,
   language: 'eng',
   confidenceFloor: 60,
 });

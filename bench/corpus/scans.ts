@@ -1,6 +1,7 @@
-// Scanned pages made at test time: known lines of text drawn into a page image with
-// @napi-rs/canvas (the canvas pdf-parse brings), then wrapped as an image-only PDF with pdfkit.
-// Small pages at 150 dpi keep OCR quick on a shared machine.
+// Scanned pages of known text, made when needed (test/ocr*.test.ts, bench/ocr.ts): lines drawn
+// into a page image with @napi-rs/canvas (the canvas pdf-parse brings), then wrapped as an
+// image-only PDF with pdfkit, or as a TIFF. The tests' small pages at 150 dpi keep OCR quick on
+// a shared machine; the benchmark draws letter pages at 300 dpi.
 
 import { createCanvas, type Canvas } from '@napi-rs/canvas';
 import { crc32, deflateSync } from 'node:zlib';
@@ -15,24 +16,34 @@ export interface ScannedPage {
   text?: string;
 }
 
-/** Page size in points: half a letter page, drawn at 150 dpi. */
-const WIDTH_PT = 420;
-const HEIGHT_PT = 300;
-const DPI = 150;
+/** A page's size in points, the resolution it is drawn at, and its type's size and leading in pixels. */
+export interface PageFormat {
+  widthPt: number;
+  heightPt: number;
+  dpi: number;
+  fontPx: number;
+  linePx: number;
+}
+
+/** Half a letter page at 150 dpi, a few lines of large type: the tests' page. */
+export const SMALL_PAGE: PageFormat = { widthPt: 420, heightPt: 300, dpi: 150, fontPx: 28, linePx: 46 };
+/** A letter page at 300 dpi in 11 pt type: a dense page. */
+export const LETTER_PAGE: PageFormat = { widthPt: 612, heightPt: 792, dpi: 300, fontPx: 46, linePx: 60 };
 
 /** A page image (PNG, or JPEG) with `lines` in a plain sans-serif, turned by `rotated`. */
 export function pageImage(
   lines: readonly string[],
   rotated = 0,
   format: 'image/png' | 'image/jpeg' = 'image/png',
+  page: PageFormat = SMALL_PAGE,
 ): Buffer {
-  const canvas = pageCanvas(lines, rotated);
+  const canvas = pageCanvas(lines, rotated, page);
   return format === 'image/png' ? canvas.toBuffer('image/png') : canvas.toBuffer('image/jpeg');
 }
 
-function pageCanvas(lines: readonly string[], rotated: number): Canvas {
-  const width = (WIDTH_PT / 72) * DPI;
-  const height = (HEIGHT_PT / 72) * DPI;
+function pageCanvas(lines: readonly string[], rotated: number, page: PageFormat): Canvas {
+  const width = Math.round((page.widthPt / 72) * page.dpi);
+  const height = Math.round((page.heightPt / 72) * page.dpi);
   const sideways = rotated % 180 !== 0;
   const canvas = createCanvas(sideways ? height : width, sideways ? width : height);
   const g = canvas.getContext('2d');
@@ -42,26 +53,27 @@ function pageCanvas(lines: readonly string[], rotated: number): Canvas {
   g.rotate((rotated * Math.PI) / 180);
   g.translate(-width / 2, -height / 2);
   g.fillStyle = 'black';
-  g.font = '28px sans-serif';
-  lines.forEach((line, i) => g.fillText(line, 50, 80 + i * 46));
+  g.font = `${page.fontPx}px sans-serif`;
+  const margin = page.dpi / 3;
+  lines.forEach((line, i) => g.fillText(line, margin, margin + page.fontPx + i * page.linePx));
   return canvas;
 }
 
 /** An image-only PDF (or a mixed one, with `text` pages): one page per entry. */
-export async function makeImagePdf(pages: readonly ScannedPage[]): Promise<Buffer> {
+export async function makeImagePdf(pages: readonly ScannedPage[], format: PageFormat = SMALL_PAGE): Promise<Buffer> {
   const doc = new PDFDocument({ autoFirstPage: false, info: { CreationDate: new Date(0) } });
   const chunks: Buffer[] = [];
   doc.on('data', (c: Buffer) => chunks.push(c));
   const done = new Promise<void>((resolve) => doc.on('end', () => resolve()));
   for (const page of pages) {
     const sideways = (page.rotated ?? 0) % 180 !== 0;
-    const [w, h] = sideways ? [HEIGHT_PT, WIDTH_PT] : [WIDTH_PT, HEIGHT_PT];
+    const [w, h] = sideways ? [format.heightPt, format.widthPt] : [format.widthPt, format.heightPt];
     doc.addPage({ size: [w, h], margin: 20 });
     if (page.text !== undefined) {
       doc.fontSize(12).text(page.text);
       continue;
     }
-    doc.image(pageImage(page.lines ?? [], page.rotated ?? 0), 0, 0, { width: w, height: h });
+    doc.image(pageImage(page.lines ?? [], page.rotated ?? 0, 'image/png', format), 0, 0, { width: w, height: h });
   }
   doc.end();
   await done;
@@ -70,7 +82,7 @@ export async function makeImagePdf(pages: readonly ScannedPage[]): Promise<Buffe
 
 /** A page's pixels in 8-bit grey, for a TIFF. */
 function greyPixels(lines: readonly string[]): { width: number; height: number; grey: Buffer } {
-  const canvas = pageCanvas(lines, 0);
+  const canvas = pageCanvas(lines, 0, SMALL_PAGE);
   const rgba = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
   const grey = Buffer.alloc(canvas.width * canvas.height);
   for (let i = 0; i < grey.length; i++) grey[i] = rgba[i * 4]!;

@@ -1,0 +1,142 @@
+// OCR's cost on this machine (docs/DECISIONS.md "Scanned documents read"): a few dense letter
+// pages at 300 dpi (time a page, the OCR child's peak memory, word recall against the drawn
+// text) and a long scan of small pages (the child's memory early and late in the document: it
+// must stay flat, the worker being reused page after page). One OCR child, as a walk with
+// INGEST_OCR_WORKERS=1 runs it.
+//
+//   node bench/ocr.ts [--dense N] [--long N] [--json FILE]
+
+import { readdirSync, readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { LETTER_PAGE, makeImagePdf } from './corpus/scans.ts';
+import { printTable, writeJson } from './report.ts';
+import { createConverter } from '../stages/convert/index.ts';
+import { DEFAULT_OCR_OPTIONS } from '../stages/ocr/index.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    dense: { type: 'string', default: '2' },
+    long: { type: 'string', default: '100' },
+    json: { type: 'string' },
+  },
+});
+
+const WORDS =
+  'contract supplier delivery invoice payment warranty clause party agreement schedule annex price ' +
+  'quantity period notice termination liability insurance signature witness dated registered office';
+const vocabulary = WORDS.split(' ');
+
+/** Seeded lines of words, about `chars` long each. */
+function lines(count: number, chars: number, seed: number): string[] {
+  let state = seed;
+  const next = () => (state = (state * 1_103_515_245 + 12_345) % 2 ** 31);
+  return Array.from({ length: count }, () => {
+    const words: string[] = [];
+    while (words.join(' ').length < chars) words.push(vocabulary[next() % vocabulary.length]!);
+    return words.join(' ');
+  });
+}
+
+/** The OCR child's resident memory, sampled while `work` runs: [ms since start, MB][]. */
+async function sampled(work: () => Promise<unknown>): Promise<{ ms: number; samples: [number, number][] }> {
+  const samples: [number, number][] = [];
+  const started = Date.now();
+  const timer = setInterval(() => {
+    for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+      try {
+        if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('stages/ocr/child.ts')) continue;
+        const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+        if (kb !== undefined) samples.push([Date.now() - started, Number(kb) / 1024]);
+      } catch {
+        // The child ended between the listing and the read.
+      }
+    }
+  }, 100);
+  try {
+    await work();
+  } finally {
+    clearInterval(timer);
+  }
+  return { ms: Date.now() - started, samples };
+}
+
+const peak = (samples: readonly [number, number][]) => Math.round(Math.max(0, ...samples.map(([, mb]) => mb)));
+
+/** Words drawn that OCR found (a bag of words: reading order aside). */
+function recall(drawn: string, read: string): number {
+  const found = new Map<string, number>();
+  for (const w of read.toLowerCase().match(/[a-z]+/g) ?? []) found.set(w, (found.get(w) ?? 0) + 1);
+  const expected = drawn.toLowerCase().match(/[a-z]+/g) ?? [];
+  let hits = 0;
+  for (const w of expected) {
+    const n = found.get(w) ?? 0;
+    if (n > 0) {
+      hits += 1;
+      found.set(w, n - 1);
+    }
+  }
+  return hits / Math.max(1, expected.length);
+}
+
+const converter = createConverter({ ocr: { ...DEFAULT_OCR_OPTIONS, workers: 1 } });
+try {
+  // The child and its models are loaded before anything is timed.
+  await converter.convert(await makeImagePdf([{ lines: ['warm up the engine once'] }]), 'application/pdf');
+
+  const denseCount = Number(args.dense);
+  const densePages = Array.from({ length: denseCount }, (_, i) => lines(50, 80, i + 1));
+  const dense = await makeImagePdf(
+    densePages.map((l) => ({ lines: l })),
+    LETTER_PAGE,
+  );
+  let denseText = '';
+  const denseRun = await sampled(async () => {
+    denseText = (await converter.convert(dense, 'application/pdf')).text;
+  });
+
+  const longCount = Number(args.long);
+  const longPages = Array.from({ length: longCount }, (_, i) => lines(4, 36, 1000 + i));
+  const long = await makeImagePdf(longPages.map((l) => ({ lines: l })));
+  const longRun = await sampled(() => converter.convert(long, 'application/pdf'));
+  const tenth = longRun.ms / 10;
+  const early = longRun.samples.filter(([ms]) => ms <= tenth);
+  const late = longRun.samples.filter(([ms]) => ms >= longRun.ms - tenth);
+
+  const results = {
+    dense: {
+      pages: denseCount,
+      secondsPerPage: Number((denseRun.ms / 1000 / denseCount).toFixed(1)),
+      peakChildMb: peak(denseRun.samples),
+      wordRecall: Number(recall(densePages.flat().join(' '), denseText).toFixed(4)),
+    },
+    long: {
+      pages: longCount,
+      secondsPerPage: Number((longRun.ms / 1000 / longCount).toFixed(2)),
+      pagesPerSecondPerCore: Number((longCount / (longRun.ms / 1000)).toFixed(2)),
+      peakChildMbFirstTenth: peak(early),
+      peakChildMbLastTenth: peak(late),
+    },
+  };
+  printTable(
+    ['run', 'pages', 's/page', 'child peak MB', 'other'],
+    [
+      [
+        'dense letter, 300 dpi',
+        String(denseCount),
+        String(results.dense.secondsPerPage),
+        String(results.dense.peakChildMb),
+        `word recall ${results.dense.wordRecall}`,
+      ],
+      [
+        'long scan, small pages',
+        String(longCount),
+        String(results.long.secondsPerPage),
+        `${results.long.peakChildMbFirstTenth} first tenth, ${results.long.peakChildMbLastTenth} last`,
+        `${results.long.pagesPerSecondPerCore} pages/s on one child`,
+      ],
+    ],
+  );
+  await writeJson(args.json, 'ocr', results);
+} finally {
+  await converter.close();
+}
