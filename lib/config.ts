@@ -163,91 +163,110 @@ function shape(s: Settings, env: Env, cwd: string, mayCreateDataDir: boolean) {
       trustedProxyHeader: s.INGEST_TRUSTED_PROXY_HEADER,
     },
     sink: { batchRows: s.INGEST_SINK_BATCH_ROWS, flushMs: s.INGEST_SINK_FLUSH_MS, flushes: s.INGEST_SINK_FLUSHES },
-    walk: {
-      /** INGEST_WALK_MODE: a walk's items run in its own process, or as jobs on walk workers. */
-      mode: s.INGEST_WALK_MODE ?? 'in-process',
-      /** Seconds between the job queue's supervision passes (expired and lost jobs retried or failed). */
-      superviseSeconds: s.INGEST_WALK_SUPERVISE_SECONDS,
-      /** What `ingest walk-worker` beats into and `ingest walk-worker health` reads (every INGEST_WORKER_HEARTBEAT_MS). */
-      workerHeartbeatFile: under(null, 'walk-worker.heartbeat'),
-      /** Under which each walk worker keeps, in a directory of its own, the bucket's copy of each item it runs. */
-      workerScratch: under(null, 'walk-items'),
-      /** Items admitted and not yet durable at once: bounds the walk's memory on any corpus size; a walk worker's items at once. */
-      inFlight: s.INGEST_WALK_IN_FLIGHT,
-      /** Model calls (extraction and embedding requests) in flight at once across the walk. */
-      modelConcurrency: s.INGEST_MODEL_CONCURRENCY,
-      /**
-       * Chunks of one item extracted, embedded and written at a time (with the extraction windows
-       * over the same text): bounds a large item's memory and transactions whatever its size.
-       */
-      itemBatchChunks: s.INGEST_ITEM_BATCH_CHUNKS,
-      /**
-       * The mass-removal guard of the cleanup pass: a walk that would remove more than this share
-       * (in percent) of the known documents, and more than `removalGuardMinDocs` of them, keeps
-       * every row instead (as it always does when the corpus lists nothing), unless allowed.
-       */
-      maxRemovalPercent: s.INGEST_MAX_REMOVAL_PERCENT,
-      removalGuardMinDocs: s.INGEST_REMOVAL_GUARD_MIN_DOCS,
-    },
-    convert: {
-      workers: s.INGEST_CONVERT_WORKERS,
-      timeoutMs: s.INGEST_CONVERT_TIMEOUT_MS,
-      memoryMb: s.INGEST_CONVERT_MEMORY_MB,
-      /** Larger files fail as too_large without being read. */
-      maxDocumentBytes: s.INGEST_MAX_DOCUMENT_BYTES,
-      maxPages: s.INGEST_CONVERT_MAX_PAGES,
-      maxCells: s.INGEST_CONVERT_MAX_CELLS,
-      /** OCR of PDF pages without words (stages/ocr/). */
-      ocr: ocrOptions(s),
-      /** PNG, JPEG and TIFF files are documents (mediaTypeFor), read by OCR: so only with OCR on. */
-      imageDocuments: s.INGEST_IMAGE_DOCUMENTS && s.INGEST_OCR !== 'off',
-    },
+    walk: walkSettings(s, under),
+    convert: convertSettings(s),
     /** `ingest prefill` (engine/prefill/): the extraction memo bought ahead through the batch API. */
     prefill: {
       batchRequests: s.INGEST_PREFILL_BATCH_REQUESTS,
       pollMs: s.INGEST_PREFILL_POLL_MS,
     },
     /** The bid-worker (`ingest worker`, worker/). */
-    worker: {
-      /** Jobs one worker runs at once (and so its model calls in flight). */
-      concurrency: s.INGEST_WORKER_CONCURRENCY,
-      /** Jobs claimed ahead of a free slot (default: as many as the concurrency). */
-      prefetch: s.INGEST_WORKER_PREFETCH,
-      /** A claimed job's lease; renewed every third of it while the job works. */
-      leaseMs: s.INGEST_WORKER_LEASE_MS,
-      /** How often an idle worker polls the queue. */
-      pollMs: s.INGEST_WORKER_POLL_MS,
-      /** After SIGTERM, how long running jobs may take before they are given back. */
-      graceMs: s.INGEST_WORKER_GRACE_MS,
-      /** Backoff before a failed job's next attempt: base * 2^(attempt-1), capped. */
-      retryBaseMs: s.INGEST_WORKER_RETRY_BASE_MS,
-      retryMaxMs: s.INGEST_WORKER_RETRY_MAX_MS,
-      /** The heartbeat file the container's health check reads (`ingest worker health`). */
-      heartbeatFile: under(s.INGEST_WORKER_HEARTBEAT_FILE, 'worker.heartbeat'),
-      heartbeatMs: s.INGEST_WORKER_HEARTBEAT_MS,
-      /** INGEST_WORKER_OUTPUT_DIR: where results and filled forms go; null: see outputPrefix. */
-      outputDir: s.INGEST_WORKER_OUTPUT_DIR === null ? null : path.resolve(cwd, s.INGEST_WORKER_OUTPUT_DIR),
-      /** The corpus bucket's prefix for results when a bucket is set and no directory is. */
-      outputPrefix: s.INGEST_WORKER_OUTPUT_PREFIX,
-      /** Largest inline form a payload may carry (bytes, before base64). */
-      inlineMaxBytes: s.INGEST_WORKER_INLINE_MAX_BYTES,
-      /** Evidence retrieved per question (and `ingest search`'s default k). */
-      evidenceK: s.INGEST_WORKER_EVIDENCE_K,
-    },
+    worker: workerSettings(s, cwd, under),
     /** The SSRF-safe fetch of passed feed URLs (lib/net/safe-fetch.ts). */
-    fetch: {
-      /** Larger responses (declared or counted after decoding) fail as too_large. */
-      maxBytes: s.INGEST_FETCH_MAX_BYTES,
-      /** One deadline for a whole fetch: every redirect hop, the headers and the body. */
-      timeoutMs: s.INGEST_FETCH_TIMEOUT_MS,
-      maxRedirects: s.INGEST_FETCH_MAX_REDIRECTS,
-      /** Media types accepted (lower case, no parameters); anything else is unsupported_content_type. */
-      contentTypes: s.INGEST_FETCH_CONTENT_TYPES,
-      /** CIDRs reachable although forbidden by the address policy; empty in production. */
-      allowCidrs: s.INGEST_FETCH_ALLOW_CIDRS,
-    },
+    fetch: fetchSettings(s),
     /** Values of every variable in SECRET_ENV_VARS that is set, plus the DSN password. */
     secretValues: collectSecretValues(env, s.ENGINE_DB_DSN),
+  };
+}
+
+/** Paths under the data directory unless set (shape's `under`). */
+type Under = (setting: string | null, fallback: string) => string;
+
+function walkSettings(s: Settings, under: Under) {
+  return {
+    /** INGEST_WALK_MODE: a walk's items run in its own process, or as jobs on walk workers. */
+    mode: s.INGEST_WALK_MODE ?? 'in-process',
+    /** Seconds between the job queue's supervision passes (expired and lost jobs retried or failed). */
+    superviseSeconds: s.INGEST_WALK_SUPERVISE_SECONDS,
+    /** What `ingest walk-worker` beats into and `ingest walk-worker health` reads (every INGEST_WORKER_HEARTBEAT_MS). */
+    workerHeartbeatFile: under(null, 'walk-worker.heartbeat'),
+    /** Under which each walk worker keeps, in a directory of its own, the bucket's copy of each item it runs. */
+    workerScratch: under(null, 'walk-items'),
+    /** Items admitted and not yet durable at once: bounds the walk's memory on any corpus size; a walk worker's items at once. */
+    inFlight: s.INGEST_WALK_IN_FLIGHT,
+    /** Model calls (extraction and embedding requests) in flight at once across the walk. */
+    modelConcurrency: s.INGEST_MODEL_CONCURRENCY,
+    /**
+     * Chunks of one item extracted, embedded and written at a time (with the extraction windows
+     * over the same text): bounds a large item's memory and transactions whatever its size.
+     */
+    itemBatchChunks: s.INGEST_ITEM_BATCH_CHUNKS,
+    /**
+     * The mass-removal guard of the cleanup pass: a walk that would remove more than this share
+     * (in percent) of the known documents, and more than `removalGuardMinDocs` of them, keeps
+     * every row instead (as it always does when the corpus lists nothing), unless allowed.
+     */
+    maxRemovalPercent: s.INGEST_MAX_REMOVAL_PERCENT,
+    removalGuardMinDocs: s.INGEST_REMOVAL_GUARD_MIN_DOCS,
+  };
+}
+
+function workerSettings(s: Settings, cwd: string, under: Under) {
+  return {
+    /** Jobs one worker runs at once (and so its model calls in flight). */
+    concurrency: s.INGEST_WORKER_CONCURRENCY,
+    /** Jobs claimed ahead of a free slot (default: as many as the concurrency). */
+    prefetch: s.INGEST_WORKER_PREFETCH,
+    /** A claimed job's lease; renewed every third of it while the job works. */
+    leaseMs: s.INGEST_WORKER_LEASE_MS,
+    /** How often an idle worker polls the queue. */
+    pollMs: s.INGEST_WORKER_POLL_MS,
+    /** After SIGTERM, how long running jobs may take before they are given back. */
+    graceMs: s.INGEST_WORKER_GRACE_MS,
+    /** Backoff before a failed job's next attempt: base * 2^(attempt-1), capped. */
+    retryBaseMs: s.INGEST_WORKER_RETRY_BASE_MS,
+    retryMaxMs: s.INGEST_WORKER_RETRY_MAX_MS,
+    /** The heartbeat file the container's health check reads (`ingest worker health`). */
+    heartbeatFile: under(s.INGEST_WORKER_HEARTBEAT_FILE, 'worker.heartbeat'),
+    heartbeatMs: s.INGEST_WORKER_HEARTBEAT_MS,
+    /** INGEST_WORKER_OUTPUT_DIR: where results and filled forms go; null: see outputPrefix. */
+    outputDir: s.INGEST_WORKER_OUTPUT_DIR === null ? null : path.resolve(cwd, s.INGEST_WORKER_OUTPUT_DIR),
+    /** The corpus bucket's prefix for results when a bucket is set and no directory is. */
+    outputPrefix: s.INGEST_WORKER_OUTPUT_PREFIX,
+    /** Largest inline form a payload may carry (bytes, before base64). */
+    inlineMaxBytes: s.INGEST_WORKER_INLINE_MAX_BYTES,
+    /** Evidence retrieved per question (and `ingest search`'s default k). */
+    evidenceK: s.INGEST_WORKER_EVIDENCE_K,
+  };
+}
+
+function convertSettings(s: Settings) {
+  return {
+    workers: s.INGEST_CONVERT_WORKERS,
+    timeoutMs: s.INGEST_CONVERT_TIMEOUT_MS,
+    memoryMb: s.INGEST_CONVERT_MEMORY_MB,
+    /** Larger files fail as too_large without being read. */
+    maxDocumentBytes: s.INGEST_MAX_DOCUMENT_BYTES,
+    maxPages: s.INGEST_CONVERT_MAX_PAGES,
+    maxCells: s.INGEST_CONVERT_MAX_CELLS,
+    /** OCR of PDF pages without words (stages/ocr/). */
+    ocr: ocrOptions(s),
+    /** PNG, JPEG and TIFF files are documents (mediaTypeFor), read by OCR: so only with OCR on. */
+    imageDocuments: s.INGEST_IMAGE_DOCUMENTS && s.INGEST_OCR !== 'off',
+  };
+}
+
+function fetchSettings(s: Settings) {
+  return {
+    /** Larger responses (declared or counted after decoding) fail as too_large. */
+    maxBytes: s.INGEST_FETCH_MAX_BYTES,
+    /** One deadline for a whole fetch: every redirect hop, the headers and the body. */
+    timeoutMs: s.INGEST_FETCH_TIMEOUT_MS,
+    maxRedirects: s.INGEST_FETCH_MAX_REDIRECTS,
+    /** Media types accepted (lower case, no parameters); anything else is unsupported_content_type. */
+    contentTypes: s.INGEST_FETCH_CONTENT_TYPES,
+    /** CIDRs reachable although forbidden by the address policy; empty in production. */
+    allowCidrs: s.INGEST_FETCH_ALLOW_CIDRS,
   };
 }
 

@@ -299,21 +299,8 @@ export async function* ingestFile(
     const { span } = current;
     const found = await current.found;
     const chunkRows = chunkRowsOf(owner, span.chunks, opId);
-    // The blank-form gate (docs/behaviour/stages.md#blank-form-gate): no row for a blank answer,
-    // but its idx is spent, so answered pairs keep their keys when a blank one is filled in or
-    // emptied.
-    const qaRows = found.qa
-      .map((pair) => ({ idx: qaIdx++, ...pair }))
-      .filter((pair) => isAnswered(pair.answer))
-      .map((pair) => ({
-        id: qaKey(sourceDocumentId, pair.idx),
-        source_document_id: sourceDocumentId,
-        idx: pair.idx,
-        question_text: pair.question,
-        answer_text: pair.answer,
-        metadata: {},
-        op_id: opId,
-      }));
+    const qaRows = qaRowsOf(sourceDocumentId, found.qa, qaIdx, opId);
+    qaIdx += found.qa.length;
     // Each batch writes the names its windows found; one met again in a later batch is merged
     // into its row by the rule the merge in memory follows, so the rows end as if the whole
     // text had been merged first, while only the names' keys stay in memory.
@@ -364,6 +351,31 @@ export async function* ingestFile(
     ...(ocr === undefined ? {} : { ocr }),
     ...(unreadPages === undefined ? {} : { unreadPages }),
   };
+}
+
+/**
+ * A batch's Q&A rows, numbered from `first`. The blank-form gate
+ * (docs/behaviour/stages.md#blank-form-gate): no row for a blank answer, but its idx is spent, so
+ * answered pairs keep their keys when a blank one is filled in or emptied.
+ */
+function qaRowsOf(
+  sourceDocumentId: string,
+  pairs: readonly { question: string; answer: string | null }[],
+  first: number,
+  opId: string,
+) {
+  return pairs
+    .map((pair, i) => ({ idx: first + i, ...pair }))
+    .filter((pair) => isAnswered(pair.answer))
+    .map((pair) => ({
+      id: qaKey(sourceDocumentId, pair.idx),
+      source_document_id: sourceDocumentId,
+      idx: pair.idx,
+      question_text: pair.question,
+      answer_text: pair.answer,
+      metadata: {},
+      op_id: opId,
+    }));
 }
 
 /** A document's text as its batches read it: in pieces, with what its conversion says of it. */
