@@ -149,4 +149,18 @@ test('page images are dropped unless asked; asked, they are documents, and a cor
   assert.match(blank?.message ?? '', /no words found on 1$/);
 });
 
+test('an OCR child killed mid-scan fails that scan alone; the walk goes on', async () => {
+  await f.reopen(undefined, { INGEST_IMAGE_DOCUMENTS: 'false', INGEST_OCR_MEMORY_MB: '128' });
+  await f.write('killed/scan.pdf', await makeImagePdf([{ lines: ['This scan costs more memory than allowed.'] }]));
+  await f.write('killed/note.md', '# Note\n\nThe note beside the scan lands all the same.\n');
+  const summary = await walk(f.lifespan, { sourcePath: f.corpus });
+  assert.is(summary.status, 'completed');
+  assert.equal(
+    summary.failures.map((x) => [x.path, x.stage, x.code]),
+    [['killed/scan.pdf', 'convert', 'memory_limit']],
+  );
+  assert.match(summary.failures[0]!.message, /the OCR engine passed 128 MB of memory/);
+  assert.match(await documentText('killed/note.md'), /lands all the same/);
+});
+
 test.run();
