@@ -23,6 +23,7 @@ import { JOB_SCHEMAS, type AnalyseFormResult, type TemplateFillResult } from '..
 import { enqueueJob, getJob, type QueueRow } from '../worker/queue.ts';
 import { openWorkerRuntime, type WorkerRuntime } from '../worker/runtime.ts';
 import { docxBomb, flateBombPdf, makePdf } from './helpers/documents.ts';
+import { makeImagePdf } from '../bench/corpus/scans.ts';
 import { startMockTier, type MockTier } from './helpers/mock-tier.ts';
 import { walkFixture, type WalkFixture } from './helpers/walk.ts';
 
@@ -218,9 +219,9 @@ test('template_fill: a filled DOCX holds each answer in its answer cell or after
   const converter = createConverter();
   try {
     const blocks = new Map(
-      (await converter.blocks(filled, 'application/vnd.openxmlformats-officedocument.wordprocessingml.document')).map(
-        (b) => [b.address, b.text],
-      ),
+      (
+        await converter.blocks(filled, 'application/vnd.openxmlformats-officedocument.wordprocessingml.document')
+      ).blocks.map((b) => [b.address, b.text]),
     );
     assert.match(blocks.get('p2')!, /ISO 9001/, 'the answer follows its question paragraph');
     assert.match(blocks.get('p3')!, /keep answers short/, 'the rest of the document follows unchanged');
@@ -339,6 +340,40 @@ test('template_fill: a form in the corpus, or a copy of it, is never its own evi
   await f.write('forms/questionnaire.md', `${questionnaire}\nPlease answer in English or French.\n`);
   const { swallow } = await answered({ form: { path: 'forms/questionnaire.md' } });
   assert.is(swallow.no_evidence, true, JSON.stringify(swallow.evidence));
+});
+
+test('a scanned form: its questions read by OCR, its answers cited from a scanned document, no filled copy, said plainly', async () => {
+  await f.write(
+    'scans/audits.pdf',
+    await makeImagePdf([
+      { lines: ['Q: Who signs the supplier audits?', 'A: Ada Lovelace signs the supplier audits.'] },
+    ]),
+  );
+  assert.is((await walk(f.lifespan, { sourcePath: f.corpus })).status, 'completed');
+  const form = await makeImagePdf([{ lines: ['Supplier questionnaire', 'Who signs the supplier audits?'] }]);
+  const analysed = await run('analyse_form', inline('scanned-form.pdf', form));
+  assert.is(analysed.status, 'done', analysed.error ?? '');
+  const analysis = analysed.result as AnalyseFormResult;
+  assert.equal(
+    analysis.questions.map((q) => q.text),
+    ['Who signs the supplier audits?'],
+  );
+  assert.match(analysis.scanned!.ocr, /^1 page read by OCR \(page 1\), mean confidence \d+$/);
+  assert.match(analysis.scanned!.filled_copy, /^none: a scanned form is read by OCR/);
+  const filled = await run('template_fill', { analysis_job: analysed.id });
+  assert.is(filled.status, 'done', filled.error ?? '');
+  const result = filled.result as TemplateFillResult;
+  assert.is(result.output.filled, null);
+  assert.equal(result.scanned, analysis.scanned);
+  const [answer] = result.answers;
+  assert.match(answer!.answer!, /Ada Lovelace/);
+  assert.ok(
+    answer!.evidence.some((e) => e.source === 'scans/audits.pdf'),
+    JSON.stringify(answer!.evidence),
+  );
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  assert.ok(ajv.validate(JSON.parse(JSON.stringify(JOB_SCHEMAS['analyse_form.result'])) as object, analysis));
+  assert.ok(ajv.validate(JSON.parse(JSON.stringify(JOB_SCHEMAS['template_fill.result'])) as object, result));
 });
 
 test.run();

@@ -22,7 +22,7 @@ export interface AnalyseDeps {
 }
 
 export async function analyseForm(form: Form, deps: AnalyseDeps): Promise<AnalyseFormResult> {
-  const blocks = await deps.converter.blocks(form.bytes, form.mediaType);
+  const { blocks, ocr } = await deps.converter.blocks(form.bytes, form.mediaType);
   const byAddress = new Map(blocks.map((b) => [b.address, b]));
   const lines: string[] = [];
   let chars = 0;
@@ -58,8 +58,14 @@ export async function analyseForm(form: Form, deps: AnalyseDeps): Promise<Analys
       location: locate(block, blocks),
     });
   }
-  return { form: form.info, questions, dropped };
+  return { form: form.info, questions, dropped, ...(ocr === undefined ? {} : { scanned: scannedForm(ocr.message) }) };
 }
+
+/** What a scanned form's result says of itself: read by OCR, and never filled in. */
+export const scannedForm = (ocr: string) => ({
+  ocr,
+  filled_copy: 'none: a scanned form is read by OCR, and filled copies are made of DOCX and XLSX forms only',
+});
 
 /** The question's place, with the cell its answer goes in where the form has answer cells. */
 function locate(block: FormBlock, blocks: readonly FormBlock[]): QuestionLocation {

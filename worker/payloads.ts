@@ -99,12 +99,22 @@ export const QuestionSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** A scanned form (docs/DECISIONS.md "Scanned documents read"): read by OCR, and not filled in. */
+const ScannedSchema = Type.Object(
+  {
+    ocr: Type.String({ description: 'what OCR read of the form: pages, mean confidence, pages to check' }),
+    filled_copy: Type.String({ description: 'why no filled copy is made' }),
+  },
+  { additionalProperties: false },
+);
+
 export const AnalyseFormResultSchema = Type.Object(
   {
     form: FormInfoSchema,
     questions: Type.Array(QuestionSchema),
     /** Questions the model placed at a block the form does not have: dropped, named here. */
     dropped: Type.Array(Type.String()),
+    scanned: Type.Optional(ScannedSchema),
   },
   { additionalProperties: false },
 );
@@ -146,6 +156,7 @@ export const TemplateFillResultSchema = Type.Object(
       { result: Type.String(), filled: Type.Union([Type.String(), Type.Null()]) },
       { additionalProperties: false },
     ),
+    scanned: Type.Optional(ScannedSchema),
   },
   { additionalProperties: false },
 );

@@ -118,6 +118,7 @@ export async function templateFill(
     analysis_job: analysisJob,
     answers,
     output: { result: deps.output.locate(jobId, 'result.json'), filled },
+    ...(analysis.scanned === undefined ? {} : { scanned: analysis.scanned }),
   };
   await deps.output.write(jobId, 'result.json', `${JSON.stringify(result, null, 2)}\n`);
   return result;

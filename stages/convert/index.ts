@@ -14,10 +14,10 @@ import { DEFAULT_OCR_OPTIONS, Ocr, type OcrOptions } from '../ocr/index.ts';
 import { convertMarkdown, convertPlainText } from './text.ts';
 
 import { textBlocks } from './layout.ts';
-import type { Converted, FormBlock, MediaType } from './types.ts';
+import type { Converted, FormBlocks, MediaType } from './types.ts';
 
 export { ConversionError, type ConversionErrorCode } from './errors.ts';
-export type { BlockLocation, ConversionWarning, Converted, FormBlock, MediaType } from './types.ts';
+export type { BlockLocation, ConversionWarning, Converted, FormBlock, FormBlocks, MediaType } from './types.ts';
 
 const BY_EXTENSION: Readonly<Record<string, MediaType>> = {
   '.pdf': 'application/pdf',
@@ -81,9 +81,10 @@ export interface Converter {
   convert(bytes: Uint8Array, mediaType: MediaType): Promise<Converted>;
   /**
    * The document's addressed blocks (a form's paragraphs, cells or lines): DOCX and XLSX read
-   * in the isolated children, other types as the lines of their converted text.
+   * in the isolated children, other types as the lines of their converted text, with the
+   * warning `ocr` when pages of it were read by OCR (a scanned form).
    */
-  blocks(bytes: Uint8Array, mediaType: MediaType): Promise<FormBlock[]>;
+  blocks(bytes: Uint8Array, mediaType: MediaType): Promise<FormBlocks>;
   close(): Promise<void>;
 }
 
@@ -158,9 +159,12 @@ export function createConverter(overrides: Partial<ConverterOptions> = {}): Conv
       switch (mediaType) {
         case 'application/vnd.openxmlformats-officedocument.wordprocessingml.document':
         case 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet':
-          return children().blocks(mediaType, bytes, limits);
-        default:
-          return textBlocks((await converter.convert(bytes, mediaType)).text);
+          return { blocks: await children().blocks(mediaType, bytes, limits) };
+        default: {
+          const { text, warnings = [] } = await converter.convert(bytes, mediaType);
+          const ocr = warnings.find((w) => w.name === 'ocr');
+          return { blocks: textBlocks(text), ...(ocr === undefined ? {} : { ocr }) };
+        }
       }
     },
     async close() {

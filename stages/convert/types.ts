@@ -54,6 +54,12 @@ export type BlockLocation =
   | { kind: 'xlsx_cell'; sheet: string; cell: string }
   | { kind: 'text_line'; line: number };
 
+/** A form's blocks, and what OCR said when its pages were read by OCR (a scanned form). */
+export interface FormBlocks {
+  blocks: FormBlock[];
+  ocr?: ConversionWarning;
+}
+
 /** One addressed piece of a form's text (the bid-worker's view of a document). */
 export interface FormBlock {
   /** Short and unique in the document: p12, t0.r1.c0, Sheet1!B3, l14. */
