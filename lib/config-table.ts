@@ -5,7 +5,7 @@
 
 import ipaddr from 'ipaddr.js';
 import { Cron } from 'croner';
-import { installedLanguages } from '../stages/ocr/languages.ts';
+import { DEFAULT_OCR_WORKERS, installedLanguages } from './ocr.ts';
 
 /** The production default when EXTRACTION_MODEL is unset (docs/behaviour/tiers.md#models). */
 export const DEFAULT_EXTRACTION_MODEL = 'claude-sonnet-4-5';
@@ -439,7 +439,13 @@ export const VARIABLES = {
       return language;
     },
   } satisfies Variable<string>,
-  INGEST_OCR_WORKERS: integer(null, 1, 64, 'OCR child processes reading at once', 'half the cores, at least 1'),
+  INGEST_OCR_WORKERS: integer(
+    DEFAULT_OCR_WORKERS,
+    1,
+    64,
+    'OCR child processes reading at once',
+    'half the cores, at least 1',
+  ),
   INGEST_OCR_PAGE_TIMEOUT_MS: integer(
     120_000,
     100,

@@ -9,7 +9,6 @@
 import path from 'node:path';
 import { parseSettings, VARIABLES, type LogLevel, type Settings, type Variable } from './config-table.ts';
 import { IngestError } from './errors.ts';
-import { DEFAULT_OCR_OPTIONS, type OcrOptions } from '../stages/ocr/index.ts';
 
 export { cronProblem, DEFAULT_EXTRACTION_MODEL, DEFAULT_PORT, type LogLevel } from './config-table.ts';
 
@@ -293,10 +292,10 @@ export function describeDsn(dsn: string): string {
   return parsed.toString();
 }
 
-function ocrOptions(s: Settings): OcrOptions {
+function ocrOptions(s: Settings) {
   return {
     enabled: s.INGEST_OCR !== 'off',
-    workers: s.INGEST_OCR_WORKERS ?? DEFAULT_OCR_OPTIONS.workers,
+    workers: s.INGEST_OCR_WORKERS,
     pageTimeoutMs: s.INGEST_OCR_PAGE_TIMEOUT_MS,
     timeoutMs: s.INGEST_OCR_TIMEOUT_MS,
     memoryMb: s.INGEST_OCR_MEMORY_MB,

@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { ConversionError, createConverter, type Converter } from '../stages/convert/index.ts';
 import { DEFAULT_OCR_OPTIONS, type OcrOptions } from '../stages/ocr/index.ts';
 import { ConfigError, loadConfig } from '../lib/config.ts';
-import { installedLanguages } from '../stages/ocr/languages.ts';
+import { installedLanguages } from '../lib/ocr.ts';
 import { makeImagePdf, makeTiff, pageImage, pngDeclaring } from '../bench/corpus/scans.ts';
 
 const PDF = 'application/pdf';

@@ -5,7 +5,7 @@
 
 import { createCanvas, loadImage } from '@napi-rs/canvas';
 import { createWorker, OEM, type Worker } from 'tesseract.js';
-import { languageFolder, OSD_FOLDER } from './languages.ts';
+import { languageFolder, OSD_FOLDER } from '../../lib/ocr.ts';
 
 /** What one page image gave. */
 export interface PageReading {

@@ -5,7 +5,7 @@
 // document says so (`no_text_layer`).
 
 import { createHash } from 'node:crypto';
-import { availableParallelism } from 'node:os';
+import { DEFAULT_OCR_WORKERS } from '../../lib/ocr.ts';
 import { fileURLToPath } from 'node:url';
 import { ConversionError } from '../convert/errors.ts';
 import { ConverterPool } from '../convert/pool.ts';
@@ -27,7 +27,7 @@ export interface OcrOptions {
   maxPages: number;
   /** A page is drawn at 300 dpi or at as many pixels as this, the smaller. */
   maxPixels: number;
-  /** An installed language (stages/ocr/languages.ts). */
+  /** An installed language (lib/ocr.ts). */
   language: string;
   /** Pages read with a lower mean confidence are named in the warning `ocr`. */
   confidenceFloor: number;
@@ -36,7 +36,7 @@ export interface OcrOptions {
 /** Set by measurement (bench/ocr.ts; docs/DECISIONS.md "Scanned documents read"). */
 export const DEFAULT_OCR_OPTIONS: Readonly<OcrOptions> = Object.freeze({
   enabled: true,
-  workers: Math.max(1, Math.floor(availableParallelism() / 2)),
+  workers: DEFAULT_OCR_WORKERS,
   pageTimeoutMs: 120_000,
   timeoutMs: 3_600_000,
   memoryMb: 1_536,

@@ -1,9 +1,12 @@
-// The OCR language data installed with the service: npm packages @tesseract.js-data/<code>, each
-// holding its LSTM model gzipped in 4.0.0_best_int/<code>.traineddata.gz. tesseract.js reads it
-// from that folder (langPath) and nothing else: no download, no cache written
-// (docs/DECISIONS.md "Scanned documents read").
+// What the service knows of OCR before it reads a page (stages/ocr/ reads them), here in lib/ so
+// that the configuration can check its settings against it: the language data installed with the
+// service, npm packages @tesseract.js-data/<code>, each holding its LSTM model gzipped in
+// 4.0.0_best_int/<code>.traineddata.gz, which tesseract.js reads from that folder (langPath) and
+// nothing else: no download, no cache written (docs/DECISIONS.md "Scanned documents read"); and
+// how many OCR children read at once unless configured.
 
 import { existsSync, readdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -29,3 +32,6 @@ export function installedLanguages(): string[] {
     .filter((code) => code !== 'osd' && existsSync(path.join(languageFolder(code), `${code}.traineddata.gz`)))
     .sort();
 }
+
+/** OCR children reading at once by default: half the cores, at least one (INGEST_OCR_WORKERS). */
+export const DEFAULT_OCR_WORKERS = Math.max(1, Math.floor(availableParallelism() / 2));
