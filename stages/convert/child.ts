@@ -2,12 +2,13 @@
 // holds the parsers that a hostile file can hang or blow up; the parent watches its time and
 // memory and kills it when either runs out (pool.ts).
 
+import { answerJobs } from './answer-jobs.ts';
 import { ConversionError } from './errors.ts';
 import { convertDocx } from './docx.ts';
 import { convertPdf } from './pdf.ts';
 import { convertXlsx } from './xlsx.ts';
 import { docxBlocks, xlsxBlocks } from './layout.ts';
-import type { ChildJob, ChildReply } from './pool.ts';
+import type { ChildJob } from './pool.ts';
 import type { Converted, FormBlock } from './types.ts';
 
 async function convert(job: ChildJob): Promise<Converted | FormBlock[]> {
@@ -35,16 +36,4 @@ async function blocks(job: ChildJob): Promise<FormBlock[]> {
   }
 }
 
-process.on('message', (job: ChildJob) => {
-  void convert(job)
-    .then(
-      (result): ChildReply => ({ id: job.id, ok: true, result }),
-      (error: unknown): ChildReply => ({
-        id: job.id,
-        ok: false,
-        code: error instanceof ConversionError ? error.code : 'corrupt',
-        message: error instanceof Error ? error.message : String(error),
-      }),
-    )
-    .then((reply) => process.send!(reply));
-});
+answerJobs<ChildJob, Converted | FormBlock[]>(convert);

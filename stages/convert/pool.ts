@@ -14,6 +14,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import type { JobReply } from './answer-jobs.ts';
 import { ConversionError, type ConversionErrorCode } from './errors.ts';
 import type { Converted, FormBlock, MediaType } from './types.ts';
 import { metrics } from '../../lib/metrics.ts';
@@ -33,10 +34,6 @@ export interface ChildJob {
   bytes: Uint8Array;
   limits: ChildLimits;
 }
-
-export type ChildReply =
-  | { id: number; ok: true; result: Converted | FormBlock[] }
-  | { id: number; ok: false; code: ConversionErrorCode; message: string };
 
 export interface PoolOptions {
   workers: number;
@@ -58,9 +55,8 @@ export interface PoolOptions {
 /** Any job a pool's child takes: the pool adds its id. */
 export type PoolJob = object;
 
-type Reply = { id: number; step?: true } & (
-  { ok: true; result: unknown } | { ok: false; code: ConversionErrorCode; message: string }
-);
+/** A child's answer to a job (answer-jobs.ts), or its word that one step of the job is done. */
+type Reply = JobReply<unknown> & { step?: true };
 
 const CHILD = fileURLToPath(new URL('./child.ts', import.meta.url));
 const RSS_POLL_MS = 50;

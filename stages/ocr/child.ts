@@ -4,7 +4,7 @@
 // memory, and kills it past either.
 
 import { PDFParse } from 'pdf-parse';
-import { ConversionError } from '../convert/errors.ts';
+import { answerJobs } from '../convert/answer-jobs.ts';
 import { OcrEngine } from './engine.ts';
 import { imagePages } from './images.ts';
 import type { OcrJob, OcrPage, PdfJob } from './index.ts';
@@ -54,16 +54,4 @@ async function renderScale(parser: PDFParse, page: number, job: PdfJob): Promise
   return { scale, dpi: Math.round(scale * 72) };
 }
 
-process.on('message', (job: OcrJob & { id: number }) => {
-  void readPages(job)
-    .then(
-      (result) => ({ id: job.id, ok: true, result }),
-      (error: unknown) => ({
-        id: job.id,
-        ok: false,
-        code: error instanceof ConversionError ? error.code : 'corrupt',
-        message: error instanceof Error ? error.message : String(error),
-      }),
-    )
-    .then((reply) => process.send!(reply));
-});
+answerJobs(readPages);
