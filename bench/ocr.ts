@@ -8,7 +8,7 @@
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { LETTER_PAGE, makeImagePdf } from './corpus/scans.ts';
+import { LETTER_PAGE, makeImagePdf, wordRecall } from './corpus/scans.ts';
 import { printTable, writeJson } from './report.ts';
 import { createConverter } from '../stages/convert/index.ts';
 import { DEFAULT_OCR_OPTIONS } from '../stages/ocr/index.ts';
@@ -62,22 +62,6 @@ async function sampled(work: () => Promise<unknown>): Promise<{ ms: number; samp
 
 const peak = (samples: readonly [number, number][]) => Math.round(Math.max(0, ...samples.map(([, mb]) => mb)));
 
-/** Words drawn that OCR found (a bag of words: reading order aside). */
-function recall(drawn: string, read: string): number {
-  const found = new Map<string, number>();
-  for (const w of read.toLowerCase().match(/[a-z]+/g) ?? []) found.set(w, (found.get(w) ?? 0) + 1);
-  const expected = drawn.toLowerCase().match(/[a-z]+/g) ?? [];
-  let hits = 0;
-  for (const w of expected) {
-    const n = found.get(w) ?? 0;
-    if (n > 0) {
-      hits += 1;
-      found.set(w, n - 1);
-    }
-  }
-  return hits / Math.max(1, expected.length);
-}
-
 const converter = createConverter({ ocr: { ...DEFAULT_OCR_OPTIONS, workers: 1 } });
 try {
   // The child and its models are loaded before anything is timed.
@@ -107,7 +91,7 @@ try {
       pages: denseCount,
       secondsPerPage: Number((denseRun.ms / 1000 / denseCount).toFixed(1)),
       peakChildMb: peak(denseRun.samples),
-      wordRecall: Number(recall(densePages.flat().join(' '), denseText).toFixed(4)),
+      wordRecall: Number(wordRecall(densePages.flat().join(' '), denseText).toFixed(4)),
     },
     long: {
       pages: longCount,

@@ -60,29 +60,35 @@ function pageCanvas(lines: readonly string[], rotated: number, page: PageFormat)
 }
 
 /** An image-only PDF (or a mixed one, with `text` pages): one page per entry. */
-export async function makeImagePdf(pages: readonly ScannedPage[], format: PageFormat = SMALL_PAGE): Promise<Buffer> {
+export function makeImagePdf(pages: readonly ScannedPage[], format: PageFormat = SMALL_PAGE): Promise<Buffer> {
+  return pdfDocument((doc) => {
+    for (const page of pages) {
+      const sideways = (page.rotated ?? 0) % 180 !== 0;
+      const [w, h] = sideways ? [format.heightPt, format.widthPt] : [format.widthPt, format.heightPt];
+      doc.addPage({ size: [w, h], margin: 20 });
+      if (page.text !== undefined) {
+        doc.fontSize(12).text(page.text);
+        continue;
+      }
+      doc.image(pageImage(page.lines ?? [], page.rotated ?? 0, 'image/png', format), 0, 0, { width: w, height: h });
+    }
+  });
+}
+
+/** The bytes of a PDF that `draw` lays out page by page. */
+export async function pdfDocument(draw: (doc: PDFKit.PDFDocument) => void): Promise<Buffer> {
   const doc = new PDFDocument({ autoFirstPage: false, info: { CreationDate: new Date(0) } });
   const chunks: Buffer[] = [];
   doc.on('data', (c: Buffer) => chunks.push(c));
   const done = new Promise<void>((resolve) => doc.on('end', () => resolve()));
-  for (const page of pages) {
-    const sideways = (page.rotated ?? 0) % 180 !== 0;
-    const [w, h] = sideways ? [format.heightPt, format.widthPt] : [format.widthPt, format.heightPt];
-    doc.addPage({ size: [w, h], margin: 20 });
-    if (page.text !== undefined) {
-      doc.fontSize(12).text(page.text);
-      continue;
-    }
-    doc.image(pageImage(page.lines ?? [], page.rotated ?? 0, 'image/png', format), 0, 0, { width: w, height: h });
-  }
+  draw(doc);
   doc.end();
   await done;
   return Buffer.concat(chunks);
 }
 
 /** A page's pixels in 8-bit grey, for a TIFF. */
-function greyPixels(lines: readonly string[]): { width: number; height: number; grey: Buffer } {
-  const canvas = pageCanvas(lines, 0, SMALL_PAGE);
+function greyPixels(canvas: Canvas): { width: number; height: number; grey: Buffer } {
   const rgba = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
   const grey = Buffer.alloc(canvas.width * canvas.height);
   for (let i = 0; i < grey.length; i++) grey[i] = rgba[i * 4]!;
@@ -91,7 +97,12 @@ function greyPixels(lines: readonly string[]): { width: number; height: number; 
 
 /** An uncompressed multi-page TIFF (8-bit grey, one strip a page), little-endian, of `pages`' lines. */
 export function makeTiff(pages: readonly (readonly string[])[]): Buffer {
-  const images = pages.map((lines) => greyPixels(lines));
+  return tiffOf(pages.map((lines) => pageCanvas(lines, 0, SMALL_PAGE)));
+}
+
+/** An uncompressed multi-page TIFF of the canvases, in grey. */
+export function tiffOf(canvases: readonly Canvas[]): Buffer {
+  const images = canvases.map(greyPixels);
   const TAGS = 9;
   const ifdSize = 2 + TAGS * 12 + 4;
   const parts: Buffer[] = [];
@@ -152,4 +163,20 @@ export function pngDeclaring(width: number, height: number): Buffer {
     chunk('IDAT', deflateSync(Buffer.alloc(1024))),
     chunk('IEND', Buffer.alloc(0)),
   ]);
+}
+
+/** The share of the drawn words that OCR read, as a bag of words (reading order aside). */
+export function wordRecall(truth: string, read: string): number {
+  const found = new Map<string, number>();
+  for (const w of read.split(/\s+/)) found.set(w, (found.get(w) ?? 0) + 1);
+  const expected = truth.split(/\s+/).filter((w) => w !== '');
+  let hits = 0;
+  for (const w of expected) {
+    const n = found.get(w) ?? 0;
+    if (n > 0) {
+      hits += 1;
+      found.set(w, n - 1);
+    }
+  }
+  return hits / Math.max(1, expected.length);
 }

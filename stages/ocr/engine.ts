@@ -29,8 +29,9 @@ export class OcrEngine {
     this.#language = language;
   }
 
-  async read(image: Buffer, dpi: number): Promise<PageReading> {
+  async read(page: Buffer, dpi: number): Promise<PageReading> {
     const { osd, reader } = await (this.#workers ??= this.#start());
+    const image = await despeckled(page);
     const rotated = await orientation(osd, image);
     const upright = rotated === 0 ? image : await rotate(image, rotated);
     await reader.setParameters({ user_defined_dpi: String(dpi) });
@@ -69,5 +70,40 @@ async function rotate(image: Buffer, degrees: number): Promise<Buffer> {
   context.translate(canvas.width / 2, canvas.height / 2);
   context.rotate((degrees * Math.PI) / 180);
   context.drawImage(source, -source.width / 2, -source.height / 2);
+  return canvas.toBuffer('image/png');
+}
+
+/**
+ * The page in grey through a 3 x 3 median filter: scanner specks and fax noise go, strokes two
+ * pixels wide or more stay. On the tuning pages of bench/ocr-quality.ts (1 % salt-and-pepper
+ * noise, 1.2 degrees of rotation) it took the character error rate from 19.7 % to 0.04 % for
+ * 0.4 s a letter page at 300 dpi, and left clean pages as they were (docs/DECISIONS.md
+ * "Scanned documents read"). The image is one this child drew, not the input file: decoding it
+ * with @napi-rs/canvas is safe.
+ */
+async function despeckled(png: Buffer): Promise<Buffer> {
+  const source = await loadImage(png);
+  const { width, height } = source;
+  const canvas = createCanvas(width, height);
+  const context = canvas.getContext('2d');
+  context.drawImage(source, 0, 0);
+  const image = context.getImageData(0, 0, width, height);
+  const rgba = image.data;
+  const grey = new Uint8Array(width * height);
+  for (let i = 0; i < grey.length; i++) grey[i] = (rgba[i * 4]! + rgba[i * 4 + 1]! + rgba[i * 4 + 2]!) / 3;
+  const window = new Uint8Array(9);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      let value = grey[y * width + x]!;
+      if (y > 0 && y < height - 1 && x > 0 && x < width - 1) {
+        let k = 0;
+        for (let dy = -width; dy <= width; dy += width)
+          for (let dx = -1; dx <= 1; dx++) window[k++] = grey[y * width + x + dy + dx]!;
+        value = window.sort()[4]!;
+      }
+      rgba.fill(value, (y * width + x) * 4, (y * width + x) * 4 + 3);
+    }
+  }
+  context.putImageData(image, 0, 0);
   return canvas.toBuffer('image/png');
 }
