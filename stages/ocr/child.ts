@@ -20,8 +20,11 @@ function engineFor(language: string): OcrEngine {
 async function readPages(job: OcrJob & { id: number }): Promise<OcrPage[]> {
   const ocr = engineFor(job.language);
   const read: OcrPage[] = [];
+  // A page's time runs from the end of the one before: drawing or decoding it is OCR's work too.
+  let since = Date.now();
   const readOne = async (page: number, image: Buffer, dpi: number) => {
-    read.push({ page, ...(await ocr.read(image, dpi)) });
+    read.push({ page, ...(await ocr.read(image, dpi)), ms: Date.now() - since });
+    since = Date.now();
     process.send!({ id: job.id, step: true });
   };
   if (job.kind === 'image') {

@@ -78,6 +78,8 @@ export interface ImageJob extends JobBase {
 
 export interface OcrPage extends PageReading {
   page: number;
+  /** The child's time on the page (drawn or decoded, and read): the wait for a free child not counted. */
+  ms: number;
 }
 
 /** Whether a page's text layer holds real words (docs/DECISIONS.md "Scanned documents read"). */
@@ -124,7 +126,6 @@ export class Ocr {
         `${scanned.pages.length} pages need OCR, over the limit of ${this.#options.maxPages}`,
       );
     }
-    const started = Date.now();
     const { pages, fresh } = await this.#read({
       kind: 'pdf',
       bytes,
@@ -133,14 +134,13 @@ export class Ocr {
       maxPixels: this.#options.maxPixels,
       dpi: OCR_DPI,
     });
-    const ms = Date.now() - started;
     const pageTexts = [...scanned.pageTexts];
     for (const { page, text } of pages) {
       // The text layer's few characters stay when OCR finds fewer (a blank page with a number).
       if (letters(text) > letters(pageTexts[page - 1]!)) pageTexts[page - 1] = text.trim();
     }
     return withWarning(
-      { ...rest, text: pageTexts.join('\n\n'), ...(fresh ? { ocr: { pages: pages.length, ms } } : {}) },
+      { ...rest, text: pageTexts.join('\n\n'), ...(fresh ? { ocr: report(pages) } : {}) },
       ocrWarning(pages, this.#options.confidenceFloor),
     );
   }
@@ -150,14 +150,13 @@ export class Ocr {
    * image without words is a document all the same, its warning says so.
    */
   async readImage(bytes: Uint8Array, mediaType: ImageMediaType): Promise<Converted> {
-    const started = Date.now();
     const { language, maxPixels } = this.#options;
     const { pages, fresh } = await this.#read({ kind: 'image', bytes, mediaType, language, maxPixels, dpi: OCR_DPI });
     return {
       text: pages.map((p) => p.text.trim()).join('\n\n'),
       title: null,
       pages: pages.length,
-      ...(fresh ? { ocr: { pages: pages.length, ms: Date.now() - started } } : {}),
+      ...(fresh ? { ocr: report(pages) } : {}),
       warnings: [ocrWarning(pages, this.#options.confidenceFloor)],
     };
   }
@@ -203,6 +202,9 @@ export class Ocr {
     }));
   }
 }
+
+/** Pages read and the children's time on them, for the walk's summary. */
+const report = (pages: readonly OcrPage[]) => ({ pages: pages.length, ms: pages.reduce((sum, p) => sum + p.ms, 0) });
 
 const letters = (text: string) => text.match(/\p{L}/gu)?.length ?? 0;
 
