@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import PQueue from 'p-queue';
-import { publishRunContext } from '../lib/run-context.ts';
+import { inRunContext, publishRunContext } from '../lib/run-context.ts';
 import { openStateStore, type StateStore } from '../lib/state/store.ts';
 import { ExtractionError, runExtractor } from '../lib/llm/run-extractor.ts';
 import { PROMPTS } from '../lib/llm/prompts.ts';
@@ -75,7 +75,10 @@ test('an output still invalid after the re-ask fails as invalid_output and is no
 
 test('a label outside the taxonomy is kept, flagged and counted as taxonomy_miss', async () => {
   const run = await setUp({ classification: () => ({ label: 'recipe', confidence: 0.6, topics: ['soup'] }) });
-  const result = await extractDocument('How to make soup.', { ...context(), queue: new PQueue({ concurrency: 4 }) });
+  // An event counts into the run context it happens in (lib/run-context.ts): the walk's.
+  const result = await inRunContext(run, () =>
+    extractDocument('How to make soup.', { ...context(), queue: new PQueue({ concurrency: 4 }) }),
+  );
   assert.equal(result.classification, { label: 'recipe', confidence: 0.6, topics: ['soup'], in_taxonomy: false });
   assert.is(run.counters.taxonomy_miss, 1);
 });

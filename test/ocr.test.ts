@@ -1,4 +1,4 @@
-// OCR of PDF pages without words (stages/ocr/): scans generated at test time (test/helpers/scans.ts)
+// OCR of PDF pages without words (stages/ocr/): scans generated at test time (bench/corpus/scans.ts)
 // are read by tesseract.js in OCR children; a mixed PDF keeps its text pages and reads the others
 // in page order; a page fed sideways is turned before reading; OCR off says which pages went
 // unread; a crashed OCR child fails its document alone with a named reason.

@@ -187,7 +187,7 @@ test('answers bought under one model never serve a walk under another', () =>
       // The walk's own model: the other model's answers are not in its memo.
       const mine = await prefill(depsOf(f), f.corpus, { dryRun: true });
       assert.is(mine.requests.memoised, 0);
-      assert.is(mine.requests.submitted, other.requests.submitted);
+      assert.is(mine.requests.toSubmit, other.requests.submitted);
       const before = extractionCalls(mock);
       await walk(f.lifespan, { sourcePath: f.corpus });
       assert.ok(extractionCalls(mock) - before >= other.requests.submitted, 'every window asked again');

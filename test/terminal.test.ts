@@ -60,7 +60,7 @@ test('npm start on a terminal: log records above the bar, the bar gone before th
   assert.ok(summaryAt > 0, `no summary:\n${lines.join('\n')}`);
   assert.equal(
     lines.slice(summaryAt + 1, -1).map((line) => line.split(':')[0]),
-    ['items', 'rows written', 'database'],
+    ['items', 'rows written (upserts, rows already there included)', 'database'],
     `the summary is not whole, or something follows it:\n${lines.join('\n')}`,
   );
   assert.match(lines[summaryAt + 1]!, /^items: 8 seen, 8 changed, 0 unchanged, 0 failed/);
