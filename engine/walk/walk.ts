@@ -115,7 +115,11 @@ async function walkOnce(lifespan: WalkLifespan, run: RunContext, options: WalkOp
       const db = options.fence?.fenced(lifespan.db) ?? lifespan.db;
       await assertEmbeddingModel(db, lifespan.models.embedder.embeddingModel.name);
       await walkCorpus({ ...lifespan, db }, sourcePath, { run, tally, log, options });
-      await recordFirstEmbedding(db);
+      // Derivable from the vectors until written (lib/embed/recorded-model.ts), so a database gone
+      // by now fails this walk no more than the contained passes it just failed did.
+      await recordFirstEmbedding(db).catch((error: unknown) =>
+        log.warn({ err: error }, 'the embedding model is not recorded yet; a later walk records it'),
+      );
     } catch (failure) {
       status = 'failed';
       error = (failure as Error).message;
