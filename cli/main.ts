@@ -35,6 +35,7 @@ const COMMANDS: Record<string, Command> = {
     usage: 'ingest walk [PATH] [--full-reprocess] [--read-scans] [--allow-mass-removal] [--rebind-corpus] [--json]',
     summary: 'walk the corpus (PATH, else ENGINE_SOURCE_PATH) once into rows and print a summary',
     createsDataDir: true,
+    opensDatabaseFirst: true,
     run: lazy(
       () => import('./walk.ts'),
       (m) => m.walkCommand,
@@ -54,6 +55,7 @@ const COMMANDS: Record<string, Command> = {
     usage: 'ingest watch [PATH] [--quiet-ms N] [--reconcile-s N] [--verbose] [--rebind-corpus]',
     summary: 'walk the corpus, then again after every burst of saves (one line per walk); Ctrl-C stops after a commit',
     createsDataDir: true,
+    opensDatabaseFirst: true,
     run: lazy(
       () => import('./watch.ts'),
       (m) => m.watchCommand,

@@ -7,6 +7,7 @@ import { DataDirectoryMissingError } from '../lib/data-dir.ts';
 import { codeOf } from '../lib/errors.ts';
 import { createLogger, lineScrubber } from '../lib/log.ts';
 import type { Command } from './command.ts';
+import { EarlyDatabase } from './early-database.ts';
 
 /** Codes of the errors that refuse a command for a reason outside it (docs/ERRORS.md). */
 const REFUSALS: ReadonlySet<string> = new Set(['database_busy', 'listen_failed', 'embedding_model_changed']);
@@ -23,8 +24,9 @@ export async function runCommand(command: Command, args: string[]): Promise<numb
     throw error;
   }
   const log = createLogger(config);
+  const database = command.opensDatabaseFirst ? EarlyDatabase.start(config) : null;
   try {
-    return await command.run(args, { config, log });
+    return await command.run(args, { config, log, database });
   } catch (error) {
     if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`ingest: ${error.message}\nusage: ${command.usage}\n`);
@@ -39,5 +41,7 @@ export async function runCommand(command: Command, args: string[]): Promise<numb
     if (!REFUSALS.has(codeOf(error))) log.error({ err: error }, 'command failed');
     process.stderr.write(lineScrubber(config.secretValues)(`ingest: ${(error as Error).message}\n`));
     return 1;
+  } finally {
+    await database?.release();
   }
 }

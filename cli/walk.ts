@@ -2,7 +2,7 @@
 // then a summary.
 
 import { parseArgs } from 'node:util';
-import type { Config } from '../lib/config.ts';
+import type { RunContext } from './command.ts';
 import { writerFence } from '../engine/walk/fence.ts';
 import { fencedCorpusWalk, type WalkFlags } from '../engine/trigger/fenced-walk.ts';
 import { openLifespan, type Lifespan } from '../engine/lifespan.ts';
@@ -10,14 +10,13 @@ import { withTier1 } from './tier1.ts';
 import type { WalkSummary } from '../engine/walk/walk.ts';
 import type { WalkProgress } from '../engine/walk/walk-options.ts';
 import type { ProducerOutcome } from '../engine/producer/producer.ts';
-import type { Logger } from '../lib/log.ts';
 import { warningText } from '../lib/runs/record.ts';
 import { stderrLines } from '../lib/terminal.ts';
 import { progressReporter, type ProgressReporter } from './progress.ts';
 import { corpusDirectory } from './corpus-path.ts';
 import { ownDataDirectories } from '../lib/corpus/own-data.ts';
 
-export async function walkCommand(args: string[], { config, log }: { config: Config; log: Logger }): Promise<number> {
+export async function walkCommand(args: string[], { config, log, database }: RunContext): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     options: {
@@ -32,7 +31,7 @@ export async function walkCommand(args: string[], { config, log }: { config: Con
   if (positionals.length > 1)
     throw Object.assign(new TypeError('walk takes at most one PATH'), { code: 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL' });
   const sourcePath = corpusDirectory('walk', positionals[0], config);
-  const lifespan = await withTier1(log, () => openLifespan(config, log));
+  const lifespan = await withTier1(log, () => openLifespan(config, log, { opening: database?.take() }));
   const progress = progressReporter(sourcePath, log, ownDataDirectories(config));
   // Ctrl-C ends the walk at once, which loses nothing (engine/walk/walk.ts): say what it leaves.
   const interrupted = () => {

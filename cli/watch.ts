@@ -7,8 +7,7 @@
 // nothing: the next one redoes what it had not committed).
 
 import { parseArgs } from 'node:util';
-import type { Config } from '../lib/config.ts';
-import type { Logger } from '../lib/log.ts';
+import type { RunContext } from './command.ts';
 import { warningText } from '../lib/runs/record.ts';
 import { stderrLines } from '../lib/terminal.ts';
 import { openLifespan } from '../engine/lifespan.ts';
@@ -52,7 +51,7 @@ export function watchLine(walked: WatchedWalk): string | null {
   return `${lines.join('\n')}\n`;
 }
 
-export async function watchCommand(args: string[], { config, log }: { config: Config; log: Logger }): Promise<number> {
+export async function watchCommand(args: string[], { config, log, database }: RunContext): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     options: {
@@ -73,7 +72,7 @@ export async function watchCommand(args: string[], { config, log }: { config: Co
   if (!config.log.levelSet) log.level = values.verbose ? 'info' : 'warn';
 
   // Opening the embedded database refuses, by name, a sidecar or walk that holds it.
-  const lifespan = await withTier1(log, () => openLifespan(config, log));
+  const lifespan = await withTier1(log, () => openLifespan(config, log, { opening: database?.take() }));
   // The first walk may be long (a whole corpus): it shows progress; the others print a line.
   let walks = 0;
   /** A failed initial walk stops the watch with that walk's exit: there is nothing to keep up to date. */

@@ -32,13 +32,19 @@ export interface Lifespan extends WalkLifespan {
 export async function openLifespan(
   config: Config,
   log: Logger,
-  options: { db?: Database; passes?: FlowPass[] } = {},
+  options: {
+    /** A database the caller keeps and closes. */
+    db?: Database;
+    /** A database being opened already (cli/early-database.ts), which the lifespan then owns. */
+    opening?: Promise<Database>;
+    passes?: FlowPass[];
+  } = {},
 ): Promise<Lifespan> {
   if (config.imageSha === null) {
     log.warn('IMAGE_SHA is not set: no run of this process will carry result.extractor_version');
   }
   if (config.stateStore === 'directory') requireStore(config, config.stateStorePath, 'engine state store');
-  const db = options.db ?? (await openDatabase(config));
+  const db = options.db ?? (await (options.opening ?? openDatabase(config)));
   const aliases = new AliasSnapshot();
   const store = await aliases
     .refresh(db)

@@ -6,11 +6,11 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { cp, mkdir, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { WalkSummary } from '../engine/walk/walk.ts';
-import { openTestDatabase, type TestDatabase } from './helpers/db.ts';
+import { openTestDatabase, targetEngine, type TestDatabase } from './helpers/db.ts';
 import { holdWriterFence } from './helpers/fence.ts';
 import { docxBomb, flateBombPdf, makePdf, xlsxWithCells } from './helpers/documents.ts';
 
@@ -164,6 +164,37 @@ test('an unknown flag is a usage error', () => {
   assert.is(result.status, 2);
   assert.match(result.stderr, /usage: ingest walk/);
 });
+
+test('a walk loads neither the Office readers, the S3 SDK nor pg-boss: a plain walk needs none of them', async () => {
+  const out = path.join(root, 'modules.json');
+  const recorder = path.resolve(import.meta.dirname, 'helpers', 'record-modules.ts');
+  const result = spawnSync(process.execPath, ['--import', recorder, BIN, 'walk', EXAMPLES], {
+    env: { ...env, INGEST_RECORD_MODULES_TO: out },
+    encoding: 'utf8',
+    timeout: 300_000,
+  });
+  assert.is(result.status, 0, result.stderr);
+  const { modules } = JSON.parse(await readFile(out, 'utf8')) as { modules: string[] };
+  assert.ok(
+    modules.some((m) => m.endsWith('/engine/walk/walk.ts')),
+    'the recorder saw the walk',
+  );
+  assert.equal(
+    modules.filter((m) => /\/node_modules\/(exceljs|jszip|@aws-sdk\/client-s3|pg-boss\/(?!package\.json))/.test(m)),
+    [],
+  );
+});
+
+// The embedded database only: a walk begins opening it before it reads its arguments (cli/early-database.ts).
+if (targetEngine === 'pglite')
+  test('a walk refused for its arguments closes the embedded database it began opening', async () => {
+    assert.is(walk(EXAMPLES).status, 0);
+    const lock = path.join(root, 'data', 'pglite', 'ingest.lock');
+    assert.not.ok(existsSync(lock), 'a walk that ended lets go of its database');
+    const refused = walk(EXAMPLES, '--frobnicate');
+    assert.is(refused.status, 2);
+    assert.not.ok(existsSync(lock), 'the refused walk left its database open to die with it');
+  });
 
 test('walk and watch refuse a path that is not a directory, or none at all, with exit 2 and create nothing', async () => {
   const file = path.join(root, 'notes.md');

@@ -109,6 +109,7 @@ async function lockDataDir(dataDir: string): Promise<LeaseHold> {
 
 /**
  * Runs initdb for a new data directory in a short-lived process (lib/db/pglite-init.ts says why),
+ * when the ready-made database does not fit the installed PGlite (lib/db/pglite-template.ts),
  * with the database process's V8 flags: without baseline-only code, initdb's WebAssembly compiled
  * a second time peaked at 1.16 GB (a container of 1 GB died on its first walk), with it at 632 MB.
  */
@@ -126,7 +127,11 @@ async function open(dataDir: string): Promise<{ pg: PgliteInstance; lock: LeaseH
   await mkdir(dataDir, { recursive: true });
   const lock = await lockDataDir(dataDir);
   try {
-    if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await createDataDir(dataDir);
+    if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
+      // Imported only here: every open would otherwise load the archive reader for nothing.
+      const { placeTemplate } = await import('./pglite-template.ts');
+      if (!(await placeTemplate(dataDir))) await createDataDir(dataDir);
+    }
     return { pg: await createPglite(dataDir, POSTGRES_SETTINGS), lock };
   } catch (error) {
     await lock.release();

@@ -9,7 +9,7 @@
 // old ones) is an option because exactly one kind of process should run it; the others only
 // enqueue and work. pg-boss takes a lock per pass, so two supervisors are safe, only wasted work.
 
-import { PgBoss, type Job, type JobInsert } from 'pg-boss';
+import type { PgBoss, Job, JobInsert } from 'pg-boss';
 import bossPackage from 'pg-boss/package.json' with { type: 'json' };
 import type { Database, Queryable } from '../db/database.ts';
 import { requireJobQueue } from '../db/schema-check.ts';
@@ -118,6 +118,9 @@ export class JobQueue {
   static async open(db: Queryable & Pick<Database, 'location'>, options: JobQueueOptions): Promise<JobQueue> {
     const installed = await requireJobQueue(db, options.queues);
     if (installed !== EXPECTED_SCHEMA_VERSION) throw new JobQueueVersionError(db.location, installed);
+    // Imported here, not with the module: every walk imports this one, few are distributed, and
+    // pg-boss's import cost each of the others some 90 ms of start-up.
+    const { PgBoss } = await import('pg-boss');
     const boss = new PgBoss({
       connectionString: options.dsn,
       schema: 'pgboss',

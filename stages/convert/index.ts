@@ -12,8 +12,7 @@ import { cleanHtml } from './html/index.ts';
 import { ConverterPool } from './pool.ts';
 import { DEFAULT_OCR_OPTIONS, Ocr, type OcrOptions } from '../ocr/index.ts';
 import { convertMarkdown, convertPlainText } from './text.ts';
-
-import { textBlocks } from './layout.ts';
+import { textBlocks } from './text-blocks.ts';
 import type { Converted, FormBlocks, MediaType } from './types.ts';
 
 export { ConversionError, type ConversionErrorCode } from './errors.ts';

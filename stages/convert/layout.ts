@@ -146,14 +146,3 @@ export async function xlsxBlocks(bytes: Uint8Array, limits: ZipLimits & { maxCel
   }
   return blocks;
 }
-
-/** The non-blank lines of converted text, numbered from 1. */
-export function textBlocks(text: string): FormBlock[] {
-  return text
-    .split('\n')
-    .flatMap((line, i) =>
-      line.trim() === ''
-        ? []
-        : [{ address: `l${i + 1}`, text: line.trim(), location: { kind: 'text_line' as const, line: i + 1 } }],
-    );
-}
