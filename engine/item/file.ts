@@ -22,6 +22,7 @@ import type { Converted, OcrReport } from '../../stages/convert/types.ts';
 import type { FileItem } from '../../lib/corpus/files.ts';
 import { ConversionError } from '../../stages/convert/index.ts';
 import { TextStream } from '../../stages/convert/text.ts';
+import { isOcrDeferred, type OcrAsk } from '../../stages/ocr/index.ts';
 import type { Config } from '../../lib/config.ts';
 import type { Sink } from '../../lib/db/sink.ts';
 import { fileIdentity } from '../../lib/state/keys.ts';
@@ -75,6 +76,11 @@ export interface FileIngestDeps {
   aliases: AliasSnapshot;
   /** Chunks extracted, embedded and written at a time (config walk.itemBatchChunks). */
   batchChunks: number;
+  /**
+   * Asked when the file needs OCR and the OCR line is full: true, and the file's life ends in
+   * OcrDeferred, for the walk to bring it back (engine/walk/corpus-walk.ts). Unset: it waits.
+   */
+  mayDeferOcr?: () => boolean;
 }
 
 export interface FileWalkDeps extends FileIngestDeps {
@@ -171,7 +177,8 @@ export async function walkFile(
     };
   } catch (error) {
     await memos.keepAnswered();
-    if (stopsTheWalk(error)) throw error;
+    // Put back for later in the walk, it wrote nothing: no row, no memo.
+    if (stopsTheWalk(error) || isOcrDeferred(error)) throw error;
     // The item's earlier rows stay as they were: its document is still live.
     return failedOutcome(item.relPath, error, previous?.sourceDocumentId);
   }
@@ -249,10 +256,11 @@ export async function* ingestFile(
   deps: FileIngestDeps,
   memos: ItemMemos,
 ): AsyncGenerator<RowBatch, IngestedFile, undefined> {
-  const { opId } = currentRunContext();
+  const { opId, fullReprocess } = currentRunContext();
   const { models } = deps;
   const byteSize = content.length;
-  const converted = await atStage('convert', () => convertedText(deps.converter, content, mediaType));
+  const ask = { opId, readAgain: fullReprocess, ...(deps.mayDeferOcr ? { mayDefer: deps.mayDeferOcr } : {}) };
+  const converted = await atStage('convert', () => convertedText(deps.converter, content, mediaType, ask));
   const sourceDocumentId = await atStage('identity', () =>
     deps.identity.resolve(sha256, item.relPath, previous?.sourceDocumentId),
   );
@@ -402,6 +410,7 @@ export async function convertedText(
   converter: Converter,
   content: FileContent,
   mediaType: MediaType,
+  ocrAsk: OcrAsk = {},
 ): Promise<ConvertedText> {
   if (content.plan !== null && isText(mediaType)) {
     const stream = new TextStream(content.plan, mediaType);
@@ -412,7 +421,7 @@ export async function convertedText(
       share: (chars) => stream.shareBefore(chars, content.length),
     };
   }
-  const { text, title, warnings = [], ocr, unreadPages } = await converter.convert(content.whole(), mediaType);
+  const { text, title, warnings = [], ocr, unreadPages } = await converter.convert(content.whole(), mediaType, ocrAsk);
   return {
     pieces: piecesOf(text),
     title: () => title,

@@ -15,6 +15,7 @@ import type { ItemStamp } from '../../lib/state/store.ts';
 import { ProducerDebt, WalkDebt } from '../../lib/state/producer-debt.ts';
 import { isStorageFull, storageStop } from '../../lib/storage-full.ts';
 import { mediaTypeFor } from '../../stages/convert/index.ts';
+import { isOcrDeferred } from '../../stages/ocr/index.ts';
 import { sourceItems, type UrlItem } from '../../stages/source.ts';
 import { isWrongDimensions } from '../../stages/embed.ts';
 import { unchangedByStat, withStamps } from '../item/admit.ts';
@@ -80,6 +81,15 @@ class CorpusWalk {
   readonly #fileDeps: FileWalkDeps;
   readonly #urlDeps: UrlIngestDeps;
   #done = 0;
+  /**
+   * Scans put back because the OCR line was full when they needed it (stages/ocr/index.ts
+   * OcrDeferred): each a path and its life to live again, brought back while the listing goes on
+   * as the line has room, the rest once it ends. Bounded as the walk's seen set is: no bytes
+   * held (docs/DECISIONS.md "Scanned documents read", "Scans beside the other items").
+   */
+  readonly #deferred: { path: string; life: (slot: ItemSlot) => Promise<ItemOutcome> }[] = [];
+  /** True while the corpus is being listed: an item needing OCR may then be put back. */
+  #stillListing = true;
   /** The last file written in several batches while it is not yet all durable. */
   #longItem: ItemProgress | undefined;
   /**
@@ -104,6 +114,7 @@ class CorpusWalk {
       identity: new DocumentIdentity(db, store),
       limits: config.convert,
       batchChunks: config.walk.itemBatchChunks,
+      mayDeferOcr: () => this.#stillListing,
       onItemProgress: (progress: ItemProgress) => {
         walk.log.debug(progress, 'item batch durable');
         this.#longItem = progress.percent < 100 ? progress : undefined;
@@ -121,6 +132,7 @@ class CorpusWalk {
       const items = sourceItems(sourcePath, db, log, this.#listing(unlisted), options.feedUrls !== false);
       for await (const item of withStamps(items, store)) {
         if (this.#stopping()) break;
+        await this.#bringBackDeferred(() => this.#lifespan.converter.ocrHasRoom());
         tally.items.seen += 1;
         if (item.kind === 'file') {
           this.#live.seen.add(fileIdentity(item.file.relPath));
@@ -129,6 +141,12 @@ class CorpusWalk {
           this.#live.seen.add(urlIdentity(item.url.url));
           await this.#admitUrl(item.url);
         }
+      }
+      this.#stillListing = false;
+      // The scans put back wait in the line now; one put back just before the listing ended is met on the second round.
+      while (this.#deferred.length > 0 && !this.#stopping()) {
+        await this.#bringBackDeferred(() => true);
+        await this.#slots.ended();
       }
       // A distributed walk's barrier: every item it queued has come back from a worker.
       await this.#remote?.settleAll(
@@ -173,14 +191,14 @@ class CorpusWalk {
     if (mediaType === null) {
       tally.items.dropped += 1;
       log.info({ path: file.relPath }, 'item dropped: unrecognised file type');
-      return this.#finished();
+      return this.#finished(file.relPath);
     }
     const reread = options.readScans === true && scanToRead(stamp);
     if (unchangedByStat(stamp, file, run.fullReprocess || reread)) {
       // The fast path of an unchanged walk: no read, no slot, nothing else.
       this.#live.liveDocumentIds.add(stamp.sourceDocumentId);
       tally.items.unchanged += 1;
-      return this.#finished();
+      return this.#finished(file.relPath);
     }
     // A distributed walk queues the item's life for a walk worker instead.
     if (this.#remote !== null) return this.#remote.dispatchFile(file, mediaType, reread);
@@ -192,28 +210,42 @@ class CorpusWalk {
     );
   }
 
+  /** Admits the scans put back, oldest first, while `room()` says the OCR line has room for one more. */
+  async #bringBackDeferred(room: () => boolean): Promise<void> {
+    while (this.#deferred.length > 0 && room() && !this.#stopping()) {
+      const { path, life } = this.#deferred.shift()!;
+      await this.#inSlot(path, life);
+    }
+  }
+
   #admitUrl(item: UrlItem): Promise<void> {
     return this.#remote !== null
       ? this.#remote.dispatch({ kind: 'url', url: item })
       : this.#inSlot(item.url, (slot) => ingestUrl(item, this.#urlDeps, slot));
   }
 
-  /** Queues an item's life for a slot; what it ends in is tallied, or stops the walk. */
+  /**
+   * Queues an item's life for a slot; what it ends in is tallied, or stops the walk. A life put
+   * back for OCR (OcrDeferred) is not finished: it waits in #deferred to be lived again.
+   */
   #inSlot(path: string, life: (slot: ItemSlot) => Promise<ItemOutcome>): Promise<void> {
     const fence = this.#walk.options.fence;
     return this.#slots.admit((slot) =>
-      life(slot)
-        .then(
-          (outcome) => this.#settle(outcome),
-          (error: unknown) => {
-            if (isDatabaseUnavailable(error)) this.#stopped ??= new DatabaseLostError(error);
-            else if (isStorageFull(error)) this.#stopped ??= storageStop(error);
-            else if (isFenceLost(error)) this.#stopped ??= fence?.lost ?? (error as Error);
-            else if (isWrongDimensions(error)) this.#stopped ??= error as Error;
-            else this.#settle(failedOutcome(path, error));
-          },
-        )
-        .then(() => this.#finished(path)),
+      life(slot).then(
+        (outcome) => {
+          this.#settle(outcome);
+          this.#finished(path);
+        },
+        (error: unknown) => {
+          if (isOcrDeferred(error)) return void this.#deferred.push({ path, life });
+          if (isDatabaseUnavailable(error)) this.#stopped ??= new DatabaseLostError(error);
+          else if (isStorageFull(error)) this.#stopped ??= storageStop(error);
+          else if (isFenceLost(error)) this.#stopped ??= fence?.lost ?? (error as Error);
+          else if (isWrongDimensions(error)) this.#stopped ??= error as Error;
+          else this.#settle(failedOutcome(path, error));
+          this.#finished(path);
+        },
+      ),
     );
   }
 
@@ -229,16 +261,17 @@ class CorpusWalk {
   #finished(path?: string): void {
     this.#done += 1;
     if (this.#longItem?.path === path) this.#longItem = undefined;
-    this.#report();
+    this.#report(path);
   }
 
-  #report(): void {
+  #report(finished?: string): void {
     const { tally, options } = this.#walk;
     options.onProgress?.({
       seen: tally.items.seen,
       done: this.#done,
       items: { ...tally.items },
       ...(this.#longItem === undefined ? {} : { item: this.#longItem }),
+      ...(finished === undefined ? {} : { finished }),
     });
   }
 

@@ -50,4 +50,6 @@ export interface WalkProgress {
   items: Readonly<ItemCounts>;
   /** The last file written in several batches while it is not yet all durable (engine/item/file.ts). */
   item?: ItemProgress;
+  /** The item (a file's path, a URL) whose end this report tells, when it tells one. */
+  finished?: string;
 }

@@ -12,6 +12,7 @@ import { ConverterPool } from '../convert/pool.ts';
 import type { Converted, ConversionWarning } from '../convert/types.ts';
 import type { PageReading } from './engine.ts';
 import type { ImageMediaType } from './images.ts';
+import { Readings, type ReadingAsk, type ReadingStore } from './readings.ts';
 
 export interface OcrOptions {
   enabled: boolean;
@@ -89,26 +90,62 @@ export function holdsWords(text: string): boolean {
 
 const CHILD = fileURLToPath(new URL('./child.ts', import.meta.url));
 
-/** Characters of OCRed text kept for byte-identical copies met later by this process. */
-const KEPT_CHARS = 16 * 1024 * 1024;
+/**
+ * What a caller asks of OCR beside the document: the walk's item says which walk it is, whether
+ * that walk reads every scan again, and whether it would rather be put back than wait for OCR.
+ */
+export interface OcrAsk extends ReadingAsk {
+  /**
+   * Asked when the document needs reading and the OCR line is full (OcrLine): true, and the
+   * document is not queued but refused with OcrDeferred, for the walk to bring back later.
+   */
+  mayDefer?: () => boolean;
+}
+
+/**
+ * Documents being read or waiting for an OCR child, per child, before a walk's next scan is put
+ * back rather than queued: one read and one waiting, so that a child never waits for the walk
+ * to bring it a scan, and a scan that waits holds one of the walk's slots (engine/walk/corpus-walk.ts)
+ * for at most one reading's time.
+ */
+const LINE_PER_CHILD = 2;
+
+/**
+ * The walk's item was not queued for OCR: the line was full (docs/DECISIONS.md "Scanned
+ * documents read", "Scans beside the other items"). Not a failure: the walk brings the item
+ * back once the line has room.
+ */
+export class OcrDeferred extends Error {
+  constructor() {
+    super('the OCR line is full: the document is read later in the walk');
+    this.name = 'OcrDeferred';
+  }
+}
+
+/** Whether `error` (or the stage error it caused) is OcrDeferred. */
+export const isOcrDeferred = (error: unknown): boolean =>
+  error instanceof OcrDeferred || (error instanceof Error && error.cause instanceof OcrDeferred);
 
 export class Ocr {
   readonly #options: OcrOptions;
   #pool: ConverterPool | null = null;
-  /**
-   * Readings by the content they were read from, oldest first: a byte-identical copy (another
-   * path, the same walk or a later one in this process) is not read twice, and two copies in
-   * flight at once share one reading.
-   */
-  readonly #readings = new Map<string, { pages: Promise<OcrPage[]>; chars: number }>();
-  #keptChars = 0;
+  /** A byte-identical copy (another path, walk or process) is not read twice (readings.ts). */
+  readonly #readings: Readings;
+  /** Documents being read or queued for a child. */
+  #inLine = 0;
 
-  constructor(options: OcrOptions) {
+  constructor(options: OcrOptions, store: ReadingStore | null = null) {
     this.#options = options;
+    this.#readings = new Readings(store);
+  }
+
+  /** Whether a document needing OCR now would be queued rather than deferred. */
+  hasRoom(): boolean {
+    return this.#inLine < LINE_PER_CHILD * this.#options.workers;
   }
 
   /** A converted PDF with its textless pages read (or, OCR off, named); any other result as it is. */
-  async complete(converted: Converted, bytes: Uint8Array): Promise<Converted> {
+  async complete(converted: Converted, bytes: Uint8Array, ask: OcrAsk = {}): Promise<Converted> {
     const { scanned, ...read } = converted;
     // Only a PDF counts pages (docs/DECISIONS.md "Scanned documents read": --read-scans).
     const unread =
@@ -126,14 +163,17 @@ export class Ocr {
         `${scanned.pages.length} pages need OCR, over the limit of ${this.#options.maxPages}`,
       );
     }
-    const { pages, fresh } = await this.#read({
-      kind: 'pdf',
-      bytes,
-      pages: scanned.pages,
-      language: this.#options.language,
-      maxPixels: this.#options.maxPixels,
-      dpi: OCR_DPI,
-    });
+    const { pages, fresh } = await this.#read(
+      {
+        kind: 'pdf',
+        bytes,
+        pages: scanned.pages,
+        language: this.#options.language,
+        maxPixels: this.#options.maxPixels,
+        dpi: OCR_DPI,
+      },
+      ask,
+    );
     const pageTexts = [...scanned.pageTexts];
     for (const { page, text } of pages) {
       // The text layer's few characters stay when OCR finds fewer (a blank page with a number).
@@ -149,9 +189,10 @@ export class Ocr {
    * An image document (INGEST_IMAGE_DOCUMENTS) read page by page: a multi-page TIFF's each. An
    * image without words is a document all the same, its warning says so.
    */
-  async readImage(bytes: Uint8Array, mediaType: ImageMediaType): Promise<Converted> {
+  async readImage(bytes: Uint8Array, mediaType: ImageMediaType, ask: OcrAsk = {}): Promise<Converted> {
     const { language, maxPixels } = this.#options;
-    const { pages, fresh } = await this.#read({ kind: 'image', bytes, mediaType, language, maxPixels, dpi: OCR_DPI });
+    const job = { kind: 'image', bytes, mediaType, language, maxPixels, dpi: OCR_DPI } as const;
+    const { pages, fresh } = await this.#read(job, ask);
     return {
       text: pages.map((p) => p.text.trim()).join('\n\n'),
       title: null,
@@ -165,28 +206,21 @@ export class Ocr {
     await this.#pool?.close();
   }
 
-  /** The job's pages read, or the reading of the same bytes kept from before (fresh: false). */
-  async #read(job: OcrJob): Promise<{ pages: OcrPage[]; fresh: boolean }> {
+  /**
+   * The job's pages read, or the reading of the same bytes kept from before (fresh: false); a
+   * document that would wait in a full line is refused with OcrDeferred when the asker may be put back.
+   */
+  async #read(job: OcrJob, ask: OcrAsk): Promise<{ pages: OcrPage[]; fresh: boolean }> {
     const { bytes, ...rest } = job;
     const key = createHash('sha256').update(bytes).update(JSON.stringify(rest)).digest('hex');
-    const kept = this.#readings.get(key);
-    if (kept !== undefined) return { pages: await kept.pages, fresh: false };
-    const entry = { pages: this.#children().job<OcrPage[]>(job), chars: 0 };
-    this.#readings.set(key, entry);
+    const kept = await this.#readings.kept(key, ask);
+    if (kept !== undefined) return { pages: kept, fresh: false };
+    if (!this.hasRoom() && ask.mayDefer?.() === true) throw new OcrDeferred();
+    this.#inLine += 1;
     try {
-      const pages = await entry.pages;
-      entry.chars = pages.reduce((sum, p) => sum + p.text.length, 0);
-      this.#keptChars += entry.chars;
-      for (const [oldest, { chars }] of this.#readings) {
-        if (this.#keptChars <= KEPT_CHARS) break;
-        this.#readings.delete(oldest);
-        this.#keptChars -= chars;
-      }
-      return { pages, fresh: true };
-    } catch (error) {
-      // A failure is the document's own, and not kept: the next walk tries again.
-      this.#readings.delete(key);
-      throw error;
+      return { pages: await this.#readings.read(key, ask, () => this.#children().job<OcrPage[]>(job)), fresh: true };
+    } finally {
+      this.#inLine -= 1;
     }
   }
 
