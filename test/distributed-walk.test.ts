@@ -358,6 +358,25 @@ if (targetEngine === 'postgres') {
     assert.is(Number(completed?.[1]), DOCS + URLS.length, "the walk's jobs, completed, in the queue gauge");
   });
 
+  test('a walk worker configured with another embedding model fails the items it takes by name and writes no vector', async () => {
+    const { db, env } = await deployment('mismatch', DISTRIBUTED);
+    await startWorkers({ ...env, INGEST_EMBEDDING_MODEL: 'another-embedder' });
+    const summary = await walk(env);
+    assert.is(summary.status, 'completed');
+    assert.is(summary.items.failed, summary.items.seen);
+    assert.equal(
+      [...new Set(summary.failures.map((f) => f.code))],
+      ['embedding_model_mismatch'],
+      failuresOf(summary).slice(0, 5).join('\n'),
+    );
+    assert.match(
+      summary.failures[0]!.message,
+      /embeds with another-embedder .* and its walk with text-embedding-3-large/,
+    );
+    const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM record_embeddings');
+    assert.is(rows[0]!.n, 0);
+  });
+
   test('an item queued under a fence that has passed to a later walk lands nothing', async () => {
     const spread = await deployment('late', DISTRIBUTED);
     await startWorkers(spread.env);

@@ -27,6 +27,12 @@ export interface WalkItemJob {
   fullReprocess: boolean;
   /** The coordinator's fencing token: every write of the item checks it (engine/walk/fence.ts fencedByToken). */
   fenceToken: string | null;
+  /**
+   * The coordinator's embedding model (INGEST_EMBEDDING_MODEL): a worker configured with another
+   * fails the item by name rather than mix two models' vectors. Absent from jobs queued by a build
+   * before it.
+   */
+  embeddingModel?: string;
   item:
     | {
         kind: 'file';
@@ -69,6 +75,7 @@ export class RemoteItems {
   readonly #queueName: string;
   readonly #run: RunContext;
   readonly #fenceToken: string | null;
+  readonly #embeddingModel: string;
   /** True when the corpus bucket is the source: workers read it, and check it against the coordinator's hash. */
   readonly #bucketed: boolean;
   /** Items that failed here, before any worker saw them: settled with the others. */
@@ -82,12 +89,13 @@ export class RemoteItems {
     db: Database,
     queue: [JobQueue, string],
     run: RunContext,
-    { fenceToken, bucketed }: { fenceToken: string | null; bucketed: boolean },
+    { fenceToken, bucketed, embeddingModel }: { fenceToken: string | null; bucketed: boolean; embeddingModel: string },
   ) {
     this.#db = db;
     [this.#queue, this.#queueName] = queue;
     this.#run = run;
     this.#fenceToken = fenceToken;
+    this.#embeddingModel = embeddingModel;
     this.#bucketed = bucketed;
   }
 
@@ -113,7 +121,11 @@ export class RemoteItems {
       queues: [name],
       log,
     });
-    return new RemoteItems(db, [queue, name], run, { fenceToken, bucketed: config.corpusBucket !== null });
+    return new RemoteItems(db, [queue, name], run, {
+      fenceToken,
+      bucketed: config.corpusBucket !== null,
+      embeddingModel: config.models.embedding.name,
+    });
   }
 
   /**
@@ -143,7 +155,7 @@ export class RemoteItems {
     this.#queued.add(path);
     this.#waiting.push({
       id: walkItemJobKey(opId, path),
-      data: { opId, fullReprocess, fenceToken: this.#fenceToken, item },
+      data: { opId, fullReprocess, fenceToken: this.#fenceToken, embeddingModel: this.#embeddingModel, item },
     });
     if (this.#waiting.length >= ENQUEUE_BATCH) await this.#enqueue();
   }

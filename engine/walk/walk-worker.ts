@@ -9,6 +9,7 @@
 
 import { hostname } from 'node:os';
 import { Sink } from '../../lib/db/sink.ts';
+import { EmbeddingModelMismatchError } from '../../lib/embed/recorded-model.ts';
 import type { Database } from '../../lib/db/database.ts';
 import { emptyRunCounters, inRunContext, type RunContext } from '../../lib/run-context.ts';
 import { ProducerDebt, WalkDebt } from '../../lib/state/producer-debt.ts';
@@ -71,6 +72,9 @@ export class WalkWorker {
     const share = await this.#share(job.opId, db);
     const deps = { ...lifespan, db, sink, debt: share.debt };
     const { item } = job;
+    const model = lifespan.config.models.embedding.name;
+    if (job.embeddingModel !== undefined && job.embeddingModel !== model)
+      return failedOutcome(itemPath(item), new EmbeddingModelMismatchError(WORKER, model, job.embeddingModel));
     try {
       // A URL's life throws its failure; a file's returns it (as in a walk in one process).
       if (item.kind === 'url')

@@ -21,6 +21,18 @@ export class EmbeddingModelChangedError extends IngestError {
   }
 }
 
+/** A walk worker configured with another embedding model than its walk's coordinator. */
+export class EmbeddingModelMismatchError extends IngestError {
+  constructor(worker: string, configured: string, walks: string) {
+    super(
+      'embedding_model_mismatch',
+      `walk worker ${worker} embeds with ${configured} (INGEST_EMBEDDING_MODEL) and its walk with ${walks}: ` +
+        `vectors of two models never mix, so it ran no item of this walk. Give every walk worker the ` +
+        `coordinator's INGEST_EMBEDDING_MODEL; the next walk takes the item again`,
+    );
+  }
+}
+
 export interface RecordedModel {
   /** The model of the database's vectors; null: none yet. */
   model: string | null;
