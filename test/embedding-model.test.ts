@@ -120,6 +120,18 @@ test('without dimensions, the mock answers 3072: the walk stops, naming the erro
   assert.is(await count('SELECT count(*) AS n FROM record_embeddings'), 0);
   assert.is(await count('SELECT count(*) AS n FROM content_chunks'), 0, 'no row of an item whose vectors were refused');
   assert.equal(await recorded(), [], 'nothing recorded by a walk that embedded nothing');
+
+  // A job (template_fill, analyse_form) searching with it ends at once: no retry can change the length.
+  const env = { INGEST_DATA_DIR: f.root, INGEST_EMBEDDING_MODEL: LOCAL, INGEST_EMBEDDING_SEND_DIMENSIONS: 'false' };
+  const runtime = await openWorkerRuntime(loadConfig(env, f.root), pino({ level: 'silent' }));
+  try {
+    const search = await searchEvidence(f.target.db, runtime.deps, 'who signed the lease?', 5).catch((e: unknown) => e);
+    const failed = asJobError(search);
+    assert.is(failed.code, 'embedding_dimensions');
+    assert.ok(failed.final);
+  } finally {
+    await runtime.close();
+  }
 });
 
 test('another model: walk, search and template_fill stop; reembed, stopped and run again, redoes nothing', async () => {

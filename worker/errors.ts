@@ -6,6 +6,7 @@
 import { ConversionError, type ConversionErrorCode } from '../stages/convert/index.ts';
 import { IngestError } from '../lib/errors.ts';
 import { EmbeddingModelChangedError } from '../lib/embed/recorded-model.ts';
+import { isWrongDimensions } from '../stages/embed.ts';
 
 /** Every code a job fails with (docs/ERRORS.md "Jobs"), besides form_unreadable/<conversion code>. */
 export const JOB_ERROR_CODES = [
@@ -16,6 +17,7 @@ export const JOB_ERROR_CODES = [
   'form_not_analysed',
   'form_changed',
   'embedding_model_changed',
+  'embedding_dimensions',
   'lease_lost',
   'given_back',
   'job_failed',
@@ -44,6 +46,9 @@ export function asJobError(error: unknown): JobError {
   // Every attempt would find the same model recorded, until the operator's `ingest reembed`.
   if (error instanceof EmbeddingModelChangedError)
     return new JobError('embedding_model_changed', error.message, { final: true, cause: error });
+  // The served model's vectors have another length: so will the next attempt's, until the operator acts.
+  if (isWrongDimensions(error))
+    return new JobError('embedding_dimensions', (error as Error).message, { final: true, cause: error });
   const message = error instanceof Error ? error.message : String(error);
   return new JobError('job_failed', message, { final: false, cause: error });
 }
