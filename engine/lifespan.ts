@@ -54,7 +54,8 @@ export async function openLifespan(
       throw error;
     });
   log.info({ curatedAliases: aliases.size }, 'entity-alias snapshot generated');
-  const converter = createConverter(converterOptions(config.convert));
+  // OCR readings kept in the state store: a copy walked later or elsewhere costs no OCR (stages/ocr/readings.ts).
+  const converter = createConverter({ ...converterOptions(config.convert), ocrReadings: store });
   const models = createModels(config);
   const runs = createRunRecorder({
     appUrl: config.appUrl,
