@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../lib/config.ts';
 import type { Database } from '../../lib/db/database.ts';
@@ -62,9 +62,10 @@ function startWorkerProcess(name: string): ChildProcess {
   });
 }
 
-const doneBy = async (name: string): Promise<number> => {
+/** A worker's jobs done and running, by its heartbeat. */
+const beatOf = async (name: string): Promise<{ done: number; running: number }> => {
   const beat = await readHeartbeat(path.join(root, `${name}.heartbeat`), 60_000);
-  return beat.ok ? beat.beat.done : 0;
+  return beat.ok ? beat.beat : { done: 0, running: 0 };
 };
 
 async function until(check: () => Promise<boolean>, what: string, timeoutMs = 120_000): Promise<void> {
@@ -120,9 +121,27 @@ test('kill -9 of a worker mid-run: every job done exactly once, re-claims visibl
 
   const victim = startWorkerProcess('victim');
   const survivor = onPostgres ? startWorkerProcess('survivor') : null;
-  await until(async () => (await doneBy('victim')) >= 250, 'the victim to finish 250 jobs');
+  // Killed while it holds jobs: on a loaded machine the survivor may drain the queue before the
+  // victim's 250th job, and a victim that holds nothing has nothing to be re-claimed.
+  await until(async () => {
+    const { done, running } = await beatOf('victim');
+    return done >= 100 && running >= 1;
+  }, 'the victim to finish 100 jobs and hold one');
   victim.kill('SIGKILL');
   await exited(victim);
+  /** The jobs the victim held when it died, by its claims (claimed_by: host:pid:...). */
+  const heldByVictim = async (): Promise<string[]> => {
+    const queue = await openQueue();
+    try {
+      const { rows } = await queue.query<{ id: string }>(
+        `SELECT id::text AS id FROM processing_queue WHERE status = 'running' AND claimed_by LIKE $1`,
+        [`${hostname()}:${victim.pid}:%`],
+      );
+      return rows.map((row) => row.id);
+    } finally {
+      if (!onPostgres) await queue.close();
+    }
+  };
   let second = survivor;
   if (second === null) {
     // The embedded database's process lets go of the directory once its parent is gone.
@@ -131,8 +150,10 @@ test('kill -9 of a worker mid-run: every job done exactly once, re-claims visibl
       const holder = await leaseHolder(lock, Number.POSITIVE_INFINITY);
       return holder === null || !alive(holder.pid);
     }, 'the embedded database to be released');
-    second = startWorkerProcess('survivor');
   }
+  // On PostgreSQL at once (its leases outlive the kill by LEASE_MS); embedded, once the directory is free.
+  const held = await heldByVictim();
+  second ??= startWorkerProcess('survivor');
   // Idle and past every lease the victim held: whatever it had running has been re-claimed.
   let last = -1;
   await until(async () => {
@@ -154,8 +175,16 @@ test('kill -9 of a worker mid-run: every job done exactly once, re-claims visibl
     assert.is(await count(`SELECT count(*) AS n FROM processing_queue WHERE status IN ('running', 'queued')`), 0);
     assert.is(await count(`SELECT count(*) AS n FROM done_log`), JOBS - poison.size, 'one done write per job');
     assert.is(await count(`SELECT count(DISTINCT id) AS n FROM done_log`), JOBS - poison.size);
+    assert.ok(held.length >= 1, 'the victim held jobs when it was killed');
+    const retaken = await db.query<{ status: string; attempts: number }>(
+      `SELECT status, attempts FROM processing_queue WHERE id = ANY($1::uuid[])`,
+      [held],
+    );
+    for (const job of retaken.rows) {
+      assert.ok(job.attempts > 1, 'each job the victim held was claimed again');
+      assert.ok(job.status === 'done' || job.status === 'failed', `a held job ended ${job.status}`);
+    }
     const reclaimed = await count(`SELECT count(*) AS n FROM processing_queue WHERE attempts > 1`);
-    assert.ok(reclaimed >= 1, 'the jobs the victim held were claimed again');
     // The victim held at most its 8 running jobs and the 8 it had prefetched (prefetch defaults to the concurrency).
     assert.ok(reclaimed <= 16, `at most the victim's 16 held jobs were re-claimed, got ${reclaimed}`);
     const failed = await db.query<{ error: string; attempts: number }>(
