@@ -18,6 +18,7 @@ const BODY_FLAGS = {
   full_reprocess: 'fullReprocess',
   allow_mass_removal: 'allowMassRemoval',
   rebind_corpus: 'rebindCorpus',
+  read_scans: 'readScans',
 } as const satisfies Record<string, keyof WalkFlags>;
 
 const flag = (description: string) => Type.Optional(Type.Boolean({ title: 'a boolean', description }));
@@ -27,6 +28,9 @@ const WalkRequest = Type.Object(
     full_reprocess: flag('ignore the memo: re-extract every item'),
     allow_mass_removal: flag('allow this walk to remove more documents than the mass-removal guard lets a walk remove'),
     rebind_corpus: flag("the corpus really moved: bind the engine state store to this walk's corpus root"),
+    read_scans: flag(
+      'also reprocess the PDFs whose pages without words were left unread (walked with OCR off, or before OCR)',
+    ),
   },
   {
     $id: 'WalkRequest',

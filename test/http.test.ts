@@ -20,6 +20,7 @@ import { seedDataDir } from './helpers/embedded.ts';
 import { markdown } from './helpers/walk.ts';
 import { startTestS3 } from './helpers/s3.ts';
 import { startMockTier, type MockTier } from './helpers/mock-tier.ts';
+import { makeImagePdf } from '../bench/corpus/scans.ts';
 
 const TRIGGER = 'trigger-secret-for-http-tests';
 const EXTRACT = 'extract-token-for-http-tests';
@@ -46,6 +47,11 @@ async function start(env: Record<string, string> = {}) {
   await cp(EXAMPLES, corpus, { recursive: true });
   target = await openTestDatabase();
   await seedDataDir(path.join(root, 'data'));
+  await startOn(env);
+}
+
+/** The sidecar on this test's data directory, corpus and database (again, after a stop). */
+async function startOn(env: Record<string, string>) {
   config = loadConfig(
     {
       INGEST_DATA_DIR: path.join(root, 'data'),
@@ -162,6 +168,28 @@ test('an emptied corpus: /walk-status names the refused removal; allowed in the 
   assert.is(((await bad.json()) as { error: string }).error, 'invalid_field');
   const allowed = await walkToEnd({ allow_mass_removal: true });
   assert.equal([allowed.warnings, (allowed.counts as Record<string, number>).removed], [undefined, 8]);
+});
+
+test('read_scans in the body reads the scans a walk with OCR off left unread; a plain walk does not', async () => {
+  await start({ INGEST_OCR: 'off' });
+  await writeFile(path.join(corpus, 'scan.pdf'), await makeImagePdf([{ lines: ['Harbour Freight pays monthly.'] }]));
+  const off = await walkToEnd();
+  assert.equal(
+    (off.warnings as { name: string; path?: string }[]).filter((w) => w.name === 'no_text_layer').map((w) => w.path),
+    ['scan.pdf'],
+  );
+  await sidecar!.stop(5_000);
+  await startOn({ INGEST_OCR: 'on', INGEST_OCR_WORKERS: '1' });
+  const plain = (await walkToEnd()).counts as Record<string, number>;
+  assert.equal([plain.unchanged, plain.ocr_pages], [9, undefined]);
+  const reading = (await walkToEnd({ read_scans: true })).counts as Record<string, number>;
+  assert.equal([reading.changed, reading.ocr_pages], [1, 1]);
+  const { rows } = await readWhileStopped((db) =>
+    db.query<{ text: string }>(
+      `SELECT c.text FROM content_chunks c JOIN source_documents d ON d.id = c.source_document_id WHERE d.rel_path = 'scan.pdf'`,
+    ),
+  );
+  assert.match(rows.map((r) => r.text).join(' '), /Harbour Freight pays monthly/);
 });
 
 test('auth: 503 with the secret unset, 401 without or with a wrong bearer, CRON_SECRET never accepted', async () => {

@@ -41,7 +41,7 @@ export interface WalkOptions {
 }
 
 /** What a caller asks of one walk: the body of POST /walk, the flags of `ingest walk`. */
-export type WalkFlags = Pick<WalkOptions, 'fullReprocess' | 'allowMassRemoval' | 'rebindCorpus'>;
+export type WalkFlags = Pick<WalkOptions, 'fullReprocess' | 'readScans' | 'allowMassRemoval' | 'rebindCorpus'>;
 
 export interface WalkProgress {
   seen: number;
