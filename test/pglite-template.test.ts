@@ -3,23 +3,14 @@
 // again over what a killed copy left, and not used by another PGlite build. PGlite only.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadMigrations } from '../lib/db/migrate.ts';
 import { openPglite } from '../lib/db/pglite.ts';
 import { pgliteVersions } from '../lib/db/pglite-wasm.ts';
 import { placeTemplate, readTemplateRecord, TEMPLATE } from '../lib/db/pglite-template.ts';
 import { targetEngine } from './helpers/db.ts';
-
-async function inTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'ingest-pglite-template-'));
-  try {
-    await fn(dir);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+import { inTempDir } from './helpers/temp-dir.ts';
 
 /** The migrations a database records, and when the first was applied. */
 async function recorded(dataDir: string): Promise<{ versions: number[]; firstAppliedAt: Date }> {

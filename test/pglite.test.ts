@@ -6,8 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, chownSync, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from '../lib/db/database.ts';
@@ -16,6 +15,7 @@ import { DatabaseBusyError, EmbeddedDatabaseGoneError } from '../lib/db/pglite-p
 import { DataDirOwnershipError } from '../lib/db/pglite-owner.ts';
 import { alive, type Lease } from '../lib/lease.ts';
 import { targetEngine } from './helpers/db.ts';
+import { inTempDir } from './helpers/temp-dir.ts';
 
 const PGLITE = path.resolve(import.meta.dirname, '..', 'lib', 'db', 'pglite.ts');
 
@@ -27,15 +27,6 @@ function databasePid(dir: string): number {
 async function waitForExit(pid: number, ms: number): Promise<boolean> {
   for (const until = Date.now() + ms; Date.now() < until; await sleep(25)) if (!alive(pid)) return true;
   return false;
-}
-
-async function inTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'ingest-pglite-'));
-  try {
-    await fn(dir);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
 }
 
 /**
