@@ -6,8 +6,10 @@
 // (columns and tables) and read through the converter the walk uses. Two parts: a tuning part
 // (Lato, Merriweather; seeds 1-99) and a held-out part made with other fonts and seeds (IBM Plex
 // Serif, Inter; seeds 101-199). Nothing was tuned on either: the defaults are reported on both.
+// --pages N draws N pages per font in each cell (kind of page, clean or noisy) of each part
+// named by --parts: 2 N pages a cell.
 //
-//   node bench/ocr-quality.ts [--json FILE]
+//   node bench/ocr-quality.ts [--pages N] [--parts tuning,held-out] [--json FILE]
 
 import { createCanvas, GlobalFonts, type Canvas } from '@napi-rs/canvas';
 import { createRequire } from 'node:module';
@@ -17,7 +19,15 @@ import { printTable, writeJson } from './report.ts';
 import { createConverter, type MediaType } from '../stages/convert/index.ts';
 import { DEFAULT_OCR_OPTIONS } from '../stages/ocr/index.ts';
 
-const { values: args } = parseArgs({ options: { json: { type: 'string' } } });
+const { values: args } = parseArgs({
+  options: {
+    pages: { type: 'string', default: '1' },
+    parts: { type: 'string', default: 'tuning,held-out' },
+    json: { type: 'string' },
+  },
+});
+const PAGES_PER_FONT = Number(args.pages);
+const PARTS = args.parts.split(',');
 const require = createRequire(import.meta.url);
 
 const FONTS = {
@@ -173,20 +183,23 @@ try {
     ['tuning', FONTS.tuning, 1],
     ['held-out', FONTS.heldOut, 101],
   ] as const) {
+    if (!PARTS.includes(part)) continue;
     let seed = seedBase;
     for (const [family] of fonts) {
-      for (const [kind, noisy] of [
-        ['single', false],
-        ['single', true],
-        ['two_column', false],
-        ['table', true],
-      ] as const) {
-        const px = SIZES[seed % SIZES.length]!;
-        const page = drawPage(kind, family, px, noisy, seed++);
-        const text = await read(page);
-        const key = `${kind}${noisy ? ' noisy, rotated' : ' clean'}`;
-        const score = kind === 'single' ? cer(page.truth, text) : wordRecall(page.truth, text);
-        ((rows[part] ??= {})[key] ??= []).push(score);
+      for (let n = 0; n < PAGES_PER_FONT; n++) {
+        for (const [kind, noisy] of [
+          ['single', false],
+          ['single', true],
+          ['two_column', false],
+          ['table', true],
+        ] as const) {
+          const px = SIZES[seed % SIZES.length]!;
+          const page = drawPage(kind, family, px, noisy, seed++);
+          const text = await read(page);
+          const key = `${kind}${noisy ? ' noisy, rotated' : ' clean'}`;
+          const score = kind === 'single' ? cer(page.truth, text) : wordRecall(page.truth, text);
+          ((rows[part] ??= {})[key] ??= []).push(score);
+        }
       }
     }
   }
@@ -195,20 +208,31 @@ try {
 }
 
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+/** The worst page of a cell: the highest error rate, the lowest recall. */
+const worst = (key: string, xs: readonly number[]) => (key.startsWith('single') ? Math.max(...xs) : Math.min(...xs));
 const results = Object.fromEntries(
   Object.entries(rows).map(([part, byKey]) => [
     part,
-    Object.fromEntries(Object.entries(byKey).map(([key, scores]) => [key, Number(mean(scores).toFixed(4))])),
+    Object.fromEntries(
+      Object.entries(byKey).map(([key, scores]) => [
+        key,
+        { mean: Number(mean(scores).toFixed(4)), worst: Number(worst(key, scores).toFixed(4)), pages: scores.length },
+      ]),
+    ),
   ]),
 );
+const shown = (key: string, value: number) =>
+  key.startsWith('single') ? `${(value * 100).toFixed(2)} %` : value.toFixed(3);
 printTable(
-  ['part', 'pages', 'measure', 'value'],
+  ['part', 'pages', 'measure', 'n', 'mean', 'worst page'],
   Object.entries(results).flatMap(([part, byKey]) =>
-    Object.entries(byKey).map(([key, value]) => [
+    Object.entries(byKey).map(([key, { mean, worst, pages }]) => [
       part,
       key,
       key.startsWith('single') ? 'CER' : 'word recall',
-      key.startsWith('single') ? `${(value * 100).toFixed(2)} %` : value.toFixed(3),
+      String(pages),
+      shown(key, mean),
+      shown(key, worst),
     ]),
   ),
 );
