@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { DEFAULT_OCR_WORKERS } from '../../lib/ocr.ts';
 import { fileURLToPath } from 'node:url';
+import { IngestError } from '../../lib/errors.ts';
 import { ConversionError } from '../convert/errors.ts';
 import { ConverterPool } from '../convert/pool.ts';
 import type { Converted, ConversionWarning } from '../convert/types.ts';
@@ -115,10 +116,9 @@ const LINE_PER_CHILD = 2;
  * documents read", "Scans beside the other items"). Not a failure: the walk brings the item
  * back once the line has room.
  */
-export class OcrDeferred extends Error {
+export class OcrDeferred extends IngestError {
   constructor() {
-    super('the OCR line is full: the document is read later in the walk');
-    this.name = 'OcrDeferred';
+    super('ocr_deferred', 'the OCR line is full: the document is read later in the walk');
   }
 }
 
