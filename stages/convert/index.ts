@@ -10,7 +10,8 @@
 import { ConversionError } from './errors.ts';
 import { cleanHtml } from './html/index.ts';
 import { ConverterPool } from './pool.ts';
-import { DEFAULT_OCR_OPTIONS, Ocr, type OcrOptions } from '../ocr/index.ts';
+import { DEFAULT_OCR_OPTIONS, Ocr, type OcrAsk, type OcrOptions } from '../ocr/index.ts';
+import type { ReadingStore } from '../ocr/readings.ts';
 import { convertMarkdown, convertPlainText } from './text.ts';
 import { textBlocks } from './text-blocks.ts';
 import type { Converted, FormBlocks, MediaType } from './types.ts';
@@ -62,6 +63,8 @@ export interface ConverterOptions {
   maxCells: number;
   /** OCR of the pages without words (stages/ocr/). */
   ocr: OcrOptions;
+  /** Where OCR readings outlive the process (the state store: stages/ocr/readings.ts); none by default. */
+  ocrReadings?: ReadingStore;
 }
 
 export const DEFAULT_CONVERTER_OPTIONS: Readonly<ConverterOptions> = Object.freeze({
@@ -77,7 +80,10 @@ export const DEFAULT_CONVERTER_OPTIONS: Readonly<ConverterOptions> = Object.free
 });
 
 export interface Converter {
-  convert(bytes: Uint8Array, mediaType: MediaType): Promise<Converted>;
+  /** `ocr`: what the walk's item asks of OCR (stages/ocr/index.ts OcrAsk). */
+  convert(bytes: Uint8Array, mediaType: MediaType, ocr?: OcrAsk): Promise<Converted>;
+  /** Whether a document needing OCR now would be queued for it rather than deferred. */
+  ocrHasRoom(): boolean;
   /**
    * The document's addressed blocks (a form's paragraphs, cells or lines): DOCX and XLSX read
    * in the isolated children, other types as the lines of their converted text, with the
@@ -111,7 +117,7 @@ export function converterOptions(convert: {
 export function createConverter(overrides: Partial<ConverterOptions> = {}): Converter {
   const options = { ...DEFAULT_CONVERTER_OPTIONS, ...overrides };
   let pool: ConverterPool | null = null;
-  const ocr = new Ocr(options.ocr);
+  const ocr = new Ocr(options.ocr, options.ocrReadings ?? null);
   const limits = {
     maxPages: options.maxPages,
     maxCells: options.maxCells,
@@ -134,7 +140,7 @@ export function createConverter(overrides: Partial<ConverterOptions> = {}): Conv
       memoryMb: options.memoryMb,
     }));
   const converter: Converter = {
-    async convert(bytes, mediaType) {
+    async convert(bytes, mediaType, ask = {}) {
       checkSize(bytes);
       switch (mediaType) {
         case 'text/markdown':
@@ -148,9 +154,9 @@ export function createConverter(overrides: Partial<ConverterOptions> = {}): Conv
         case 'image/png':
         case 'image/jpeg':
         case 'image/tiff':
-          return ocr.readImage(bytes, mediaType);
+          return ocr.readImage(bytes, mediaType, ask);
         default:
-          return ocr.complete(await children().run(mediaType, bytes, limits), bytes);
+          return ocr.complete(await children().run(mediaType, bytes, limits), bytes, ask);
       }
     },
     async blocks(bytes, mediaType) {
@@ -166,6 +172,7 @@ export function createConverter(overrides: Partial<ConverterOptions> = {}): Conv
         }
       }
     },
+    ocrHasRoom: () => ocr.hasRoom(),
     async close() {
       await Promise.all([pool?.close(), ocr.close()]);
     },
