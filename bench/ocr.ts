@@ -1,10 +1,12 @@
 // OCR's cost on this machine (docs/DECISIONS.md "Scanned documents read"): a few dense letter
 // pages at 300 dpi (time a page, the OCR child's peak memory, word recall against the drawn
 // text) and a long scan of small pages (the child's memory early and late in the document: it
-// must stay flat, the worker being reused page after page). One OCR child, as a walk with
-// INGEST_OCR_WORKERS=1 runs it.
+// must stay flat, the worker being reused page after page), the child's peak in each tenth of
+// its pages. One OCR child, as a walk with INGEST_OCR_WORKERS=1 runs it (the default on 2 cores).
+// --long-letter makes the long scan's pages letter pages at 300 dpi of --lines lines of type
+// (a 200-page scan of moderate density within the default limits).
 //
-//   node bench/ocr.ts [--dense N] [--long N] [--json FILE]
+//   node bench/ocr.ts [--dense N] [--long N] [--long-letter] [--lines N] [--json FILE]
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -17,6 +19,8 @@ const { values: args } = parseArgs({
   options: {
     dense: { type: 'string', default: '2' },
     long: { type: 'string', default: '100' },
+    'long-letter': { type: 'boolean', default: false },
+    lines: { type: 'string', default: '25' },
     json: { type: 'string' },
   },
 });
@@ -37,7 +41,7 @@ function lines(count: number, chars: number, seed: number): string[] {
   });
 }
 
-/** The OCR child's resident memory, sampled while `work` runs: [ms since start, MB][]. */
+/** This process's OCR child's resident memory, sampled while `work` runs: [ms since start, MB][]. */
 async function sampled(work: () => Promise<unknown>): Promise<{ ms: number; samples: [number, number][] }> {
   const samples: [number, number][] = [];
   const started = Date.now();
@@ -45,6 +49,8 @@ async function sampled(work: () => Promise<unknown>): Promise<{ ms: number; samp
     for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
       try {
         if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('stages/ocr/child.ts')) continue;
+        // This run's child only: another run's beside it is not ours to count.
+        if (readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[1] !== String(process.pid)) continue;
         const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
         if (kb !== undefined) samples.push([Date.now() - started, Number(kb) / 1024]);
       } catch {
@@ -79,12 +85,23 @@ try {
   });
 
   const longCount = Number(args.long);
-  const longPages = Array.from({ length: longCount }, (_, i) => lines(4, 36, 1000 + i));
-  const long = await makeImagePdf(longPages.map((l) => ({ lines: l })));
-  const longRun = await sampled(() => converter.convert(long, 'application/pdf'));
+  const letter = args['long-letter'];
+  const longPages = Array.from({ length: longCount }, (_, i) =>
+    letter ? lines(Number(args.lines), 70, 1000 + i) : lines(4, 36, 1000 + i),
+  );
+  const long = await makeImagePdf(
+    longPages.map((l) => ({ lines: l })),
+    letter ? LETTER_PAGE : undefined,
+  );
+  let longText = '';
+  const longRun = await sampled(async () => {
+    longText = (await converter.convert(long, 'application/pdf')).text;
+  });
   const tenth = longRun.ms / 10;
-  const early = longRun.samples.filter(([ms]) => ms <= tenth);
-  const late = longRun.samples.filter(([ms]) => ms >= longRun.ms - tenth);
+  // The child's peak in each tenth of the run (pages are read at an even pace).
+  const tenths = Array.from({ length: 10 }, (_, t) =>
+    peak(longRun.samples.filter(([ms]) => ms >= t * tenth && ms <= (t + 1) * tenth)),
+  );
 
   const results = {
     dense: {
@@ -97,8 +114,12 @@ try {
       pages: longCount,
       secondsPerPage: Number((longRun.ms / 1000 / longCount).toFixed(2)),
       pagesPerSecondPerCore: Number((longCount / (longRun.ms / 1000)).toFixed(2)),
-      peakChildMbFirstTenth: peak(early),
-      peakChildMbLastTenth: peak(late),
+      letterPages: letter,
+      peakChildMbFirstTenth: tenths[0]!,
+      peakChildMbLastTenth: tenths[9]!,
+      peakChildMbPerTenth: tenths,
+      peakChildMb: peak(longRun.samples),
+      wordRecall: Number(wordRecall(longPages.flat().join(' '), longText).toFixed(4)),
     },
   };
   printTable(
@@ -112,11 +133,11 @@ try {
         `word recall ${results.dense.wordRecall}`,
       ],
       [
-        'long scan, small pages',
+        letter ? `long scan, letter pages of ${args.lines} lines at 300 dpi` : 'long scan, small pages',
         String(longCount),
         String(results.long.secondsPerPage),
-        `${results.long.peakChildMbFirstTenth} first tenth, ${results.long.peakChildMbLastTenth} last`,
-        `${results.long.pagesPerSecondPerCore} pages/s on one child`,
+        `${tenths.join(' / ')} (each tenth)`,
+        `${results.long.pagesPerSecondPerCore} pages/s on one child, word recall ${results.long.wordRecall}`,
       ],
     ],
   );

@@ -176,6 +176,19 @@ test('a corrupt image and a decompression bomb fail alone, by name; the next ima
   }
 });
 
+test('the OCR child runs with two malloc arenas (its memory across a long scan)', async () => {
+  const converter = ocrConverter();
+  try {
+    await converter.convert(await makeImagePdf([{ lines: DELIVERY }]), PDF);
+    const children = ocrChildren();
+    assert.is(children.length, 1);
+    const environment = readFileSync(`/proc/${children[0]}/environ`, 'utf8').split('\0');
+    assert.ok(environment.includes('MALLOC_ARENA_MAX=2'));
+  } finally {
+    await converter.close();
+  }
+});
+
 test('the OCR language is one of those installed: another is a named configuration error', () => {
   assert.equal(installedLanguages(), ['eng']);
   assert.is(loadConfig({}, '/tmp').convert.ocr.language, 'eng');

@@ -45,6 +45,8 @@ export interface PoolOptions {
   name?: string;
   /** The code a crashed child's job fails with. */
   crashCode?: ConversionErrorCode;
+  /** Variables the children get beside the parent's environment. */
+  env?: Readonly<Record<string, string>>;
   /**
    * A job made of steps (OCR pages): the child says `{ id, step: true }` after each, and a step
    * taking longer than this is killed as a timeout, beside the job's own `timeoutMs`.
@@ -129,6 +131,7 @@ export class ConverterPool {
   #spawn(slot: Slot): ChildProcess {
     const child = fork(this.#options.script ?? CHILD, [], {
       execArgv: [`--max-old-space-size=${this.#options.memoryMb}`],
+      ...(this.#options.env === undefined ? {} : { env: { ...process.env, ...this.#options.env } }),
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     });

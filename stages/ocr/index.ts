@@ -92,6 +92,14 @@ export function holdsWords(text: string): boolean {
 const CHILD = fileURLToPath(new URL('./child.ts', import.meta.url));
 
 /**
+ * glibc's malloc arenas for the OCR child: two, not eight per core. The child's threads (the two
+ * tesseract.js workers, pdfjs, libuv's pool) each allocate page images of tens of megabytes
+ * natively, and memory freed in one thread's arena stays resident there
+ * (docs/DECISIONS.md "Scanned documents read", "Memory across a long scan").
+ */
+const CHILD_ENV = { MALLOC_ARENA_MAX: '2' } as const;
+
+/**
  * What a caller asks of OCR beside the document: the walk's item says which walk it is, whether
  * that walk reads every scan again, and whether it would rather be put back than wait for OCR.
  */
@@ -233,6 +241,7 @@ export class Ocr {
       script: CHILD,
       name: 'the OCR engine',
       crashCode: 'ocr_crashed',
+      env: CHILD_ENV,
     }));
   }
 }
