@@ -138,13 +138,13 @@ export class Ocr {
   readonly #options: OcrOptions;
   #pool: ConverterPool | null = null;
   /** A byte-identical copy (another path, walk or process) is not read twice (readings.ts). */
-  readonly #readings: Readings;
+  readonly #readings: Readings<OcrPage>;
   /** Documents being read or queued for a child. */
   #inLine = 0;
 
   constructor(options: OcrOptions, store: ReadingStore | null = null) {
     this.#options = options;
-    this.#readings = new Readings(store);
+    this.#readings = new Readings<OcrPage>(store);
   }
 
   /** Whether a document needing OCR now would be queued rather than deferred. */

@@ -9,7 +9,11 @@
 // readings.
 
 import type { StateStore } from '../../lib/state/store.ts';
-import type { OcrPage } from './index.ts';
+
+/** What a reading holds of each page: its text at least (index.ts OcrPage). */
+interface ReadPage {
+  text: string;
+}
 
 /** Where readings outlive the process: the state store's memos. */
 export type ReadingStore = Pick<StateStore, 'getMemo' | 'putMemo'>;
@@ -27,22 +31,22 @@ export const MAX_KEPT_CHARS = 1024 * 1024;
 /** Characters of text kept in the process. */
 const KEPT_IN_PROCESS_CHARS = 16 * 1024 * 1024;
 
-interface StoredReading {
+interface StoredReading<Page> {
   key: string;
   opId: string | null;
-  pages: OcrPage[];
+  pages: Page[];
 }
 
-interface Entry {
-  pages: Promise<OcrPage[]>;
+interface Entry<Page> {
+  pages: Promise<Page[]>;
   opId: string | null;
   chars: number;
 }
 
-export class Readings {
+export class Readings<Page extends ReadPage> {
   readonly #store: ReadingStore | null;
   /** Oldest first. */
-  readonly #inProcess = new Map<string, Entry>();
+  readonly #inProcess = new Map<string, Entry<Page>>();
   #keptChars = 0;
 
   constructor(store: ReadingStore | null) {
@@ -50,22 +54,22 @@ export class Readings {
   }
 
   /** The reading of `key` kept from before, if the asker may take it. */
-  async kept(key: string, ask: ReadingAsk): Promise<OcrPage[] | undefined> {
+  async kept(key: string, ask: ReadingAsk): Promise<Page[] | undefined> {
     const own = this.#inProcess.get(key);
     if (own !== undefined && usable(own.opId, ask)) return own.pages;
     if (this.#store === null) return undefined;
-    const stored = (await this.#store.getMemo(slotKey(key))) as StoredReading | undefined;
+    const stored = (await this.#store.getMemo(slotKey(key))) as StoredReading<Page> | undefined;
     return stored?.key === key && usable(stored.opId, ask) ? stored.pages : undefined;
   }
 
   /** Reads `key` with `read`, the reading shared with a copy asking meanwhile and kept once done. */
-  async read(key: string, ask: ReadingAsk, read: () => Promise<OcrPage[]>): Promise<OcrPage[]> {
-    const entry: Entry = { pages: read(), opId: ask.opId ?? null, chars: 0 };
+  async read(key: string, ask: ReadingAsk, read: () => Promise<Page[]>): Promise<Page[]> {
+    const entry: Entry<Page> = { pages: read(), opId: ask.opId ?? null, chars: 0 };
     const replaced = this.#inProcess.get(key);
     if (replaced !== undefined) this.#keptChars -= replaced.chars;
     this.#inProcess.delete(key);
     this.#inProcess.set(key, entry);
-    let pages: OcrPage[];
+    let pages: Page[];
     try {
       pages = await entry.pages;
     } catch (error) {
@@ -81,7 +85,7 @@ export class Readings {
       this.#keptChars -= chars;
     }
     if (this.#store !== null && entry.chars <= MAX_KEPT_CHARS) {
-      await this.#store.putMemo(slotKey(key), { key, opId: entry.opId, pages } satisfies StoredReading);
+      await this.#store.putMemo(slotKey(key), { key, opId: entry.opId, pages } satisfies StoredReading<Page>);
     }
     return pages;
   }
