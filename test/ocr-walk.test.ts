@@ -1,12 +1,16 @@
 // @engine
 // Scanned PDFs walked with OCR on, on the engine the run targets: a scan's words reach chunks,
-// Q&A pairs (through the mock model) and mentions; a mixed PDF's pages land in page order; the
-// summary counts the pages OCRed; a byte-identical copy is not read again; an unchanged scan
-// costs no OCR on the next walk.
+// Q&A pairs (through the mock model), mentions and search; a mixed PDF's pages land in page
+// order; the summary counts the pages OCRed; a byte-identical copy is not read again; an
+// unchanged scan costs no OCR on the next walk.
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { pino } from 'pino';
 import { walk } from '../engine/walk/walk.ts';
+import { searchEvidence } from '../cli/search.ts';
+import { loadConfig } from '../lib/config.ts';
+import { openWorkerRuntime } from '../worker/runtime.ts';
 import { formatSummary } from '../cli/walk.ts';
 import { fileIdentity } from '../lib/state/keys.ts';
 import { makeImagePdf, makeTiff, pageImage, pngDeclaring } from '../bench/corpus/scans.ts';
@@ -73,6 +77,17 @@ test('a scan’s words reach chunks, Q&A pairs and mentions; a copy is not read 
   );
   assert.ok(mentions.some((m) => m.canonical_name === 'Acme Logistics'));
   assert.ok(mentions.some((m) => m.canonical_name === 'Northwind Traders'));
+  // Search, as template_fill and `ingest search` retrieve evidence, finds the scan's words.
+  const runtime = await openWorkerRuntime(loadConfig({ INGEST_DATA_DIR: f.root }, f.root), pino({ level: 'silent' }));
+  try {
+    const evidence = await searchEvidence(f.target.db, runtime.deps, 'Acme Logistics payment due', 5);
+    assert.ok(
+      evidence.some((e) => CONTRACT_PATHS.some((p) => e.source.endsWith(p)) && /Acme Logistics/.test(e.text)),
+      JSON.stringify(evidence.map((e) => [e.source, e.text])),
+    );
+  } finally {
+    await runtime.close();
+  }
 
   const again = await walk(f.lifespan, { sourcePath: f.corpus });
   assert.is(again.items.unchanged, 3);
