@@ -5,11 +5,14 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { loadConfig } from '../lib/config.ts';
+import { DATABASE_PROCESS_V8_FLAGS } from '../lib/v8-flags.ts';
 import { loadMigrations, migrate } from '../lib/db/migrate.ts';
 import { openDatabase } from '../lib/db/open.ts';
 import { expectedSchema, missingSchema, requireSchema, SchemaMissingError } from '../lib/db/schema-check.ts';
@@ -113,6 +116,10 @@ if (targetEngine === 'postgres') {
     const root = mkdtempSync(path.join(tmpdir(), 'ingest-schema-check-'));
     try {
       const config = loadConfig({ INGEST_DATA_DIR: root }, '/');
+      // A new data directory is a copy that holds the schema (lib/db/pglite-template.ts): made by
+      // initdb instead, as where the copy does not fit the installed PGlite, it holds none.
+      const init = path.resolve(import.meta.dirname, '..', 'lib', 'db', 'pglite-init.ts');
+      await promisify(execFile)(process.execPath, [...DATABASE_PROCESS_V8_FLAGS, init, config.database.embeddedDir]);
       try {
         await openDatabase(config, { bootstrap: false });
         assert.unreachable('expected a SchemaMissingError');
