@@ -26,6 +26,7 @@ import { corpusFiles } from './corpus/render.ts';
 import { DEFAULT_MIX, parseMix } from './corpus/generate.ts';
 import { enginesToRun, WALKS_ONLY } from './engines.ts';
 import { startMockProcess, type MockProcess } from './mock-process.ts';
+import { mockTierEnv } from './mock-tier.ts';
 import { printTable, writeJson } from './report.ts';
 import { openTestDatabase } from './scratch-database.ts';
 
@@ -151,12 +152,7 @@ async function coldWalk(engine: string, corpus: string, scans: Set<string>, mock
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'ingest-bench-ocr-corpus-'));
 const mock = await startMockProcess(LATENCY_MS);
-Object.assign(process.env, {
-  ANTHROPIC_BASE_URL: mock.url,
-  ANTHROPIC_API_KEY: 'bench-mock',
-  OPENAI_BASE_URL: `${mock.url}/v1`,
-  OPENAI_API_KEY: 'bench-mock',
-});
+Object.assign(process.env, mockTierEnv(mock.url));
 const results: { engine: string; plain: WalkResult; mixed: WalkResult }[] = [];
 try {
   const plainCorpus = path.join(scratch, 'plain');
