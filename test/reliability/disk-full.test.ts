@@ -55,11 +55,15 @@ test('the database disk full mid-walk: the walk stops with disk_full; with space
 /**
  * A write of a commit that failed on a full disk, in lmdb-js 3's shape (write.js rejectCommit):
  * rejected with "Commit failed", the reason in `commitError`, a promise rejected with the errno
- * as lmdb's native side reports it. Nothing but the store reads `commitError`: were it left
- * unheard, this process would end.
+ * as lmdb's native side reports it. lmdb shares one `commitError` among a failed batch's writes,
+ * and the store reads it from the write it awaits; here each write has its own, and a write made
+ * inside a transaction begun before the disk filled is awaited by nobody, so each reason is
+ * marked heard as it is made (unheard, it would end this process). The walk's error naming the
+ * errno shows that the store read it.
  */
 function failedCommit(): Promise<never> {
   const commitError = Promise.reject(Object.assign(new Error('No space left on device'), { code: 28 }));
+  commitError.catch(() => {});
   return Promise.reject(Object.assign(new Error('Commit failed (see commitError for details)'), { commitError }));
 }
 
