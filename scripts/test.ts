@@ -28,11 +28,46 @@ function ignored(root: string): string[] {
   ];
 }
 
+/**
+ * How long each test file took, import included: uvu prints a file's name as it starts and its
+ * count "(passed / total)" as it ends, one file after another. The slowest are listed at the end,
+ * for whoever shortens the suite.
+ */
+class FileTimes {
+  readonly #times: { file: string; ms: number }[] = [];
+  #file = '';
+  #since = performance.now();
+  #partial = '';
+
+  take(chunk: string): void {
+    const lines = (this.#partial + chunk.replace(/\x1b\[[0-9;]*m/g, '')).split('\n');
+    this.#partial = lines.pop()!;
+    for (const line of lines) {
+      if (/^\S+\.test\.ts$/.test(line.trim())) this.#file = line.trim();
+      if (/\(\d+ \/ \d+\)\s*$/.test(line)) {
+        const now = performance.now();
+        this.#times.push({ file: this.#file, ms: now - this.#since });
+        this.#since = now;
+      }
+    }
+  }
+
+  slowest(count: number): string {
+    return [...this.#times]
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, count)
+      .map(({ file, ms }) => `  ${(ms / 1000).toFixed(1).padStart(6)} s  ${file}`)
+      .join('\n');
+  }
+}
+
 const child = spawn(process.execPath, [uvuBin, ...uvuArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
 let output = '';
+const fileTimes = new FileTimes();
 child.stdout.setEncoding('utf8');
 child.stdout.on('data', (chunk: string) => {
   output += chunk;
+  fileTimes.take(chunk);
   process.stdout.write(chunk);
 });
 
@@ -45,6 +80,6 @@ child.on('close', (code, signal) => {
   // A crash before uvu's summary still has to read as a failure, never as "0 failed".
   const failed = crashed ? 1 : total - passed - skipped;
   const line = `${crashed ? 0 : passed} passed, ${failed} failed` + (skipped > 0 ? `, ${skipped} skipped` : '');
-  process.stdout.write(`\n${line}\n`);
+  process.stdout.write(`\nthe slowest test files:\n${fileTimes.slowest(10)}\n\n${line}\n`);
   process.exitCode = code === 0 && failed === 0 && !signal ? 0 : 1;
 });
