@@ -75,7 +75,8 @@ export async function bundleCheckCommand(args: string[], { config }: { config: C
         : `${dir} is not a directory: there is no bundle there to check`;
     if (values.json) process.stdout.write(`${JSON.stringify({ dir, error: 'no_bundle', message }, null, 2)}\n`);
     else process.stderr.write(`ingest: ${message}\n`);
-    return 1;
+    // Nothing there to act on, as for a missing data directory (docs/OPERATIONS.md "Exit codes of the CLI").
+    return 2;
   }
   const result = await withDatabase(config, (db) => checkBundle(dir, db));
   if (values.json) process.stdout.write(`${JSON.stringify({ dir, ...result }, null, 2)}\n`);

@@ -219,7 +219,7 @@ export const VARIABLES = {
   ),
   INGEST_DATA_DIR: text(
     '`./.ingest` (`npm start`: `./.ingest/examples`)',
-    'where embedded mode keeps its files (`pglite/`, `state/`); created only by the commands that fill it (Quick start above names them)',
+    'where embedded mode keeps its files (`pglite/`, `state/`, and the knowledge bundle in `bundle/` unless `INGEST_BUNDLE_DIR` is set); created only by the commands that fill it (Quick start above names them)',
   ),
   INGEST_HOST: textOr('127.0.0.1', 'HTTP listen address of `ingest serve`'),
   INGEST_PORT: integer(DEFAULT_PORT, 0, 65535, 'HTTP listen port of `ingest serve`'),

@@ -119,13 +119,13 @@ test('`ingest bundle check` exits 1 naming the problems, then 0 once they are me
 test('`ingest bundle check` with no bundle published yet says so, where it would be and how one is made', async () => {
   const env = { INGEST_DATA_DIR: path.join(root, 'data'), INGEST_BUNDLE_DIR: path.join(root, 'bundle-home') };
   const none = await runIngest(['bundle', 'check'], env);
-  assert.is(none.status, 1, none.stderr);
+  assert.is(none.status, 2, none.stderr);
   assert.match(none.stderr, /no knowledge bundle is published yet/);
   assert.ok(none.stderr.includes(path.join(root, 'bundle-home', 'current')), none.stderr);
   assert.match(none.stderr, /ingest produce/);
   assert.not.match(none.stderr, /ENOENT/);
   const json = await runIngest(['bundle', 'check', '--json'], env);
-  assert.is(json.status, 1);
+  assert.is(json.status, 2);
   assert.is((JSON.parse(json.stdout) as { error: string }).error, 'no_bundle');
 });
 
