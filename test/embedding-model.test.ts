@@ -42,7 +42,7 @@ const CORPUS: Record<string, string> = {
 interface EmbeddingRequest {
   model: string;
   dimensions: number | undefined;
-  inputs: number;
+  texts: string[];
 }
 
 /**
@@ -76,7 +76,7 @@ test.before.each(async () => {
           return;
         }
         if (holdAfter-- <= 0) return onHold();
-        seen.push({ model: request.model, dimensions: request.dimensions, inputs: request.input.length });
+        seen.push({ model: request.model, dimensions: request.dimensions, texts: request.input });
       }
       const forward = http.request(`${target}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
@@ -114,7 +114,7 @@ test('unset: the specified model at 1024 dimensions is asked, and recorded once 
 test('without dimensions, the mock answers 3072: the walk stops, naming the error, and writes no vector', async () => {
   await f.reopen(undefined, { INGEST_EMBEDDING_MODEL: LOCAL, INGEST_EMBEDDING_SEND_DIMENSIONS: 'false' });
   const summary = await walk(f.lifespan, { sourcePath: f.corpus });
-  assert.equal(seen[0], { model: LOCAL, dimensions: undefined, inputs: seen[0]!.inputs });
+  assert.equal(seen[0], { model: LOCAL, dimensions: undefined, texts: seen[0]!.texts });
   assert.is(summary.status, 'failed');
   assert.match(summary.error ?? '', /embedding model mxbai-embed-large answered vectors of 3072 dimensions/);
   assert.is(await count('SELECT count(*) AS n FROM record_embeddings'), 0);
@@ -141,6 +141,13 @@ test('another model: walk, search and template_fill stop; reembed, stopped and r
     'SELECT count(*) AS n FROM entity_names WHERE name = canonical_name AND embedding IS NOT NULL',
   );
   assert.ok(owners > 4 && roots > 1, `${owners} owners, ${roots} roots`);
+  // The mock's vector of a text is the same under any model name: a root's vector must come back as it was.
+  const rootVectors = () =>
+    rows<{ entity_type: string; name: string; v: string }>(
+      `SELECT entity_type, name, embedding::text AS v FROM entity_names
+        WHERE name = canonical_name AND embedding IS NOT NULL ORDER BY entity_type, name`,
+    );
+  const rootsBefore = await rootVectors();
 
   await f.reopen(undefined, { INGEST_EMBEDDING_MODEL: LOCAL });
   await f.write('d.md', '# d\n\nA new document for the new model.\n');
@@ -194,6 +201,10 @@ test('another model: walk, search and template_fill stop; reembed, stopped and r
   assert.is(report.roots, roots);
   assert.is(report.ownersDeleted, 0);
   assert.ok(seen.every((r) => r.model === LOCAL && r.dimensions === 1024));
+  const sent = seen.flatMap((r) => r.texts);
+  assert.is(new Set(sent).size, sent.length, 'each text is sent to the model once in the run, whatever its batch');
+  assert.is(report.textsEmbedded, sent.length);
+  assert.equal(await rootVectors(), rootsBefore, "the roots' vectors, copied from their names' re-embedded mentions");
   assert.equal(await embeddingModels(), [LOCAL]);
   assert.equal(await recorded(), [{ model: LOCAL, reembed_to: null }]);
 

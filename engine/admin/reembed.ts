@@ -4,6 +4,9 @@
 // writes. No extraction call: the texts embedded are those the rows already hold, as stage 4
 // and stage 5 made them (engine/item/item-rows.ts embeddingInputs, the roots' names).
 //
+// Each distinct text is sent to the model once in a run: one an earlier batch embedded is copied
+// from its row, and a root's from a mention of its name.
+//
 // Resumable: each batch commits alone. A record_embeddings row carries its model, so a re-run
 // skips the rows already of the configured model; entity_names carries none, so the last root
 // re-embedded is kept with the batch that re-embedded it, and a re-run goes on after it. While
@@ -11,11 +14,12 @@
 // (lib/embed/recorded-model.ts).
 
 import type { Database, Queryable } from '../../lib/db/database.ts';
-import { recordEmbeddings, type Row } from '../../lib/db/tables.ts';
+import { recordEmbeddings, VectorCopy, type Row } from '../../lib/db/tables.ts';
 import { upsertRows } from '../../lib/db/upsert-rows.ts';
 import type { EmbeddingClient } from '../../lib/embed/client.ts';
 import { recordedModel } from '../../lib/embed/recorded-model.ts';
-import { embeddable, embedDistinct, embedTexts, type EmbeddingInput } from '../../stages/embed.ts';
+import { sha256Hex } from '../../lib/hash.ts';
+import { embeddable, embedDistinct, embedTexts, knownTexts, type EmbeddingInput } from '../../stages/embed.ts';
 import { vectorLiteral } from '../../stages/resolve/roots.ts';
 import { embeddingInputs } from '../item/item-rows.ts';
 import type { Lifespan } from '../lifespan.ts';
@@ -110,7 +114,17 @@ async function reembedOwners(
     report.ownersAlreadyDone += rows.length - pending.length;
     if (pending.length === 0) continue;
     const inputs = embeddable(await ownerTexts(db, pending));
-    const vectors = await embedDistinct(inputs, embedding);
+    // A text an earlier batch embedded with this model is copied from its row, inside the
+    // database, as a walk does: each distinct text goes to the model once in the whole run.
+    const known = await knownTexts(
+      db,
+      inputs.map((i) => i.hash),
+      model,
+    );
+    const vectors = await embedDistinct(
+      inputs.filter((i) => !known.has(i.hash)),
+      embedding,
+    );
     report.textsEmbedded += vectors.size;
     const kept = new Set(inputs.map((i) => `${i.ownerKind}:${i.ownerId}`));
     const gone = pending.filter((r) => !kept.has(`${r.owner_kind}:${r.owner_id}`));
@@ -118,7 +132,7 @@ async function reembedOwners(
       owner_kind: i.ownerKind,
       owner_id: i.ownerId,
       model,
-      embedding: vectors.get(i.hash),
+      embedding: vectors.get(i.hash) ?? new VectorCopy(i.text),
       content_sha256: i.hash,
       op_id: opId,
     }));
@@ -167,6 +181,7 @@ async function reembedRoots(
   after: { type: string; name: string } | null,
   report: ReembedReport,
 ): Promise<void> {
+  const model = embedding.client.embeddingModel.name;
   for (;;) {
     const { rows } = await db.query<{ entity_type: string; name: string }>(
       `SELECT entity_type, name FROM entity_names
@@ -176,11 +191,20 @@ async function reembedRoots(
       [after?.type ?? null, after?.name ?? null, batch],
     );
     if (rows.length === 0) return;
+    // A root's vector is of its name, the text of its mentions' vectors: those re-embedded above are copied.
+    const named = rows.map((r) => ({ ...r, hash: sha256Hex(r.name) }));
+    const known = await knownTexts(
+      db,
+      named.map((r) => r.hash),
+      model,
+    );
+    const copied = named.filter((r) => known.has(r.hash));
+    const fresh = named.filter((r) => !known.has(r.hash));
     const vectors = await embedTexts(
-      rows.map((r) => r.name),
+      fresh.map((r) => r.name),
       embedding,
     );
-    report.textsEmbedded += rows.length;
+    report.textsEmbedded += fresh.length;
     const last = rows[rows.length - 1]!;
     after = { type: last.entity_type, name: last.name };
     const resumeAt = after;
@@ -189,7 +213,14 @@ async function reembedRoots(
         `UPDATE entity_names n SET embedding = u.v::vector, updated_at = now()
            FROM unnest($1::text[], $2::text[], $3::text[]) AS u(t, n, v)
           WHERE n.entity_type = u.t AND n.name = u.n`,
-        [rows.map((r) => r.entity_type), rows.map((r) => r.name), vectors.map(vectorLiteral)],
+        [fresh.map((r) => r.entity_type), fresh.map((r) => r.name), vectors.map(vectorLiteral)],
+      );
+      await tx.query(
+        `UPDATE entity_names n SET updated_at = now(),
+                embedding = (SELECT e.embedding FROM record_embeddings e WHERE e.model = $1 AND e.content_sha256 = u.h LIMIT 1)
+           FROM unnest($2::text[], $3::text[], $4::text[]) AS u(t, n, h)
+          WHERE n.entity_type = u.t AND n.name = u.n`,
+        [model, copied.map((r) => r.entity_type), copied.map((r) => r.name), copied.map((r) => r.hash)],
       );
       await tx.query(`UPDATE embedding_model SET reembed_after_type = $1, reembed_after_name = $2`, [
         resumeAt.type,
