@@ -1,4 +1,4 @@
-// The embedded database of a command that opens it first thing (walk, watch), opened as the
+// The embedded database of a command that opens it first thing (walk, watch, search), opened as the
 // command starts: its process boots, and the migrations and schema are checked, while the
 // command's modules load, where they used to wait for them (bench/README.md "The first walk": a
 // no-op walk spent some 400 ms opening the database after 500 ms of loading modules).

@@ -293,6 +293,7 @@ const COMMANDS: Record<string, Command> = {
   search: {
     usage: 'ingest search QUERY [--k N] [--json]',
     summary: 'the evidence template_fill retrieves for a question: Q&A pairs, chunks, entity facts, with citations',
+    opensDatabaseFirst: true,
     run: lazy(
       () => import('./search.ts'),
       (m) => m.searchCommand,

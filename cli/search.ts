@@ -3,19 +3,18 @@
 // URL) each cites, so an operator can see what the corpus answers before a form is filled from it.
 
 import { parseArgs } from 'node:util';
-import type { Config } from '../lib/config.ts';
-import type { Logger } from '../lib/log.ts';
 import { assertEmbeddingModel } from '../lib/embed/recorded-model.ts';
 import type { Queryable } from '../lib/db/database.ts';
 import { embedder, type JobDeps } from '../worker/jobs.ts';
 import type { Evidence } from '../worker/payloads.ts';
 import { retrieve } from '../worker/retrieval.ts';
 import { openWorkerRuntime } from '../worker/runtime.ts';
+import type { RunContext } from './command.ts';
 import { withTier1 } from './tier1.ts';
 import { usageError } from './usage.ts';
 import { withDatabase } from './with-database.ts';
 
-export async function searchCommand(args: string[], { config, log }: { config: Config; log: Logger }): Promise<number> {
+export async function searchCommand(args: string[], { config, log, database }: RunContext): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     options: { k: { type: 'string' }, json: { type: 'boolean', default: false } },
@@ -27,7 +26,12 @@ export async function searchCommand(args: string[], { config, log }: { config: C
   if (!Number.isSafeInteger(k) || k < 1 || k > 100) throw usageError('--k must be a whole number from 1 to 100');
   const runtime = await withTier1(log, () => openWorkerRuntime(config, log));
   try {
-    const evidence = await withDatabase(config, (db) => searchEvidence(db, runtime.deps, query, k));
+    const evidence = await withDatabase(
+      config,
+      (db) => searchEvidence(db, runtime.deps, query, k),
+      {},
+      database?.take(),
+    );
     if (values.json) {
       process.stdout.write(`${JSON.stringify(evidence)}\n`);
       return 0;

@@ -185,15 +185,24 @@ test('a walk loads neither the Office readers, the S3 SDK nor pg-boss: a plain w
   );
 });
 
-// The embedded database only: a walk begins opening it before it reads its arguments (cli/early-database.ts).
+// The embedded database only: a walk or a search begins opening it before it reads its arguments
+// (cli/early-database.ts).
 if (targetEngine === 'pglite')
-  test('a walk refused for its arguments closes the embedded database it began opening', async () => {
+  test('a walk or a search refused for its arguments closes the embedded database it began opening; a search uses it', async () => {
     assert.is(walk(EXAMPLES).status, 0);
     const lock = path.join(root, 'data', 'pglite', 'ingest.lock');
     assert.not.ok(existsSync(lock), 'a walk that ended lets go of its database');
     const refused = walk(EXAMPLES, '--frobnicate');
     assert.is(refused.status, 2);
     assert.not.ok(existsSync(lock), 'the refused walk left its database open to die with it');
+    const search = (...args: string[]) =>
+      spawnSync(process.execPath, [BIN, 'search', ...args], { env, encoding: 'utf8' });
+    assert.is(search('--k', '0', 'warranty').status, 2);
+    assert.not.ok(existsSync(lock), 'the refused search left its database open');
+    const found = search('travel');
+    assert.is(found.status, 0, found.stderr);
+    assert.match(found.stdout, /^1\. \[/, found.stdout);
+    assert.not.ok(existsSync(lock), 'a search that ended lets go of its database');
   });
 
 test('walk and watch refuse a path that is not a directory, or none at all, with exit 2 and create nothing', async () => {
