@@ -8,6 +8,7 @@ import { mergeUnderFence } from '../engine/admin/entity-merge.ts';
 import { openLifespan } from '../engine/lifespan.ts';
 import { withTier1 } from './tier1.ts';
 import { listEntities, showEntity } from '../stages/resolve/inspect.ts';
+import { noMentionMessage } from '../stages/resolve/merge.ts';
 import { usageError } from './usage.ts';
 import { withDatabase } from './with-database.ts';
 
@@ -51,7 +52,7 @@ export async function entitiesShowCommand(args: string[], { config }: Context): 
   if (positionals.length !== 1) throw usageError('give one entity mention id');
   const entity = await withDatabase(config, (db) => showEntity(db, positionals[0]!));
   if (entity === null) {
-    process.stderr.write(`ingest: no entity mention ${positionals[0]}\n`);
+    process.stderr.write(`ingest: ${noMentionMessage([positionals[0]!])}\n`);
     return 1;
   }
   if (values.json) {

@@ -111,9 +111,10 @@ test('usage mistakes exit 2 with the usage line', () => {
   assert.match(merge.stderr, /usage: ingest entities merge --into/);
   assert.is(ingest(['entities', 'list', '--limit', '0']).status, 2);
   const unknown = ingest(['entities', 'show', '00000000-0000-4000-8000-000000000000']);
-  assert.equal(
-    [unknown.status, unknown.stderr.trim()],
-    [1, 'ingest: no entity mention 00000000-0000-4000-8000-000000000000'],
+  assert.is(unknown.status, 1);
+  assert.match(
+    unknown.stderr,
+    /^ingest: no entity mention 00000000-0000-4000-8000-000000000000 \(a mention moved .* takes a new id/,
   );
 });
 

@@ -498,6 +498,9 @@ test('admin merge: every mention of the merged canonical moves under the target,
   const { a, b } = await acmeCorpus();
   const result = await merge(a, [b]);
   assert.equal(result, { merged: 2, mentions_pinned: 3 });
+  const gone = await merge(a, [b]).catch((e: unknown) => e);
+  assert.is((gone as EntityMergeError).code, 'mention_not_found', 'a moved mention is written under a new id');
+  assert.match((gone as Error).message, new RegExp(`^no entity mention ${b} \\(a mention moved .* takes a new id`));
   for (const doc of ['a.md', 'b.md', 'c.md']) {
     const [m] = await mentionsOf(doc);
     assert.is(m!.canonical_name, 'Acme Trading Company', doc);

@@ -90,6 +90,15 @@ export async function mergeEntities(
   }
 }
 
+/**
+ * The words for mention ids that name no mention. A mention moved to another entity (by stage 5
+ * or a merge) is written again under an id of its new name, so an id read before a move names
+ * nothing after it.
+ */
+export const noMentionMessage = (ids: readonly string[]): string =>
+  `no entity mention ${ids.join(', ')} (a mention moved to another entity, by stage 5 or a merge, ` +
+  'takes a new id: `ingest entities list` and `entities show` give the current ones)';
+
 async function namedMentions(db: Queryable, ids: readonly string[]): Promise<Map<string, Named>> {
   const valid = ids.filter((id) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id));
   const { rows } = await db.query<Named>(
@@ -98,7 +107,7 @@ async function namedMentions(db: Queryable, ids: readonly string[]): Promise<Map
   );
   const found = new Map(rows.map((r) => [r.id, r]));
   const missing = ids.filter((id) => !found.has(id.toLowerCase()));
-  if (missing.length > 0) throw new EntityMergeError('mention_not_found', `no entity mention ${missing.join(', ')}`);
+  if (missing.length > 0) throw new EntityMergeError('mention_not_found', noMentionMessage(missing));
   return new Map(ids.map((id) => [id, found.get(id.toLowerCase())!]));
 }
 
